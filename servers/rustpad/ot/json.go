@@ -1,0 +1,216 @@
+package ot
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MarshalJSON encodes o as the crate does: [retain, -delete, "insert", …].
+// The empty operation is [], never null. Strings are escaped like serde_json:
+// only '"', '\\' and control characters.
+func (o *Operation) MarshalJSON() ([]byte, error) {
+	if err := o.Err(); err != nil {
+		return nil, err
+	}
+	return o.appendJSON(nil), nil
+}
+
+// AppendJSON appends the JSON encoding of a valid o to dst.
+func (o *Operation) appendJSON(dst []byte) []byte {
+	dst = append(dst, '[')
+	for i, c := range o.parts() {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		switch c.kind {
+		case Retain:
+			dst = strconv.AppendInt(dst, int64(c.n), 10)
+		case Delete:
+			dst = strconv.AppendInt(dst, -int64(c.n), 10)
+		case Insert:
+			dst = AppendJSONString(dst, c.text)
+		}
+	}
+	return append(dst, ']')
+}
+
+// AppendJSONString appends s, valid UTF-8, as a JSON string escaped the way
+// serde_json escapes: '"' and '\\', control characters as \n \t \r \b \f or
+// \u00XX; everything else raw.
+func AppendJSONString[T string | []byte](dst []byte, s T) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// UnmarshalJSON decodes an operation strictly, as the server would accept
+// it, and normalises it through the builder. On error o is left unchanged.
+func (o *Operation) UnmarshalJSON(data []byte) error {
+	p, err := Parse(data)
+	if err != nil {
+		return err
+	}
+	*o = *p
+	return nil
+}
+
+// Parse decodes the JSON encoding of an operation. It rejects what the
+// server rejects: anything but an array, floats and exponents, -0, integers
+// beyond int64, null, lone surrogate escapes and invalid UTF-8. Errors wrap
+// [ErrMalformedJSON] (or [ErrInvalidOperation] for a length overflow).
+func Parse(data []byte) (*Operation, error) {
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("%w: invalid utf-8", ErrMalformedJSON)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '[' {
+		return nil, fmt.Errorf("%w: not an array", ErrMalformedJSON)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(data, &elems); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformedJSON, err)
+	}
+	o := New()
+	for i, e := range elems {
+		if err := parseElement(o, bytes.TrimSpace(e)); err != nil {
+			return nil, fmt.Errorf("%w: element %d: %v", ErrMalformedJSON, i, err)
+		}
+	}
+	if err := o.Err(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func parseElement(o *Operation, e []byte) error {
+	if len(e) == 0 {
+		return fmt.Errorf("empty element")
+	}
+	switch c := e[0]; {
+	case c == '"':
+		if HasLoneSurrogate(e) {
+			return fmt.Errorf("lone surrogate escape")
+		}
+		var s string
+		if err := json.Unmarshal(e, &s); err != nil {
+			return err
+		}
+		o.Insert(s)
+	case c == '-' || (c >= '0' && c <= '9'):
+		n, err := parseInt(e)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			o.Delete(int(-n))
+		} else {
+			o.Retain(int(n))
+		}
+	default:
+		return fmt.Errorf("neither integer nor string")
+	}
+	return nil
+}
+
+// parseInt accepts a JSON integer: no fraction, no exponent, no -0, and a
+// magnitude that fits int64 (MinInt64 excluded).
+func parseInt(e []byte) (int64, error) {
+	if bytes.ContainsAny(e, ".eE") {
+		return 0, fmt.Errorf("not an integer")
+	}
+	if string(e) == "-0" {
+		return 0, fmt.Errorf("-0 is a float")
+	}
+	n, err := strconv.ParseInt(string(e), 10, 64)
+	if err != nil || n > math.MaxInt || n < -math.MaxInt {
+		return 0, fmt.Errorf("integer out of range")
+	}
+	return n, nil
+}
+
+// HasLoneSurrogate reports whether raw JSON text contains a \uD800–\uDFFF
+// escape that is not part of a high-low surrogate pair. serde_json, and so
+// the Rustpad server, rejects such text; encoding/json silently turns it into
+// U+FFFD.
+func HasLoneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // skip the escaped character, e.g. the second '\' of "\\"
+			continue
+		}
+		v, ok := hex4(raw, i+2)
+		switch {
+		case !ok:
+			i++
+		case v >= 0xDC00 && v <= 0xDFFF:
+			return true
+		case v >= 0xD800 && v <= 0xDBFF:
+			lo, ok := uint16(0), false
+			if i+11 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+				lo, ok = hex4(raw, i+8)
+			}
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return false
+}
+
+func hex4(b []byte, i int) (uint16, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var v uint16
+	for _, c := range b[i : i+4] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint16(d)
+	}
+	return v, true
+}
