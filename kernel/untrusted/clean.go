@@ -35,10 +35,10 @@ func classify(r rune) int {
 	}
 	switch {
 	case r >= 0x200b && r <= 0x200d, // zero-width space, non-joiner, joiner
-		r >= 0x2060 && r <= 0x2064, // word joiner, invisible operators
-		r >= 0x206a && r <= 0x206f, // deprecated format characters
-		r >= 0xfe00 && r <= 0xfe0f, // variation selectors
-		r >= 0xfff9 && r <= 0xfffb, // interlinear annotation
+		r >= 0x2060 && r <= 0x2064,   // word joiner, invisible operators
+		r >= 0x206a && r <= 0x206f,   // deprecated format characters
+		r >= 0xfe00 && r <= 0xfe0f,   // variation selectors
+		r >= 0xfff9 && r <= 0xfffb,   // interlinear annotation
 		r >= 0xe0000 && r <= 0xe007f, // tag characters ("ASCII smuggling")
 		r >= 0xe0100 && r <= 0xe01ef: // variation selectors supplement
 		return strip
