@@ -1,0 +1,114 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults of the per-principal limit, as in the HuGR kernel.
+const (
+	DefaultLimit         = 100
+	DefaultWindow        = time.Minute
+	DefaultMaxPrincipals = 100_000
+)
+
+// ErrNoPrincipal means Allow was called without a principal ID. Limits are
+// per principal; an anonymous call is refused rather than pooled.
+var ErrNoPrincipal = errors.New("ratelimit: empty principal id")
+
+// Store counts requests per key in fixed windows. The memory store is the
+// default; a shared store (Redis: INCR, then PEXPIRE on the first hit)
+// lets replicas share limits.
+type Store interface {
+	// Hit records one request for key. If key has no open window at now,
+	// a window of length window opens at now. It returns the number of
+	// requests in the open window, this one included, and when the window
+	// closes.
+	Hit(ctx context.Context, key string, now time.Time, window time.Duration) (count int, resetAt time.Time, err error)
+}
+
+// Decision is the outcome of Limiter.Allow.
+type Decision struct {
+	// Allowed reports whether the call may proceed.
+	Allowed bool
+	// RetryAfter is how long until the window resets; set only when the
+	// call is refused.
+	RetryAfter time.Duration
+	// Remaining is how many more calls the window allows.
+	Remaining int
+	// Limit is the number of calls a window allows.
+	Limit int
+}
+
+// LimiterOptions configures a Limiter. The zero value gives 100 requests a
+// minute per principal, in memory, for at most 100,000 principals.
+type LimiterOptions struct {
+	// Limit is the number of calls allowed per window; zero means
+	// DefaultLimit.
+	Limit int
+	// Window is the window length; zero means DefaultWindow.
+	Window time.Duration
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+	// Store keeps the counters; nil means a new MemoryStore holding at most
+	// DefaultMaxPrincipals principals.
+	Store Store
+}
+
+// Limiter applies a fixed-window limit per principal ID. It is safe for
+// concurrent use when its Store is.
+type Limiter struct {
+	limit  int
+	window time.Duration
+	now    func() time.Time
+	store  Store
+}
+
+// NewLimiter returns a Limiter configured by opts, which may be nil.
+func NewLimiter(opts *LimiterOptions) (*Limiter, error) {
+	var o LimiterOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Limit < 0 || o.Window < 0 {
+		return nil, fmt.Errorf("ratelimit: negative limit (%d) or window (%v)", o.Limit, o.Window)
+	}
+	l := &Limiter{limit: o.Limit, window: o.Window, now: o.Now, store: o.Store}
+	if l.limit == 0 {
+		l.limit = DefaultLimit
+	}
+	if l.window == 0 {
+		l.window = DefaultWindow
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if l.store == nil {
+		l.store = NewMemoryStore(DefaultMaxPrincipals)
+	}
+	return l, nil
+}
+
+// Allow records a call by principalID and decides whether it may proceed.
+// On a store failure it refuses the call and returns the error (fail
+// closed); a caller that ignores the error still sees Allowed false.
+func (l *Limiter) Allow(ctx context.Context, principalID string) (Decision, error) {
+	d := Decision{Limit: l.limit}
+	if principalID == "" {
+		return d, ErrNoPrincipal
+	}
+	now := l.now()
+	count, resetAt, err := l.store.Hit(ctx, principalID, now, l.window)
+	if err != nil {
+		return d, fmt.Errorf("ratelimit: counting a call: %w", err)
+	}
+	d.Remaining = max(0, l.limit-count)
+	if count <= l.limit {
+		d.Allowed = true
+		return d, nil
+	}
+	d.RetryAfter = max(resetAt.Sub(now), 0)
+	return d, nil
+}
