@@ -1,0 +1,85 @@
+// Package audit records one Record per tools/call. A record says who called
+// which tool, how it ended and what it cost; it never holds an argument's
+// value or a credential — only a digest of the arguments, so that two records
+// of the same call can be matched without revealing what was asked.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// Outcome is how a call ended.
+type Outcome string
+
+// Outcomes.
+const (
+	OK          Outcome = "ok"           // the tool ran and succeeded
+	ToolError   Outcome = "tool_error"   // the tool ran and reported an error
+	Refused     Outcome = "refused"      // a gate refused it (confirmation, tier, unknown credential)
+	RateLimited Outcome = "rate_limited" // over the principal's limit
+	Internal    Outcome = "internal"     // our own infrastructure failed
+)
+
+// Record is one tools/call.
+type Record struct {
+	Time          time.Time     `json:"time"`
+	Principal     string        `json:"principal"`
+	Plan          string        `json:"plan,omitempty"`
+	Scheme        string        `json:"scheme,omitempty"`  // credential scheme: none, apikey, oauth
+	Network       string        `json:"network,omitempty"` // the client's network (a /24 or /64), never its token
+	Tool          string        `json:"tool"`
+	Outcome       Outcome       `json:"outcome"`
+	ErrorCode     string        `json:"error_code,omitempty"`
+	ErrorID       string        `json:"error_id,omitempty"`
+	Duration      time.Duration `json:"duration_ns"`
+	UpstreamCalls int           `json:"upstream_calls"`
+	BytesIn       int64         `json:"bytes_in"`  // arguments received
+	BytesOut      int64         `json:"bytes_out"` // result sent
+	// ArgsDigest is a hex SHA-256 of the canonical arguments, keyed per
+	// process so that it cannot be used to guess short values offline.
+	ArgsDigest string `json:"args_digest,omitempty"`
+}
+
+// A Sink receives records. Write must be safe for concurrent use and should
+// not block the call for long.
+type Sink interface {
+	Write(ctx context.Context, r Record)
+}
+
+// Discard drops every record: the default sink.
+var Discard Sink = discard{}
+
+type discard struct{}
+
+func (discard) Write(context.Context, Record) {}
+
+// JSONLines writes one JSON object per line to w (a file, stderr).
+type JSONLines struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewJSONLines returns a sink writing to w.
+func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: w} }
+
+// Write implements Sink.
+func (j *JSONLines) Write(_ context.Context, r Record) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, _ = j.w.Write(b)
+}
+
+// Func adapts a function to a Sink.
+type Func func(ctx context.Context, r Record)
+
+// Write implements Sink.
+func (f Func) Write(ctx context.Context, r Record) { f(ctx, r) }
