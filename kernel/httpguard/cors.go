@@ -1,0 +1,279 @@
+package httpguard
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultCORSMaxAge is how long browsers may cache a preflight answer.
+const DefaultCORSMaxAge = 10 * time.Minute
+
+// corsRequestHeaders are the request headers an MCP client needs; options
+// add BYOK credential headers, and Mcp-Param-* headers are allowed as asked.
+var corsRequestHeaders = []string{
+	"Content-Type", "Accept", "Authorization",
+	"Mcp-Protocol-Version", "Mcp-Method", "Mcp-Name", "Mcp-Session-Id", "Last-Event-Id",
+	"Traceparent", "Tracestate",
+}
+
+var corsExposedHeaders = []string{"Www-Authenticate", "Retry-After", "Mcp-Session-Id", "Mcp-Protocol-Version"}
+
+// CORSOptions configures the Origin / CORS guard.
+type CORSOptions struct {
+	// Origins lists the browser origins allowed ("https://app.example.com",
+	// scheme://host[:port], no path), or is exactly ["*"] for any origin.
+	// Empty means no browser origin is allowed; requests without an Origin
+	// (CLI clients, servers) are always allowed.
+	Origins []string
+	// AllowCredentials sends Access-Control-Allow-Credentials: true to
+	// allowed origins. It cannot be combined with "*".
+	AllowCredentials bool
+	// ExtraHeaders are further request headers browsers may send, e.g. the
+	// BYOK credential headers (CF-API-TOKEN, DD-API-KEY, ...).
+	ExtraHeaders []string
+	// ExtraExposedHeaders are further response headers scripts may read.
+	ExtraExposedHeaders []string
+	// MaxAge is the preflight cache lifetime; zero means DefaultCORSMaxAge.
+	MaxAge time.Duration
+	// Logger, when set, records refused origins (quoted, truncated).
+	Logger *slog.Logger
+}
+
+func (o *CORSOptions) wildcard() bool {
+	return o != nil && len(o.Origins) == 1 && o.Origins[0] == "*"
+}
+
+// Validate reports configurations that must not start: "*" mixed with other
+// origins or with AllowCredentials, the "null" origin, an origin with a
+// path, query or fragment, a malformed header name, a negative MaxAge.
+func (o *CORSOptions) Validate() error {
+	if o == nil {
+		return nil
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("cors: "+format+": %w", append(args, ErrInvalidConfig)...)
+	}
+	if o.wildcard() {
+		if o.AllowCredentials {
+			return bad(`origin "*" cannot be combined with credentials`)
+		}
+	} else {
+		for _, origin := range o.Origins {
+			if origin == "*" {
+				return bad(`origin "*" must be the only entry`)
+			}
+			if _, err := canonicalOrigin(origin); err != nil {
+				return bad("origin %q: %v", origin, err)
+			}
+		}
+	}
+	for _, h := range append(append([]string(nil), o.ExtraHeaders...), o.ExtraExposedHeaders...) {
+		if !isToken(h) {
+			return bad("header name %q", h)
+		}
+	}
+	if o.MaxAge < 0 {
+		return bad("negative MaxAge")
+	}
+	return nil
+}
+
+// WarnIfWildcardInProduction logs a warning when the origins are "*" and env
+// (the deployment's environment name, e.g. BULWARK_ENV) is "production",
+// as the HuGR kernel does at start-up; operators must acknowledge the risk
+// or supply an allowlist. It reports whether it warned. A nil logger means
+// slog.Default().
+func (o *CORSOptions) WarnIfWildcardInProduction(env string, logger *slog.Logger) bool {
+	if !o.wildcard() || !strings.EqualFold(strings.TrimSpace(env), "production") {
+		return false
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	logger.Warn(`httpguard: CORS origins are "*" in production: any web page may call this server from a browser; list the allowed origins instead`)
+	return true
+}
+
+// CORS is the Origin guard: browser requests from an origin not on the list
+// are refused with 403 cors_forbidden before authentication; preflights get
+// 204 or 403. Requests without Origin pass. The zero value allows no browser
+// origin.
+type CORS struct {
+	wildcard     bool
+	origins      map[string]bool
+	credentials  bool
+	allowHeaders string
+	exposed      string
+	maxAge       string
+	logger       *slog.Logger
+}
+
+// NewCORS validates opts (which may be nil) and returns the guard.
+func NewCORS(opts *CORSOptions) (*CORS, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &CORSOptions{}
+	}
+	c := &CORS{wildcard: opts.wildcard(), credentials: opts.AllowCredentials, logger: opts.Logger, origins: map[string]bool{}}
+	if !c.wildcard {
+		for _, o := range opts.Origins {
+			canon, _ := canonicalOrigin(o)
+			c.origins[canon] = true
+		}
+	}
+	c.allowHeaders = joinHeaders(corsRequestHeaders, opts.ExtraHeaders)
+	c.exposed = joinHeaders(corsExposedHeaders, opts.ExtraExposedHeaders)
+	maxAge := opts.MaxAge
+	if maxAge == 0 {
+		maxAge = DefaultCORSMaxAge
+	}
+	c.maxAge = strconv.FormatInt(int64(maxAge/time.Second), 10)
+	return c, nil
+}
+
+func joinHeaders(base, extra []string) string {
+	all := append([]string(nil), base...)
+	for _, h := range extra {
+		all = append(all, http.CanonicalHeaderKey(h))
+	}
+	return strings.Join(all, ", ")
+}
+
+// canonicalOrigin returns scheme://host[:port] lowercased, default ports
+// dropped; anything with a path, query, fragment or user info is an error.
+func canonicalOrigin(origin string) (string, error) {
+	if origin == "null" {
+		return "", fmt.Errorf(`the "null" origin is never allowed by name`)
+	}
+	u, err := url.Parse(origin)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("unparsable")
+	case u.Scheme == "" || u.Host == "" || u.Opaque != "":
+		return "", fmt.Errorf("scheme and host are required")
+	case u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || strings.HasSuffix(origin, "#"):
+		return "", fmt.Errorf("user info, path, query and fragment are not allowed")
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if port := u.Port(); scheme == "https" && port == "443" || scheme == "http" && port == "80" {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	return scheme + "://" + host, nil
+}
+
+// Check applies the origin rule to a request: no Origin passes (unless
+// Sec-Fetch-Site says it is a cross-site browser request); an Origin must be
+// on the list. Errors wrap ErrOriginForbidden.
+func (c *CORS) Check(r *http.Request) error {
+	origins := r.Header.Values("Origin")
+	wildcard := c != nil && c.wildcard
+	switch {
+	case len(origins) > 1:
+		return fmt.Errorf("repeated Origin header: %w", ErrOriginForbidden)
+	case len(origins) == 0:
+		if site := r.Header.Get("Sec-Fetch-Site"); !wildcard && (site == "cross-site" || site == "same-site") {
+			return fmt.Errorf("cross-site browser request without Origin: %w", ErrOriginForbidden)
+		}
+		return nil
+	case wildcard:
+		return nil
+	}
+	canon, err := canonicalOrigin(origins[0])
+	if err != nil || c == nil || !c.origins[canon] {
+		return ErrOriginForbidden
+	}
+	return nil
+}
+
+// Handler sets Vary: Origin (unless the origins are "*"), answers
+// preflights (an OPTIONS request with an Origin) with 204 or 403, refuses
+// disallowed browser requests with 403 cors_forbidden, and adds the
+// Access-Control-* headers for allowed ones before calling next.
+func (c *CORS) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		if c == nil || !c.wildcard {
+			h.Add("Vary", "Origin")
+		}
+		preflight := r.Method == http.MethodOptions && r.Header.Get("Origin") != ""
+		if preflight {
+			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+		}
+		if err := c.Check(r); err != nil {
+			if c != nil && c.logger != nil {
+				c.logger.Warn("httpguard: refused Origin", "origin", truncate(r.Header.Get("Origin"), 256))
+			}
+			WriteCheckError(w, nil, err)
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		c.allowOrigin(h, origin)
+		if preflight {
+			c.preflight(h, r)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h.Set("Access-Control-Expose-Headers", c.exposed)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (c *CORS) allowOrigin(h http.Header, origin string) {
+	if c.wildcard {
+		h.Set("Access-Control-Allow-Origin", "*")
+		return
+	}
+	h.Set("Access-Control-Allow-Origin", origin)
+	if c.credentials {
+		h.Set("Access-Control-Allow-Credentials", "true")
+	}
+}
+
+func (c *CORS) preflight(h http.Header, r *http.Request) {
+	h.Set("Access-Control-Allow-Methods", "POST")
+	h.Set("Access-Control-Allow-Headers", c.allowHeaders+paramHeaders(r.Header.Values("Access-Control-Request-Headers")))
+	h.Set("Access-Control-Max-Age", c.maxAge)
+}
+
+// paramHeaders returns ", Mcp-Param-X" for each requested Mcp-Param-*
+// header: their names come from tool schemas, so they cannot be listed
+// ahead. Only well-formed names are echoed.
+func paramHeaders(requested []string) string {
+	var b strings.Builder
+	for _, line := range requested {
+		for _, name := range strings.Split(line, ",") {
+			name = strings.TrimSpace(name)
+			if len(name) > len("mcp-param-") && len(name) <= 128 &&
+				strings.EqualFold(name[:len("mcp-param-")], "mcp-param-") && isToken(name) {
+				b.WriteString(", ")
+				b.WriteString(http.CanonicalHeaderKey(name))
+			}
+		}
+	}
+	return b.String()
+}
+
+// isToken reports whether s is an RFC 9110 token (a valid header name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}

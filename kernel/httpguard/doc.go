@@ -1,0 +1,31 @@
+// Package httpguard holds the HTTP transport guards of bulwark's MCP
+// kernel: the checks a Streamable HTTP request passes before the MCP SDK
+// sees it.
+//
+// Each guard follows net/http's CrossOriginProtection: a small type whose
+// zero value (or New with nil options) is the safe default, a Check that
+// decides without answering, and a Handler that answers refusals with a
+// JSON-RPC error body (WriteError) rather than plain text. Knobs that weaken
+// a guard are named Insecure… or Disable….
+//
+// Pipeline composes them in the kernel's order:
+//
+//	1 Flood            per client address (IPv6 by /64)        429 + Retry-After, -32000 rate_limited
+//	2 Hosts            DNS rebinding, every interface          403 host_forbidden
+//	3 CORS             Origin allowlist, preflight 204/403     403 cors_forbidden
+//	4 PostOnly         stateless transport                     405 + Allow: POST
+//	5 ContentType      application/json, identity, Accept      415 / 406
+//	6 BodyLimit        declared and actual length              413 body_too_large
+//	7 TraceHeaders     W3C traceparent/tracestate              invalid ones removed
+//	8 [auth]           supplied by the caller
+//	9 HeaderAgreement  Mcp-Method/Mcp-Name vs body (2026-07-28) 400 -32020
+//
+// The body is read once (ReadBody) and parsed once (RequestEnvelope); later
+// stages take the Envelope from the context (EnvelopeFromContext) and the
+// valid trace headers with TraceFromContext.
+//
+// With the go-sdk behind the pipeline, set
+// StreamableHTTPOptions.DisableLocalhostProtection (the Hosts guard decides,
+// on every interface) and Stateless; the SDK's own 4 MiB limit stays above
+// DefaultMaxBodyBytes so this package's JSON 413 is the one clients see.
+package httpguard
