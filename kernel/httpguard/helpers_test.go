@@ -84,7 +84,7 @@ func send(t testing.TB, srv *httptest.Server, q wireReq) wireResp {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	out := wireResp{status: resp.StatusCode, header: resp.Header, body: string(b)}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && method != http.MethodHead {
 		if err := json.Unmarshal(b, &out.rpc); err != nil {
 			t.Fatalf("error body is not JSON: %v: %q", err, b)
 		}
