@@ -44,10 +44,10 @@ func listRRSets(s *Server, c *call) (int, any, *apiError) {
 	if e != nil {
 		return 0, nil, e
 	}
-	name, hasName := c.q["name"]
+	name := c.q.Get("name")
 	var list []*rrset
 	for _, rs := range z.rrsets {
-		if (hasName && rs.Name != name[0]) || (len(types) > 0 && !slices.Contains(types, rs.Type)) ||
+		if (name != "" && rs.Name != name) || (len(types) > 0 && !slices.Contains(types, rs.Type)) ||
 			!sel.Matches(rs.Labels) {
 			continue
 		}

@@ -120,7 +120,7 @@ func addParsed(sets map[string]*RRSet, rr dns.RR, comment, zoneName string) erro
 		return fmt.Errorf("%w: TTL of %s below %d", ErrZonefile, name, minTTL)
 	}
 	value := strings.TrimPrefix(rr.String(), h.String())
-	comment = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(comment), ";"))
+	comment = unmangleComment(comment)
 	id := rrsetID(name, typ)
 	rs, ok := sets[id]
 	if !ok {
@@ -132,6 +132,15 @@ func addParsed(sets map[string]*RRSet, rr dns.RR, comment, zoneName string) erro
 		rs.Records = append(rs.Records, Record{Value: value, Comment: comment})
 	}
 	return nil
+}
+
+// unmangleComment turns miekg/dns's "; text" back into "text": it drops
+// the ";" and one blank, and undoes the blank it puts before every further
+// ";" inside the comment.
+func unmangleComment(c string) string {
+	c, _ = strings.CutPrefix(c, ";")
+	c, _ = strings.CutPrefix(c, " ")
+	return strings.ReplaceAll(c, " ;", ";")
 }
 
 func relativeName(owner, zoneName string) (string, error) {

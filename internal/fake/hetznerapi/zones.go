@@ -159,10 +159,10 @@ func listZones(s *Server, c *call) (int, any, *apiError) {
 	if e != nil {
 		return 0, nil, e
 	}
-	name, hasName := c.q["name"]
+	name := c.q.Get("name")
 	var out []Zone
 	for _, z := range s.zones {
-		if (hasName && z.Name != name[0]) || (mode != "" && z.Mode != mode) || !sel.Matches(z.Labels) {
+		if (name != "" && z.Name != name) || (mode != "" && z.Mode != mode) || !sel.Matches(z.Labels) {
 			continue
 		}
 		out = append(out, s.snapshot(z))
