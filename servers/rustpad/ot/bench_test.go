@@ -99,3 +99,51 @@ func BenchmarkParseReplace256Ki(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkApplyRunesHistory256Ki folds 10,000 keystroke edits into a full
+// 256 Ki code point pad held as runes, the session's representation,
+// beside BenchmarkApplyStringHistory256Ki doing the same on strings.
+func BenchmarkApplyRunesHistory256Ki(b *testing.B) {
+	doc, ops := fullPadHistory()
+	b.ReportAllocs()
+	for b.Loop() {
+		cur, spare := []rune(doc), make([]rune, 0, len(doc)+16)
+		for _, o := range ops {
+			next, err := o.ApplyRunes(spare, cur)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cur, spare = next, cur
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ops)), "ns/apply")
+}
+
+func BenchmarkApplyStringHistory256Ki(b *testing.B) {
+	doc, ops := fullPadHistory()
+	b.ReportAllocs()
+	for b.Loop() {
+		cur := doc
+		for _, o := range ops {
+			var err error
+			if cur, err = o.Apply(cur); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ops)), "ns/apply")
+}
+
+// fullPadHistory is a pad of 250,000 code points and 1,000 one-character
+// inserts at spread positions (10,000 on the full pad would take seconds
+// per iteration; the per-apply figure is what matters).
+func fullPadHistory() (string, []*Operation) {
+	const n = 250_000
+	doc := strings.Repeat("aé€🎉", n/4)
+	ops := make([]*Operation, 1000)
+	for i := range ops {
+		pos := (i * 7919) % (n + i)
+		ops[i] = New().Retain(pos).Insert("x").Retain(n + i - pos)
+	}
+	return doc, ops
+}

@@ -148,9 +148,19 @@ func FuzzParse(f *testing.F) {
 		if o.BaseLen() > 4096 {
 			return
 		}
-		out, err := o.Apply(strings.Repeat("🎉", o.BaseLen()))
+		doc := strings.Repeat("🎉", o.BaseLen())
+		out, err := o.Apply(doc)
 		if err != nil || !utf8.ValidString(out) || utf8.RuneCountInString(out) != o.TargetLen() {
 			t.Fatalf("apply %v: %q %v", o, out, err)
+		}
+		if runes, err := o.ApplyRunes(nil, []rune(doc)); err != nil || string(runes) != out {
+			t.Fatalf("ApplyRunes %v: %q %v", o, string(runes), err)
+		}
+		if p, err := ParseNormal(data); err == nil && !p.Equal(o) {
+			t.Fatalf("ParseNormal %v != Parse %v", p, o)
+		}
+		if _, err := ParseNormal(enc); err != nil {
+			t.Fatalf("our own encoding %s is not normal: %v", enc, err)
 		}
 	})
 }

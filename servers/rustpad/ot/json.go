@@ -88,7 +88,15 @@ func (o *Operation) UnmarshalJSON(data []byte) error {
 // server rejects: anything but an array, floats and exponents, -0, integers
 // beyond int64, null, lone surrogate escapes and invalid UTF-8. Errors wrap
 // [ErrMalformedJSON] (or [ErrInvalidOperation] for a length overflow).
-func Parse(data []byte) (*Operation, error) {
+func Parse(data []byte) (*Operation, error) { return parse(data, false) }
+
+// ParseNormal is Parse that also rejects encodings not already in builder
+// normal form (zero-length parts, neighbours of one kind, an insert after a
+// delete). Operations the Rustpad server sends are always normal, so a
+// client can use it to refuse a History no real server would produce.
+func ParseNormal(data []byte) (*Operation, error) { return parse(data, true) }
+
+func parse(data []byte, normal bool) (*Operation, error) {
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("%w: invalid utf-8", ErrMalformedJSON)
 	}
@@ -100,9 +108,14 @@ func Parse(data []byte) (*Operation, error) {
 	if err := json.Unmarshal(data, &elems); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedJSON, err)
 	}
-	o := New()
+	o := sized(len(elems))
 	for i, e := range elems {
-		if err := parseElement(o, bytes.TrimSpace(e)); err != nil {
+		n := o.Len()
+		kind, err := parseElement(o, bytes.TrimSpace(e))
+		if err == nil && normal && (o.Len() != n+1 || o.comps[n].kind != kind) {
+			err = fmt.Errorf("not in normal form")
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%w: element %d: %v", ErrMalformedJSON, i, err)
 		}
 	}
@@ -112,34 +125,35 @@ func Parse(data []byte) (*Operation, error) {
 	return o, nil
 }
 
-func parseElement(o *Operation, e []byte) error {
+// parseElement appends one element to o and returns its kind.
+func parseElement(o *Operation, e []byte) (Kind, error) {
 	if len(e) == 0 {
-		return fmt.Errorf("empty element")
+		return 0, fmt.Errorf("empty element")
 	}
 	switch c := e[0]; {
 	case c == '"':
 		if HasLoneSurrogate(e) {
-			return fmt.Errorf("lone surrogate escape")
+			return 0, fmt.Errorf("lone surrogate escape")
 		}
 		var s string
 		if err := json.Unmarshal(e, &s); err != nil {
-			return err
+			return 0, err
 		}
 		o.Insert(s)
+		return Insert, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		n, err := parseInt(e)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if n < 0 {
 			o.Delete(int(-n))
-		} else {
-			o.Retain(int(n))
+			return Delete, nil
 		}
-	default:
-		return fmt.Errorf("neither integer nor string")
+		o.Retain(int(n))
+		return Retain, nil
 	}
-	return nil
+	return 0, fmt.Errorf("neither integer nor string")
 }
 
 // parseInt accepts a JSON integer: no fraction, no exponent, no -0, and a

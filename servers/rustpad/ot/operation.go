@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -284,6 +285,34 @@ func (o *Operation) Apply(text string) (string, error) {
 		return "", fmt.Errorf("%w: text is longer than base length %d", ErrLengthMismatch, o.base)
 	}
 	return b.String(), nil
+}
+
+// ApplyRunes is Apply on a text held as code points: it writes the result
+// into dst[:0] (growing it as needed) and returns it. dst must not overlap
+// text. It costs one copy of the text and suits folding long histories.
+func (o *Operation) ApplyRunes(dst, text []rune) ([]rune, error) {
+	if err := o.Err(); err != nil {
+		return nil, err
+	}
+	if len(text) != o.BaseLen() {
+		return nil, fmt.Errorf("%w: text of %d code points, base length %d", ErrLengthMismatch, len(text), o.base)
+	}
+	dst = slices.Grow(dst[:0], o.target)
+	pos := 0
+	for _, c := range o.parts() {
+		switch c.kind {
+		case Retain:
+			dst = append(dst, text[pos:pos+c.n]...)
+			pos += c.n
+		case Delete:
+			pos += c.n
+		case Insert:
+			for _, r := range string(c.text) {
+				dst = append(dst, r)
+			}
+		}
+	}
+	return dst, nil
 }
 
 // parts returns the internal components; nil-safe.

@@ -220,3 +220,27 @@ func TestMarshalEscaping(t *testing.T) {
 		t.Errorf("String of invalid op does not say so")
 	}
 }
+
+func TestParseNormal(t *testing.T) {
+	for _, in := range []string{`[0,"x"]`, `[1,1]`, `[-1,"a"]`, `["a","b"]`, `[""]`, `[-1,-1]`} {
+		if _, err := ParseNormal([]byte(in)); !errors.Is(err, ErrMalformedJSON) {
+			t.Errorf("ParseNormal(%s) = %v, want ErrMalformedJSON", in, err)
+		}
+	}
+	for _, in := range []string{`[]`, `[2,"n",-1,2]`, `["ab",-1]`, `[1,-1,1]`} {
+		if _, err := ParseNormal([]byte(in)); err != nil {
+			t.Errorf("ParseNormal(%s): %v", in, err)
+		}
+	}
+}
+
+func TestApplyRunes(t *testing.T) {
+	doc := []rune("h🎉llo")
+	got, err := mustParse(t, `[1,-1,"é€",3,"!"]`).ApplyRunes(nil, doc)
+	if err != nil || string(got) != "hé€llo!" {
+		t.Errorf("ApplyRunes = %q, %v", string(got), err)
+	}
+	if _, err := mustParse(t, `[4]`).ApplyRunes(nil, doc); !errors.Is(err, ErrLengthMismatch) {
+		t.Errorf("short text: %v", err)
+	}
+}
