@@ -1,0 +1,188 @@
+package httpguard
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseEnvelope(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want Envelope
+		err  error
+	}{
+		{"tools/call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_zones","arguments":{"a":[1,{"b":null}]}}}`,
+			Envelope{ID: json.RawMessage(`1`), Method: "tools/call", Name: "list_zones"}, nil},
+		{"string id and meta", `{"jsonrpc":"2.0","id":"x-1","method":"resources/read","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","other":{}}}}`,
+			Envelope{ID: json.RawMessage(`"x-1"`), Method: "resources/read", URI: "file:///a", ProtocolVersion: "2026-07-28"}, nil},
+		{"members in any order, whitespace", " {\n\"params\" : {\"name\":\"p\"} , \"method\":\"prompts/get\",\"id\":-2.5e3,\"jsonrpc\":\"2.0\"}\t",
+			Envelope{ID: json.RawMessage(`-2.5e3`), Method: "prompts/get", Name: "p"}, nil},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, Envelope{Method: "notifications/initialized"}, nil},
+		{"null params", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}`, Envelope{ID: json.RawMessage(`1`), Method: "tools/list"}, nil},
+		{"escaped strings", `{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"n\u0061me":"caf\u00e9 \"x\""}}`,
+			Envelope{ID: json.RawMessage(`1`), Method: "tools/call", Name: `café "x"`}, nil},
+		{"non-string name ignored", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, Envelope{ID: json.RawMessage(`1`), Method: "tools/call"}, nil},
+		{"case-sensitive keys", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"a"}}`, Envelope{ID: json.RawMessage(`1`), Method: "tools/call"}, nil},
+		{"response", `{"jsonrpc":"2.0","id":3,"result":{}}`, Envelope{ID: json.RawMessage(`3`), Response: true}, nil},
+		{"error response", `{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"}}`, Envelope{ID: json.RawMessage(`3`), Response: true}, nil},
+
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"a"}]`, Envelope{}, ErrBatch},
+		{"broken batch", `[{"jsonrpc":"2.0"`, Envelope{}, ErrInvalidJSON},
+		{"empty", ``, Envelope{}, ErrInvalidJSON},
+		{"spaces", "  \n", Envelope{}, ErrInvalidJSON},
+		{"string", `"x"`, Envelope{}, ErrInvalidEnvelope},
+		{"trailing data", `{"jsonrpc":"2.0","method":"a"}{"jsonrpc":"2.0","method":"b"}`, Envelope{}, ErrInvalidJSON},
+		{"trailing comma", `{"jsonrpc":"2.0","method":"a",}`, Envelope{}, ErrInvalidJSON},
+		{"unterminated", `{"jsonrpc":"2.0","method":"a"`, Envelope{}, ErrInvalidJSON},
+		{"control char in string", "{\"jsonrpc\":\"2.0\",\"method\":\"a\x01\"}", Envelope{}, ErrInvalidJSON},
+		{"bad escape", `{"jsonrpc":"2.0","method":"\x"}`, Envelope{}, ErrInvalidJSON},
+		{"bad number", `{"jsonrpc":"2.0","id":01,"method":"a"}`, Envelope{}, ErrInvalidJSON},
+		{"bad literal", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":tru}}`, Envelope{}, ErrInvalidJSON},
+		{"missing jsonrpc", `{"id":1,"method":"a"}`, Envelope{}, ErrInvalidEnvelope},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"a"}`, Envelope{}, ErrInvalidEnvelope},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"a"}`, Envelope{}, ErrInvalidEnvelope},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"a"}`, Envelope{}, ErrInvalidEnvelope},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"a"}`, Envelope{}, ErrInvalidEnvelope},
+		{"numeric method", `{"jsonrpc":"2.0","id":1,"method":1}`, Envelope{}, ErrInvalidEnvelope},
+		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, Envelope{}, ErrInvalidEnvelope},
+		{"array params", `{"jsonrpc":"2.0","id":1,"method":"a","params":[1]}`, Envelope{}, ErrInvalidEnvelope},
+		{"duplicate method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}`, Envelope{}, ErrInvalidEnvelope},
+		{"duplicate escaped key", `{"jsonrpc":"2.0","id":1,"method":"a","m\u0065thod":"b"}`, Envelope{}, ErrInvalidEnvelope},
+		{"duplicate name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`, Envelope{}, ErrInvalidEnvelope},
+		{"duplicate version", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1","io.modelcontextprotocol/protocolVersion":"2"}}}`, Envelope{}, ErrInvalidEnvelope},
+		{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"a"}`, Envelope{}, ErrInvalidEnvelope},
+		{"method and result", `{"jsonrpc":"2.0","id":1,"method":"a","result":{}}`, Envelope{}, ErrInvalidEnvelope},
+		{"nothing", `{"jsonrpc":"2.0","id":1}`, Envelope{}, ErrInvalidEnvelope},
+		{"result without id", `{"jsonrpc":"2.0","result":{}}`, Envelope{}, ErrInvalidEnvelope},
+		{"invalid UTF-8 name", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"}}", Envelope{}, ErrInvalidEnvelope},
+		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}}`, Envelope{}, ErrInvalidJSON},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseEnvelope([]byte(tt.in))
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Fatalf("envelope (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEnvelopeTargetAndNotification(t *testing.T) {
+	tests := []struct {
+		env    Envelope
+		target string
+		ok     bool
+		notif  bool
+	}{
+		{Envelope{Method: "tools/call", Name: "t", URI: "u", ID: json.RawMessage(`1`)}, "t", true, false},
+		{Envelope{Method: "prompts/get", Name: "p"}, "p", true, true},
+		{Envelope{Method: "resources/read", Name: "n", URI: "u"}, "u", true, true},
+		{Envelope{Method: "tools/list", Name: "n"}, "", false, true},
+		{Envelope{Response: true, ID: json.RawMessage(`1`)}, "", false, false},
+	}
+	for _, tt := range tests {
+		target, ok := tt.env.Target()
+		if target != tt.target || ok != tt.ok || tt.env.IsNotification() != tt.notif {
+			t.Errorf("%+v: Target = %q %v, IsNotification = %v", tt.env, target, ok, tt.env.IsNotification())
+		}
+	}
+}
+
+func TestRequestEnvelopeParsesOnce(t *testing.T) {
+	var first, second Envelope
+	var fromCtx bool
+	h := BodyLimit{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first, _ = RequestEnvelope(r)
+		r.Body = nil // a second parse would have nothing to read
+		second, _ = RequestEnvelope(r)
+		_, fromCtx = EnvelopeFromContext(r.Context())
+	}))
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)))
+	if first.Name != "t" || !cmp.Equal(first, second) || !fromCtx {
+		t.Fatalf("first %+v second %+v fromCtx %v", first, second, fromCtx)
+	}
+	if _, ok := EnvelopeFromContext(httptest.NewRequest("POST", "/", nil).Context()); ok {
+		t.Fatal("EnvelopeFromContext without a parse reported ok")
+	}
+}
+
+// FuzzParseEnvelope checks the parser against encoding/json: whatever it
+// accepts is valid JSON, and the members it extracts are the ones a
+// case-sensitive standard decode finds.
+func FuzzParseEnvelope(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a","method":"resources/read","params":{"uri":"file:///x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"a"}]`,
+		`{"jsonrpc":"2.0","id":1,"method":"a\u0062","params":{"name":"\ud800"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		env, err := ParseEnvelope(data)
+		if err != nil {
+			if errors.Is(err, ErrInvalidJSON) && json.Valid(data) && !deep(data) {
+				t.Fatalf("valid JSON reported as invalid: %q", data)
+			}
+			return
+		}
+		if !json.Valid(data) {
+			t.Fatalf("accepted invalid JSON %q", data)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("accepted non-object %q", data)
+		}
+		var method string
+		if raw, ok := m["method"]; ok {
+			if json.Unmarshal(raw, &method) != nil || method != env.Method {
+				t.Fatalf("method %q, encoding/json says %s", env.Method, raw)
+			}
+		}
+		var params map[string]json.RawMessage
+		if raw, ok := m["params"]; ok && string(raw) != "null" {
+			json.Unmarshal(raw, &params)
+		}
+		var name string
+		if raw, ok := params["name"]; ok && json.Unmarshal(raw, &name) == nil && name != env.Name {
+			t.Fatalf("name %q, encoding/json says %s", env.Name, raw)
+		}
+		if raw, ok := m["id"]; ok && string(raw) != string(env.ID) {
+			t.Fatalf("id %s, encoding/json says %s", env.ID, raw)
+		}
+	})
+}
+
+// deep reports nesting beyond the parser's cap (valid JSON it may refuse).
+func deep(data []byte) bool {
+	depth, deepest := 0, 0
+	for _, c := range data {
+		switch c {
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest > maxJSONDepth-2
+}
