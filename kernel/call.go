@@ -1,0 +1,103 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+)
+
+// Call is what a handler knows about the call it serves, beside its
+// arguments: who is calling, how to report progress and log, and the
+// request's own credentials.
+type Call struct {
+	// Principal is the authenticated caller ("local" over stdio).
+	Principal identity.Principal
+	// Tool is the tool's name.
+	Tool string
+
+	server *Server
+	req    *mcp.CallToolRequest
+	header http.Header
+}
+
+// Header returns the HTTP request's headers (nil over stdio). Handlers
+// should not need it: credentials come through Credential.
+func (c *Call) Header() http.Header { return c.header }
+
+// Credential returns the value of a provider credential declared in the
+// server's Options.Credentials: over HTTP with BYOK, from this request's own
+// header; otherwise from the configuration. It fails closed with a tool
+// error "Missing <provider> credentials" when there is none.
+func (c *Call) Credential(name string) (string, error) {
+	return c.server.credential(c, name)
+}
+
+// Progress reports progress on a long operation when the client asked for it
+// (it sent a progress token); otherwise it does nothing. The message is
+// cleaned like any upstream text.
+func (c *Call) Progress(ctx context.Context, done, total float64, message string) {
+	if c.req == nil || c.req.Params == nil || c.req.Session == nil {
+		return
+	}
+	tok := c.req.Params.GetProgressToken()
+	if tok == nil {
+		return
+	}
+	_ = c.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: tok,
+		Progress:      done,
+		Total:         total,
+		Message:       untrusted.CleanString(message),
+	})
+}
+
+// Log sends a log notification to the client (at the level it chose) and to
+// the server's logger. data passes through the untrusted envelope's
+// sanitizer: redacted, cut and cleaned like a result.
+func (c *Call) Log(ctx context.Context, level slog.Level, message string, data any) {
+	message = untrusted.CleanString(message)
+	clean := c.server.sanitizeLogData(data)
+	c.server.logger.Log(ctx, level, message, "tool", c.Tool, "principal", c.Principal.ID)
+	if c.req == nil || c.req.Session == nil {
+		return
+	}
+	_ = c.req.Session.Log(ctx, &mcp.LoggingMessageParams{
+		Level:  mcpLevel(level),
+		Logger: c.server.name,
+		Data:   map[string]any{"message": message, "data": clean},
+	})
+}
+
+func mcpLevel(l slog.Level) mcp.LoggingLevel {
+	switch {
+	case l >= slog.LevelError:
+		return "error"
+	case l >= slog.LevelWarn:
+		return "warning"
+	case l >= slog.LevelInfo:
+		return "info"
+	}
+	return "debug"
+}
+
+// sanitizeLogData runs data through the envelope's JSON sanitizer.
+func (s *Server) sanitizeLogData(data any) json.RawMessage {
+	if data == nil {
+		return nil
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return json.RawMessage(`"[unencodable]"`)
+	}
+	clean, _, err := s.envelope.JSON(raw)
+	if err != nil {
+		return json.RawMessage(`"[unencodable]"`)
+	}
+	return clean
+}

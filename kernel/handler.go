@@ -1,0 +1,294 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/confirm"
+	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+)
+
+// handler is the tool layer's pipeline for one tool (doc.go draws it):
+// decode and validate, confirmation gate, handler, result shaping, audit.
+// The tier check and the rate limit ran before, in admitMiddleware or the
+// HTTP layer.
+func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := s.opts.Now()
+		call := s.newCall(ctx, t, req)
+		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
+			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
+		res := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
+		rec.Duration = s.opts.Now().Sub(start)
+		rec.BytesOut = resultSize(res)
+		s.audit.Write(ctx, rec)
+		return res, nil
+	}
+}
+
+func (s *Server) newCall(ctx context.Context, t *Tool, req *mcp.CallToolRequest) *Call {
+	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req}
+	if req.Extra != nil {
+		c.header = req.Extra.Header
+	}
+	return c
+}
+
+// principalFrom finds the caller: the HTTP layer's principal, or "local".
+func principalFrom(ctx context.Context, req *mcp.CallToolRequest) identity.Principal {
+	if p, ok := identity.FromContext(ctx); ok {
+		return p
+	}
+	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		ti := req.Extra.TokenInfo
+		plan, _ := ti.Extra["plan"].(string)
+		scheme, _ := ti.Extra["scheme"].(string)
+		return identity.Principal{ID: ti.UserID, Plan: plan, Scheme: scheme}
+	}
+	return identity.Local("")
+}
+
+func (s *Server) run(ctx context.Context, call *Call, t *Tool, resolved *jsonschema.Resolved, raw json.RawMessage, rec *audit.Record) *mcp.CallToolResult {
+	args, token, err := s.arguments(raw, resolved)
+	if err != nil {
+		return s.fail(ctx, call, rec, err)
+	}
+	rec.ArgsDigest = s.argsDigest(args)
+	clean, err := json.Marshal(args) // the arguments without confirmToken
+	if err != nil {
+		return s.fail(ctx, call, rec, err)
+	}
+	in, err := t.decode(clean)
+	if err != nil {
+		return s.fail(ctx, call, rec, Errorf(InvalidArgument, "The arguments do not fit the tool: %s.", describeDecodeError(err)))
+	}
+	if t.policy.Confirm.applies(args) {
+		if refusal := s.gate(ctx, call, t, in, args, token, rec); refusal != nil {
+			return refusal
+		}
+	}
+	out, err := t.handle(ctx, call, in)
+	if err != nil {
+		return s.fail(ctx, call, rec, err)
+	}
+	res, err := s.shape(out)
+	if err != nil {
+		return s.fail(ctx, call, rec, err)
+	}
+	rec.Outcome = audit.OK
+	return res
+}
+
+// arguments decodes and validates the raw arguments, and takes the
+// confirmation token out of them.
+func (s *Server) arguments(raw json.RawMessage, resolved *jsonschema.Resolved) (map[string]any, string, error) {
+	args := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, "", Errorf(InvalidArgument, "The arguments must be a JSON object.")
+		}
+	}
+	if err := resolved.ApplyDefaults(&args); err != nil {
+		return nil, "", fmt.Errorf("applying defaults: %w", err)
+	}
+	if err := resolved.Validate(args); err != nil {
+		return nil, "", Errorf(InvalidArgument, "Invalid arguments: %s", describeValidation(err)).
+			WithHint("Check the tool's input schema and call it again with corrected arguments.")
+	}
+	token, _ := args[confirmTokenProperty].(string)
+	delete(args, confirmTokenProperty)
+	return args, token, nil
+}
+
+// gate enforces the confirmation gate. It returns nil when the token
+// confirms this exact call, and the refusal to send otherwise.
+func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map[string]any, token string, rec *audit.Record) *mcp.CallToolResult {
+	var pv Preview
+	if t.preview != nil {
+		var err error
+		if pv, err = t.preview(ctx, call, in); err != nil {
+			return s.fail(ctx, call, rec, err)
+		}
+	}
+	b, err := binding(call, t, args, pv)
+	if err != nil {
+		return s.fail(ctx, call, rec, err)
+	}
+	if token != "" {
+		err := s.issuer.Redeem(ctx, b, token)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, confirm.ErrRefused) {
+			// The store failed: fail closed.
+			return s.fail(ctx, call, rec, fmt.Errorf("redeeming a confirmation token: %w", err))
+		}
+	}
+	fresh, err := s.issuer.Issue(ctx, b)
+	if err != nil {
+		return s.fail(ctx, call, rec, fmt.Errorf("issuing a confirmation token: %w", err))
+	}
+	rec.Outcome = audit.Refused
+	rec.ErrorCode = string(ConfirmationRequired)
+	return s.refusal(call, t, in, pv, fresh, token != "")
+}
+
+// binding builds what the token confirms from the bound argument fields.
+func binding(call *Call, t *Tool, args map[string]any, pv Preview) (confirm.Binding, error) {
+	bind := t.policy.Confirm.bind
+	b := confirm.Binding{Principal: call.Principal.ID, Tool: t.name, Target: pv.Target}
+	if b.Target == "" {
+		target, err := confirm.CanonicalValue(pick(args, bind.Target))
+		if err != nil {
+			return b, err
+		}
+		b.Target = string(target)
+	}
+	if len(bind.Payload) > 0 {
+		sum, err := confirm.Fingerprint(pick(args, bind.Payload))
+		if err != nil {
+			return b, err
+		}
+		b.Payload = sum
+	}
+	return b, nil
+}
+
+func pick(args map[string]any, fields []string) map[string]any {
+	m := make(map[string]any, len(fields))
+	for _, f := range fields {
+		m[f] = args[f] // absent and null alike
+	}
+	return m
+}
+
+// refusal is the result that carries a fresh token. It quotes the caller's
+// own arguments (through Action) and the preview's counts, nothing else.
+func (s *Server) refusal(call *Call, t *Tool, in any, pv Preview, token string, hadToken bool) *mcp.CallToolResult {
+	action := "call " + t.name
+	if t.action != nil {
+		action = t.action(in)
+	}
+	var b strings.Builder
+	if hadToken {
+		b.WriteString("The confirmToken given does not confirm this exact call (it is wrong, expired, already used, or was issued for other arguments). ")
+	}
+	fmt.Fprintf(&b, "Refusing to %s without confirmation.", action)
+	if pv.Summary != "" {
+		b.WriteString(" " + pv.Summary)
+	}
+	ttl := int(s.issuer.TTL().Seconds())
+	fmt.Fprintf(&b, " To proceed, call %s again with the same arguments and confirmToken: %q. The token is valid for %d seconds, works once, and only for exactly these arguments.", t.name, token, ttl)
+	msg := clean(b.String())
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: msg}},
+		StructuredContent: map[string]any{
+			"error":            map[string]any{"code": ConfirmationRequired, "message": msg},
+			"confirmToken":     token,
+			"expiresInSeconds": ttl,
+		},
+	}
+}
+
+// fail turns an error into a tool error result and fills the audit record.
+func (s *Server) fail(ctx context.Context, call *Call, rec *audit.Record, err error) *mcp.CallToolResult {
+	te, internal := asToolError(err)
+	rec.ErrorCode = string(te.Code)
+	rec.Outcome = audit.ToolError
+	var id string
+	if internal {
+		id = newErrorID()
+		rec.Outcome, rec.ErrorID = audit.Internal, id
+		s.logger.ErrorContext(ctx, "tool call failed", "error_id", id, "tool", call.Tool, "principal", call.Principal.ID, "error", errorText(te))
+	} else if te.Cause != nil {
+		s.logger.DebugContext(ctx, "tool error", "tool", call.Tool, "code", te.Code, "error", errorText(te))
+	}
+	return s.errorResult(te, id)
+}
+
+// errorText is what the log gets: the cause's text, cleaned of invisible
+// characters. Callers must not put secrets in errors; handlers wrap
+// upstream errors so that tokens never appear in them.
+func errorText(te *Error) string {
+	if te.Cause != nil {
+		return clean(te.Cause.Error())
+	}
+	return clean(te.Message)
+}
+
+func (s *Server) errorResult(te *Error, id string) *mcp.CallToolResult {
+	msg, hint := clean(te.Message), clean(te.Hint)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Error (%s): %s", te.Code, msg)
+	if hint != "" {
+		b.WriteString("\nHint: " + hint)
+	}
+	if id != "" {
+		b.WriteString("\nError id: " + id)
+	}
+	errObj := map[string]any{"code": te.Code, "message": msg}
+	if hint != "" {
+		errObj["hint"] = hint
+	}
+	if id != "" {
+		errObj["id"] = id
+	}
+	if te.Upstream != "" {
+		text, rep := s.envelope.Text(te.Upstream)
+		b.WriteString("\nThe upstream said:\n")
+		b.WriteString(s.envelope.Wrap(text, rep))
+	}
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: b.String()}},
+		StructuredContent: map[string]any{"error": errObj},
+	}
+}
+
+// shape turns a handler's value into the result: enveloped text content
+// and, for JSON objects, the same sanitized data as structured content.
+func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
+	meta := mcp.Meta{"bulwark/untrusted": map[string]any{"source": s.envelope.Source}}
+	if txt, ok := isText(out); ok {
+		text, rep := s.envelope.Text(string(txt))
+		return &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.Wrap(text, rep)}}}, nil
+	}
+	raw, ok := out.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(out); err != nil {
+			return nil, fmt.Errorf("encoding the result: %w", err)
+		}
+	}
+	data, rep, err := s.envelope.JSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("sanitizing the result: %w", err)
+	}
+	res := &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.Wrap(string(data), rep)}}}
+	if len(data) > 0 && data[0] == '{' {
+		res.StructuredContent = json.RawMessage(data)
+	}
+	return res, nil
+}
+
+func resultSize(res *mcp.CallToolResult) int64 {
+	var n int
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			n += len(tc.Text)
+		}
+	}
+	return int64(n)
+}
+
+// clean cleans our own messages too: they may quote the caller's arguments.
+func clean(s string) string { return untrusted.CleanString(s) }

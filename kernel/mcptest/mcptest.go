@@ -1,0 +1,253 @@
+// Package mcptest connects an in-process go-sdk client to a server and
+// records the JSON-RPC messages between them, for tests that go through the
+// protocol and for golden wire transcripts.
+package mcptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Session is a connected client session whose messages are recorded.
+type Session struct {
+	*mcp.ClientSession
+	rec *recorder
+}
+
+type recorder struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(p)
+}
+
+// Options configure Connect.
+type Options struct {
+	// Client options, e.g. handlers for progress and log notifications.
+	Client *mcp.ClientOptions
+}
+
+// Connect runs srv on an in-memory transport and returns a connected,
+// initialized client session. Both ends are closed when the test ends.
+func Connect(t testing.TB, srv *mcp.Server, opts *Options) *Session {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	rec := &recorder{}
+	ss, err := srv.Connect(ctx, &recordingTransport{Transport: st, rec: rec}, nil)
+	if err != nil {
+		t.Fatalf("server connect: %v", err)
+	}
+	var copts *mcp.ClientOptions
+	if opts != nil {
+		copts = opts.Client
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, copts)
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatalf("client connect: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		_ = ss.Wait()
+	})
+	s := &Session{ClientSession: cs, rec: rec}
+	s.Reset()
+	return s
+}
+
+// Call calls a tool and fails the test on a protocol error. Tool errors come
+// back as results with IsError set.
+func (s *Session) Call(t testing.TB, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("calling %s: %v", name, err)
+	}
+	return res
+}
+
+// Text returns the concatenated text content of a result.
+func Text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// Structured decodes a result's structured content into v.
+func Structured(t testing.TB, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("structured content %s: %v", raw, err)
+	}
+}
+
+// Reset forgets what was recorded so far.
+func (s *Session) Reset() {
+	s.rec.mu.Lock()
+	defer s.rec.mu.Unlock()
+	s.rec.buf.Reset()
+}
+
+// Transcript returns the messages recorded since the last Reset, one per
+// block, "client:" for what the server read and "server:" for what it
+// wrote, each JSON indented, with the normalizations applied.
+func (s *Session) Transcript(norm ...Normalizer) string {
+	s.rec.mu.Lock()
+	raw := s.rec.buf.String()
+	s.rec.mu.Unlock()
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(raw), "\n") {
+		dir, msg, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		who := map[string]string{"read": "client", "write": "server"}[dir]
+		if who == "" {
+			who = dir
+		}
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, []byte(msg), "", "  "); err != nil {
+			pretty.WriteString(msg)
+		}
+		fmt.Fprintf(&b, "%s:\n%s\n", who, pretty.String())
+	}
+	out := b.String()
+	for _, n := range append(norm, DefaultNormalizers...) {
+		out = n.re.ReplaceAllString(out, n.repl)
+	}
+	return out
+}
+
+// Normalizer replaces what varies between runs (tokens, ids) by a fixed
+// placeholder.
+type Normalizer struct {
+	re   *regexp.Regexp
+	repl string
+}
+
+// Normalize returns a Normalizer replacing pattern by repl.
+func Normalize(pattern, repl string) Normalizer {
+	return Normalizer{re: regexp.MustCompile(pattern), repl: repl}
+}
+
+// DefaultNormalizers hide error ids (tokens are made deterministic instead,
+// by the test's confirm.Options.Rand).
+var DefaultNormalizers = []Normalizer{
+	Normalize(`Error id: [A-Za-z0-9]{12}`, "Error id: <error-id>"),
+	Normalize(`"id": "[A-Z2-7]{12}"`, `"id": "<error-id>"`),
+}
+
+// Golden compares got with the section named name of the txtar file at
+// path, and rewrites the file instead when UPDATE_GOLDEN=1.
+func Golden(t testing.TB, path, comment string, sections map[string]string, order []string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(comment) + "\n")
+	for _, name := range order {
+		fmt.Fprintf(&b, "-- %s --\n%s", name, sections[name])
+		if !strings.HasSuffix(sections[name], "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	got := b.String()
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with UPDATE_GOLDEN=1 to create it): %v", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (run with UPDATE_GOLDEN=1 if the change is intended):\n%s", path, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff shows the first lines that differ.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n want: %s\n  got: %s", i+1, wl, gl)
+		}
+	}
+	return "(no line differs; check trailing white space)"
+}
+
+// recordingTransport records what the server reads when it reads it, and
+// what it writes before it sends it, so that the record is complete by the
+// time the client sees the answer.
+type recordingTransport struct {
+	mcp.Transport
+	rec *recorder
+}
+
+func (t *recordingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{Connection: c, rec: t.rec}, nil
+}
+
+type recordingConn struct {
+	mcp.Connection
+	rec *recorder
+}
+
+func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		c.log("read", msg)
+	}
+	return msg, err
+}
+
+func (c *recordingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	c.log("write", msg)
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *recordingConn) log(dir string, msg jsonrpc.Message) {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(c.rec, "%s: %s\n", dir, data)
+}

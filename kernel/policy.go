@@ -1,0 +1,147 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Hint is a tri-state flag of a Policy: a tool must say Yes or No; the zero
+// value means "not stated" and fails validation.
+type Hint uint8
+
+// Hint values.
+const (
+	unset Hint = iota
+	Yes
+	No
+)
+
+func (h Hint) bool() bool { return h == Yes }
+
+// Open is the tier of a tool that every plan may call.
+const Open = "open"
+
+// Policy is a tool's explicit safety statement. Every field must be set: a
+// tool that leaves one unset is refused at registration, and a test of every
+// server checks it.
+type Policy struct {
+	// ReadOnly: the tool changes nothing. Read-only mode registers only
+	// tools with ReadOnly: Yes.
+	ReadOnly Hint
+	// Destructive: the tool may remove or overwrite data.
+	Destructive Hint
+	// Idempotent: calling it twice with the same arguments has no further
+	// effect.
+	Idempotent Hint
+	// OpenWorld: the tool talks to a system outside this server.
+	OpenWorld Hint
+	// Confirm is the confirmation gate: Never, Always(...) or When(...).
+	Confirm Gate
+	// Tier is the lowest plan that may call the tool, or Open.
+	Tier string
+}
+
+// Bind names the argument fields a confirmation token is bound to, by their
+// JSON names. Target fields say what the call acts on; Payload fields are
+// what it writes. Both are hashed in canonical form.
+type Bind struct {
+	Target  []string
+	Payload []string
+}
+
+type gateMode uint8
+
+const (
+	gateUnset gateMode = iota
+	gateNever
+	gateAlways
+	gateWhen
+)
+
+// Gate says when a tool needs a confirmation token.
+type Gate struct {
+	mode gateMode
+	when func(args map[string]any) bool
+	bind Bind
+}
+
+// Never is the gate of a tool that never asks for confirmation.
+var Never = Gate{mode: gateNever}
+
+// Always gates every call, binding the token to bind.
+func Always(bind Bind) Gate { return Gate{mode: gateAlways, bind: bind} }
+
+// When gates the calls for which pred holds on the decoded arguments (for
+// example only when protection is being removed), binding the token to bind.
+func When(pred func(args map[string]any) bool, bind Bind) Gate {
+	return Gate{mode: gateWhen, when: pred, bind: bind}
+}
+
+// Gated reports whether the gate can ever ask for confirmation.
+func (g Gate) Gated() bool { return g.mode == gateAlways || g.mode == gateWhen }
+
+// applies reports whether a call with args needs a token.
+func (g Gate) applies(args map[string]any) bool {
+	switch g.mode {
+	case gateAlways:
+		return true
+	case gateWhen:
+		return g.when(args)
+	}
+	return false
+}
+
+// String describes the gate for documentation.
+func (g Gate) String() string {
+	switch g.mode {
+	case gateNever:
+		return "never"
+	case gateAlways:
+		return "always" + g.bind.describe()
+	case gateWhen:
+		return "conditional" + g.bind.describe()
+	}
+	return "unset"
+}
+
+func (b Bind) describe() string {
+	if len(b.Payload) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", bound to %v", b.Payload)
+}
+
+// ErrPolicy reports a tool whose policy is incomplete or contradictory.
+var ErrPolicy = errors.New("kernel: invalid tool policy")
+
+// Validate checks that every field is set and that the fields agree.
+func (p Policy) Validate() error {
+	for name, h := range map[string]Hint{"ReadOnly": p.ReadOnly, "Destructive": p.Destructive, "Idempotent": p.Idempotent, "OpenWorld": p.OpenWorld} {
+		if h != Yes && h != No {
+			return fmt.Errorf("%w: %s is not set", ErrPolicy, name)
+		}
+	}
+	switch {
+	case p.Confirm.mode == gateUnset:
+		return fmt.Errorf("%w: Confirm is not set (use kernel.Never, Always or When)", ErrPolicy)
+	case p.Confirm.mode == gateWhen && p.Confirm.when == nil:
+		return fmt.Errorf("%w: When needs a predicate", ErrPolicy)
+	case p.Tier == "":
+		return fmt.Errorf("%w: Tier is not set (use kernel.Open for every plan)", ErrPolicy)
+	case p.ReadOnly == Yes && p.Destructive == Yes:
+		return fmt.Errorf("%w: a read-only tool cannot be destructive", ErrPolicy)
+	case p.ReadOnly == Yes && p.Confirm.Gated():
+		return fmt.Errorf("%w: a read-only tool needs no confirmation", ErrPolicy)
+	case p.Confirm.Gated() && len(p.Confirm.bind.Target) == 0:
+		return fmt.Errorf("%w: a gated tool must bind its token to target fields", ErrPolicy)
+	}
+	return nil
+}
+
+// tier is the tier as kernel/ratelimit knows it: "" for Open.
+func (p Policy) tier() string {
+	if p.Tier == Open {
+		return ""
+	}
+	return p.Tier
+}

@@ -1,0 +1,279 @@
+package kernel
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/confirm"
+	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+)
+
+// Info names the server to clients.
+type Info struct {
+	Name    string // e.g. "bulwark-dns"
+	Title   string
+	Version string
+	// Instructions are sent to the client at initialization.
+	Instructions string
+}
+
+// Options configure a Server. The zero value is usable: no audit, memory
+// confirmation store, default limits, the default envelope.
+type Options struct {
+	// ReadOnly registers only the tools whose policy says ReadOnly: Yes.
+	// The others do not exist: tools/list never shows them and a call is an
+	// unknown tool.
+	ReadOnly bool
+	// Allow and Deny filter the tools by exact name or "prefix*", case
+	// insensitive: Allow (when set) decides which exist, Deny removes from
+	// that. An entry that matches no declared tool is an error.
+	Allow, Deny []string
+	// Envelope marks upstream data in results (source name, note, limits).
+	Envelope untrusted.Envelope
+	// Confirm issues confirmation tokens; a memory-backed issuer when nil.
+	Confirm *confirm.Issuer
+	// Audit receives one record per tools/call; audit.Discard when nil.
+	Audit audit.Sink
+	// Logger gets the detail of internal errors (under the id the client
+	// sees) and tool log lines; slog.DiscardHandler when nil.
+	Logger *slog.Logger
+	// Tiers orders the plans that tool tiers name; nil allows only Open tools.
+	Tiers *ratelimit.Tiers
+	// Limiter limits calls per principal; nil means no limit.
+	Limiter *ratelimit.Limiter
+	// Credentials are the provider credentials handlers may ask for.
+	Credentials []Credential
+	// BYOK takes credentials from each HTTP request's own headers, never
+	// from Credential.Value. Over stdio it has no effect.
+	BYOK bool
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Credential is a provider credential a handler may need.
+type Credential struct {
+	// Name is how handlers ask for it: call.Credential(Name).
+	Name string
+	// Provider names the upstream in the fail-closed message
+	// "Missing <Provider> credentials".
+	Provider string
+	// Header is the request header that carries it under BYOK.
+	Header string
+	// Value is the configured credential (stdio, single tenant). It is
+	// never logged, returned or audited.
+	Value string
+}
+
+// Server is an MCP server with the kernel's controls around its tools.
+type Server struct {
+	name      string
+	mcp       *mcp.Server
+	tools     []Tool
+	byName    map[string]*Tool
+	opts      Options
+	envelope  *untrusted.Envelope
+	issuer    *confirm.Issuer
+	audit     audit.Sink
+	logger    *slog.Logger
+	digestKey []byte
+}
+
+// New checks every tool's declaration, applies read-only mode and the
+// allow/deny lists, and registers what remains on a go-sdk server.
+func New(info Info, tools []Tool, opts *Options) (*Server, error) {
+	s := &Server{name: info.Name, byName: map[string]*Tool{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if err := s.setDefaults(); err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		if err := t.validate(); err != nil {
+			return nil, err
+		}
+		if err := s.opts.Tiers.CheckTier(t.policy.tier()); err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.name, err)
+		}
+		if _, dup := s.byName[t.name]; dup {
+			return nil, fmt.Errorf("tool %s declared twice", t.name)
+		}
+		s.byName[t.name] = &t
+	}
+	selected, err := selectTools(tools, s.opts.ReadOnly, s.opts.Allow, s.opts.Deny)
+	if err != nil {
+		return nil, err
+	}
+	s.byName = map[string]*Tool{}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
+		&mcp.ServerOptions{Instructions: info.Instructions, Logger: s.logger, HasTools: true})
+	for _, t := range selected {
+		if err := s.register(t); err != nil {
+			return nil, err
+		}
+	}
+	s.mcp.AddReceivingMiddleware(s.admitMiddleware)
+	return s, nil
+}
+
+func (s *Server) setDefaults() error {
+	s.envelope = &s.opts.Envelope
+	s.issuer = s.opts.Confirm
+	if s.issuer == nil {
+		s.issuer = confirm.NewIssuer(nil, &confirm.Options{Now: s.opts.Now})
+	}
+	s.audit = s.opts.Audit
+	if s.audit == nil {
+		s.audit = audit.Discard
+	}
+	s.logger = s.opts.Logger
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.opts.Now == nil {
+		s.opts.Now = time.Now
+	}
+	s.digestKey = make([]byte, 32)
+	if _, err := io.ReadFull(rand.Reader, s.digestKey); err != nil {
+		return err
+	}
+	for _, c := range s.opts.Credentials {
+		if c.Name == "" || c.Provider == "" {
+			return errors.New("kernel: a credential needs a name and a provider")
+		}
+		if s.opts.BYOK && c.Header == "" {
+			return fmt.Errorf("kernel: BYOK needs a header for credential %s", c.Name)
+		}
+	}
+	return nil
+}
+
+// selectTools applies read-only mode and the allow and deny lists.
+func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, error) {
+	for _, list := range [][]string{allow, deny} {
+		for _, p := range list {
+			if !slices.ContainsFunc(tools, func(t Tool) bool { return matchName(p, t.name) }) {
+				return nil, fmt.Errorf("tool list entry %q matches no tool", p)
+			}
+		}
+	}
+	var out []Tool
+	for _, t := range tools {
+		write := t.policy.ReadOnly != Yes
+		if readOnly && write {
+			for _, p := range allow {
+				if strings.EqualFold(p, t.name) {
+					return nil, fmt.Errorf("tool %s is allowed by name, but read-only mode registers no write tool", t.name)
+				}
+			}
+			continue
+		}
+		if len(allow) > 0 && !slices.ContainsFunc(allow, func(p string) bool { return matchName(p, t.name) }) {
+			continue
+		}
+		if slices.ContainsFunc(deny, func(p string) bool { return matchName(p, t.name) }) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// matchName matches an exact name or a "prefix*" pattern, ignoring case.
+func matchName(pattern, name string) bool {
+	pattern, name = strings.ToLower(strings.TrimSpace(pattern)), strings.ToLower(name)
+	if prefix, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(name, prefix)
+	}
+	return pattern == name
+}
+
+func (s *Server) register(t Tool) error {
+	schema := t.wireSchema()
+	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		return fmt.Errorf("tool %s: resolving its schema: %w", t.name, err)
+	}
+	p := t.policy
+	s.mcp.AddTool(&mcp.Tool{
+		Name:        t.name,
+		Title:       t.title,
+		Description: t.description,
+		InputSchema: schema,
+		Annotations: &mcp.ToolAnnotations{
+			Title:           t.title,
+			ReadOnlyHint:    p.ReadOnly.bool(),
+			DestructiveHint: ptr(p.Destructive.bool()),
+			IdempotentHint:  p.Idempotent.bool(),
+			OpenWorldHint:   ptr(p.OpenWorld.bool()),
+		},
+	}, s.handler(&t, resolved))
+	s.tools = append(s.tools, t)
+	s.byName[t.name] = &s.tools[len(s.tools)-1]
+	return nil
+}
+
+// MCP returns the underlying go-sdk server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Tools returns the registered tools, in declaration order.
+func (s *Server) Tools() []Tool { return slices.Clone(s.tools) }
+
+// Tool returns the registered tool called name.
+func (s *Server) Tool(name string) (Tool, bool) {
+	t, ok := s.byName[name]
+	if !ok {
+		return Tool{}, false
+	}
+	return *t, true
+}
+
+// argsDigest is a keyed hash of the canonical arguments, for the audit.
+func (s *Server) argsDigest(args map[string]any) string {
+	canon, err := confirm.CanonicalValue(args)
+	if err != nil {
+		return ""
+	}
+	m := hmac.New(sha256.New, s.digestKey)
+	m.Write(canon)
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// credential looks up a declared credential for a call.
+func (s *Server) credential(c *Call, name string) (string, error) {
+	i := slices.IndexFunc(s.opts.Credentials, func(cr Credential) bool { return cr.Name == name })
+	if i < 0 {
+		return "", fmt.Errorf("kernel: credential %q is not declared", name)
+	}
+	cr := s.opts.Credentials[i]
+	v := cr.Value
+	if s.opts.BYOK && c.header != nil {
+		v = strings.TrimSpace(c.header.Get(cr.Header))
+	}
+	if v == "" {
+		hint := "Set the credential in the server's environment."
+		if s.opts.BYOK {
+			hint = fmt.Sprintf("Send it in the %s request header.", cr.Header)
+		}
+		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Missing %s credentials", cr.Provider), Hint: hint}
+	}
+	return v, nil
+}
+
+// Context returns ctx with the server's error logger, for handlers that want
+// to log with the same id scheme.
+func (s *Server) Logger() *slog.Logger { return s.logger }

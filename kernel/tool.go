@@ -1,0 +1,228 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Text is a result that is plain text, not JSON (a zone file, a pad, an
+// advisory). It is cleaned and enveloped as text.
+type Text string
+
+// Preview is what a gated tool tells about its target before it acts. It is
+// shown in the refusal that carries the token, so it must hold only what the
+// tool counted (record counts, TTLs) and the caller's own arguments — never a
+// value, comment, label or name read back from the upstream.
+type Preview struct {
+	// Summary is one sentence, e.g. `It currently holds 2 record(s), TTL 300.`
+	Summary string
+	// Target, when set, replaces the target fields in the token's binding by
+	// a canonical key the tool computed (a zone id rather than a name that
+	// may be spelled two ways).
+	Target string
+}
+
+// Spec declares a typed tool. In is the arguments' type: its JSON schema is
+// the tool's input schema (descriptions from `jsonschema:"..."` tags) and
+// arguments are validated against it before Handle runs. Out is the result:
+// a struct or map (JSON), or Text.
+type Spec[In, Out any] struct {
+	Name        string
+	Title       string
+	Description string
+	Policy      Policy
+	// Handle does the work.
+	Handle func(ctx context.Context, call *Call, in In) (Out, error)
+	// Preview, for gated tools, inspects the target before the token is
+	// issued and again before it is redeemed. Optional.
+	Preview func(ctx context.Context, call *Call, in In) (Preview, error)
+	// Action completes the refusal sentence "Refusing to <Action> without
+	// confirmation.", e.g. `delete RRSet "www/A" of zone "example.com"`. It
+	// may quote only the caller's arguments. Optional.
+	Action func(in In) string
+}
+
+// Tool is a declared tool, ready for the kernel to register. Build one with
+// NewTool or NewDynamicTool.
+type Tool struct {
+	name        string
+	title       string
+	description string
+	policy      Policy
+	schema      *jsonschema.Schema
+	err         error // a declaration error, reported by New
+	decode      func(raw json.RawMessage) (any, error)
+	handle      func(ctx context.Context, call *Call, in any) (any, error)
+	preview     func(ctx context.Context, call *Call, in any) (Preview, error)
+	action      func(in any) string
+}
+
+// Name is the tool's name.
+func (t Tool) Name() string { return t.name }
+
+// Description is the tool's description.
+func (t Tool) Description() string { return t.description }
+
+// Policy is the tool's safety policy.
+func (t Tool) Policy() Policy { return t.policy }
+
+// InputSchema is the tool's input schema as declared (without the
+// confirmToken property the kernel adds to gated tools).
+func (t Tool) InputSchema() *jsonschema.Schema { return t.schema }
+
+// NewTool declares a typed tool.
+func NewTool[In, Out any](s Spec[In, Out]) Tool {
+	t := Tool{name: s.Name, title: s.Title, description: s.Description, policy: s.Policy}
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		t.err = fmt.Errorf("tool %s: input schema: %w", s.Name, err)
+		return t
+	}
+	if schema.Type != "object" {
+		t.err = fmt.Errorf("tool %s: arguments must be a struct", s.Name)
+		return t
+	}
+	if schema.Properties == nil {
+		schema.Properties = map[string]*jsonschema.Schema{}
+	}
+	t.schema = schema
+	t.decode = func(raw json.RawMessage) (any, error) {
+		var in In
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return nil, err
+			}
+		}
+		return in, nil
+	}
+	if s.Handle == nil {
+		t.err = fmt.Errorf("tool %s: no handler", s.Name)
+		return t
+	}
+	t.handle = func(ctx context.Context, call *Call, in any) (any, error) {
+		out, err := s.Handle(ctx, call, in.(In))
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if s.Preview != nil {
+		t.preview = func(ctx context.Context, call *Call, in any) (Preview, error) { return s.Preview(ctx, call, in.(In)) }
+	}
+	if s.Action != nil {
+		t.action = func(in any) string { return s.Action(in.(In)) }
+	}
+	return t
+}
+
+// DynamicSpec declares a tool whose input schema is known only at run time
+// (the gateway's tools, mirrored from another server).
+type DynamicSpec struct {
+	Name        string
+	Title       string
+	Description string
+	Policy      Policy
+	// Schema is the JSON schema of the arguments; its type must be "object".
+	Schema *jsonschema.Schema
+	// Handle receives the validated arguments as raw JSON (confirmToken
+	// removed) and returns a JSON-able value, json.RawMessage or Text.
+	Handle  func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
+	Preview func(ctx context.Context, call *Call, args json.RawMessage) (Preview, error)
+}
+
+// NewDynamicTool declares a tool with a run-time schema.
+func NewDynamicTool(s DynamicSpec) Tool {
+	t := Tool{name: s.Name, title: s.Title, description: s.Description, policy: s.Policy, schema: s.Schema}
+	switch {
+	case s.Schema == nil || s.Schema.Type != "object":
+		t.err = fmt.Errorf("tool %s: input schema must have type object", s.Name)
+		return t
+	case s.Handle == nil:
+		t.err = fmt.Errorf("tool %s: no handler", s.Name)
+		return t
+	}
+	t.decode = func(raw json.RawMessage) (any, error) { return raw, nil }
+	t.handle = func(ctx context.Context, call *Call, in any) (any, error) { return s.Handle(ctx, call, in.(json.RawMessage)) }
+	if s.Preview != nil {
+		t.preview = func(ctx context.Context, call *Call, in any) (Preview, error) {
+			return s.Preview(ctx, call, in.(json.RawMessage))
+		}
+	}
+	return t
+}
+
+// confirmTokenProperty is the argument gated tools take their token in.
+const confirmTokenProperty = "confirmToken"
+
+// wireSchema is the schema advertised and validated: the declared one, plus
+// confirmToken for gated tools.
+func (t Tool) wireSchema() *jsonschema.Schema {
+	if !t.policy.Confirm.Gated() {
+		return t.schema
+	}
+	s := *t.schema
+	s.Properties = maps.Clone(t.schema.Properties)
+	s.Properties[confirmTokenProperty] = &jsonschema.Schema{
+		Type: "string",
+		Description: "Leave empty on the first call. The tool then refuses and returns a single-use token; " +
+			"call again with the same arguments and that token to proceed.",
+		MaxLength: ptr(256),
+	}
+	return &s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// validate checks the declaration: the policy, and that bound fields exist.
+func (t Tool) validate() error {
+	if t.err != nil {
+		return t.err
+	}
+	if err := validToolName(t.name); err != nil {
+		return err
+	}
+	if t.description == "" {
+		return fmt.Errorf("tool %s: no description", t.name)
+	}
+	if err := t.policy.Validate(); err != nil {
+		return fmt.Errorf("tool %s: %w", t.name, err)
+	}
+	b := t.policy.Confirm.bind
+	for _, f := range append(append([]string{}, b.Target...), b.Payload...) {
+		if _, ok := t.schema.Properties[f]; !ok {
+			return fmt.Errorf("tool %s: confirmation binds %q, which is not an argument", t.name, f)
+		}
+	}
+	if _, clash := t.schema.Properties[confirmTokenProperty]; clash {
+		return fmt.Errorf("tool %s: %q is the kernel's argument", t.name, confirmTokenProperty)
+	}
+	return nil
+}
+
+func validToolName(name string) error {
+	if name == "" || len(name) > 128 {
+		return fmt.Errorf("tool name %q: must be 1-128 characters", name)
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("tool name %q: only [A-Za-z0-9_.-] allowed", name)
+		}
+	}
+	return nil
+}
+
+// isText reports whether v is a Text result.
+func isText(v any) (Text, bool) {
+	if t, ok := v.(Text); ok {
+		return t, true
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String && rv.Type() == reflect.TypeFor[Text]() {
+		return Text(rv.String()), true
+	}
+	return "", false
+}
