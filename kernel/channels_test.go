@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 

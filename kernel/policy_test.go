@@ -18,13 +18,17 @@ import (
 func TestPolicyMustBeComplete(t *testing.T) {
 	full := writePolicy(kernel.Never)
 	cases := map[string]func(p *kernel.Policy){
-		"ReadOnly unset":      func(p *kernel.Policy) { p.ReadOnly = 0 },
-		"Destructive unset":   func(p *kernel.Policy) { p.Destructive = 0 },
-		"Idempotent unset":    func(p *kernel.Policy) { p.Idempotent = 0 },
-		"OpenWorld unset":     func(p *kernel.Policy) { p.OpenWorld = 0 },
-		"Confirm unset":       func(p *kernel.Policy) { p.Confirm = kernel.Gate{} },
-		"Tier unset":          func(p *kernel.Policy) { p.Tier = "" },
-		"read-only and gated": func(p *kernel.Policy) { p.ReadOnly = kernel.Yes; p.Destructive = kernel.No; p.Confirm = kernel.Always(kernel.Bind{Target: []string{"zone"}}) },
+		"ReadOnly unset":    func(p *kernel.Policy) { p.ReadOnly = 0 },
+		"Destructive unset": func(p *kernel.Policy) { p.Destructive = 0 },
+		"Idempotent unset":  func(p *kernel.Policy) { p.Idempotent = 0 },
+		"OpenWorld unset":   func(p *kernel.Policy) { p.OpenWorld = 0 },
+		"Confirm unset":     func(p *kernel.Policy) { p.Confirm = kernel.Gate{} },
+		"Tier unset":        func(p *kernel.Policy) { p.Tier = "" },
+		"read-only and gated": func(p *kernel.Policy) {
+			p.ReadOnly = kernel.Yes
+			p.Destructive = kernel.No
+			p.Confirm = kernel.Always(kernel.Bind{Target: []string{"zone"}})
+		},
 		"read-only destructive": func(p *kernel.Policy) {
 			p.ReadOnly = kernel.Yes
 		},
@@ -175,7 +179,9 @@ func TestTierCheckSpendsNoSlot(t *testing.T) {
 	tools := testTools(new([]string))
 	pro := kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{Name: "pro_tool", Description: "d",
 		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: kernel.Never, Tier: "pro"},
-		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) { return map[string]string{}, nil }})
+		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+			return map[string]string{}, nil
+		}})
 	srv, err := kernel.New(kernel.Info{Name: "x"}, append(tools, pro), &kernel.Options{Tiers: tiers, Limiter: lim})
 	if err != nil {
 		t.Fatal(err)

@@ -147,7 +147,9 @@ func NewDynamicTool(s DynamicSpec) Tool {
 		return t
 	}
 	t.decode = func(raw json.RawMessage) (any, error) { return raw, nil }
-	t.handle = func(ctx context.Context, call *Call, in any) (any, error) { return s.Handle(ctx, call, in.(json.RawMessage)) }
+	t.handle = func(ctx context.Context, call *Call, in any) (any, error) {
+		return s.Handle(ctx, call, in.(json.RawMessage))
+	}
 	if s.Preview != nil {
 		t.preview = func(ctx context.Context, call *Call, in any) (Preview, error) {
 			return s.Preview(ctx, call, in.(json.RawMessage))

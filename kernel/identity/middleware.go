@@ -1,0 +1,102 @@
+package identity
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+)
+
+// Middleware authenticates each request with auth. On success it stores the
+// Principal in the request context (see FromContext) and, unless the scheme
+// is SchemeNone, removes the Authorization and X-API-Key headers from the
+// request passed on, so that no later stage can forward or log the
+// client's token. On refusal it answers with the status and challenge of
+// the *AuthError and a short JSON body
+//
+//	{"error":"invalid_token","message":"The access token is invalid or expired.","id":"3f9a1c2b7d4e6a01"}
+//
+// and logs the detail to logger under the same id. Errors that are not an
+// *AuthError are answered 500. A nil logger discards.
+func Middleware(auth Authenticator, logger *slog.Logger) func(http.Handler) http.Handler {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, err := auth.Authenticate(r)
+			if err != nil {
+				writeRefusal(w, r, err, logger)
+				return
+			}
+			r = r.WithContext(WithPrincipal(r.Context(), p))
+			if p.Scheme != SchemeNone {
+				r.Header = r.Header.Clone()
+				r.Header.Del(headerAuthorization)
+				r.Header.Del(headerAPIKey)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+type refusalBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	ID      string `json:"id"`
+}
+
+// writeRefusal answers an authentication failure. The body says only the
+// kind of failure; the detail is logged with an id the client also sees.
+func writeRefusal(w http.ResponseWriter, r *http.Request, err error, logger *slog.Logger) {
+	id := errorID()
+	var ae *AuthError
+	if !errors.As(err, &ae) {
+		ae = &AuthError{Status: http.StatusInternalServerError, Kind: errors.New("internal error"), Detail: err}
+	}
+	body := refusalBody{Error: ae.code(), Message: ae.message(), ID: id}
+	if ae.Status == http.StatusInternalServerError {
+		body.Error, body.Message = "server_error", "Internal error."
+	}
+	logRefusal(r, logger, ae, id)
+	h := w.Header()
+	if ae.Challenge != "" {
+		h.Set("WWW-Authenticate", ae.Challenge)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(ae.Status)
+	json.NewEncoder(w).Encode(body)
+}
+
+func logRefusal(r *http.Request, logger *slog.Logger, ae *AuthError, id string) {
+	level := slog.LevelWarn
+	switch {
+	case ae.Status >= 500:
+		level = slog.LevelError
+	case errors.Is(ae.Kind, ErrNoCredentials):
+		level = slog.LevelInfo
+	}
+	detail := ""
+	if ae.Detail != nil {
+		detail = ae.Detail.Error()
+	}
+	logger.LogAttrs(r.Context(), level, "authentication refused",
+		slog.String("id", id),
+		slog.Int("status", ae.Status),
+		slog.String("kind", ae.Kind.Error()),
+		slog.String("detail", detail),
+		slog.String("remote", r.RemoteAddr),
+	)
+}
+
+// errorID returns a short random id that ties a client-visible refusal to
+// its log record.
+func errorID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

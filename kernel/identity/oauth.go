@@ -1,0 +1,345 @@
+package identity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults of OAuthOptions.
+const (
+	DefaultPlanClaim     = "plan"
+	DefaultOAuthPlan     = "free"
+	DefaultClockSkew     = 30 * time.Second
+	MaxClockSkew         = 5 * time.Minute
+	DefaultMaxTokenBytes = 8 << 10
+)
+
+// OAuthOptions configures OAuth. The zero value is usable.
+type OAuthOptions struct {
+	// AuthorizationServers are listed in the metadata; nil means the
+	// issuer alone.
+	AuthorizationServers []string
+	// RequiredScopes must all be granted by a token; they are also named
+	// in every challenge.
+	RequiredScopes []string
+	// ScopesSupported is listed in the metadata; nil means RequiredScopes.
+	ScopesSupported []string
+	// PlanClaim names the claim that holds the plan; empty means "plan".
+	PlanClaim string
+	// DefaultPlan applies when a token has no plan claim; empty means
+	// "free".
+	DefaultPlan string
+	// ClockSkew is the leeway on exp, nbf and iat; zero means
+	// DefaultClockSkew, and more than MaxClockSkew is refused.
+	ClockSkew time.Duration
+	// MaxTokenBytes caps the token length; zero means 8 KiB.
+	MaxTokenBytes int
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// OAuth is an OAuth 2.1 resource server (MCP authorization; RFC 6750,
+// 8707, 9068, 9728). It accepts only JWT access tokens signed with RS256,
+// PS256, ES256 or EdDSA by a key in its JWKS, issued by exactly its
+// issuer, for exactly its resource (no trailing-slash tolerance), unexpired,
+// and granting every required scope. The principal ID is iss + "|" + sub:
+// sub is unique only within its issuer, and the issuer prefix keeps OAuth
+// IDs apart from API-key IDs (which cannot contain "|").
+type OAuth struct {
+	resource, issuer string
+	keys             *JWKS
+	servers          []string
+	required         []string
+	supported        []string
+	planClaim        string
+	defaultPlan      string
+	skew             time.Duration
+	maxToken         int
+	now              func() time.Time
+	metadataURL      string
+}
+
+// NewOAuth returns a resource server for resource (its canonical https
+// URI, for example "https://mcp.example.com/mcp"), trusting tokens from
+// issuer signed by keys. Invalid settings fail here, not on the first call.
+func NewOAuth(resource, issuer string, keys *JWKS, opts *OAuthOptions) (*OAuth, error) {
+	var o OAuthOptions
+	if opts != nil {
+		o = *opts
+	}
+	a := &OAuth{
+		resource: resource, issuer: issuer, keys: keys,
+		servers: o.AuthorizationServers, required: slices.Clone(o.RequiredScopes), supported: o.ScopesSupported,
+		planClaim: orDefault(o.PlanClaim, DefaultPlanClaim), defaultPlan: orDefault(o.DefaultPlan, DefaultOAuthPlan),
+		skew: o.ClockSkew, maxToken: o.MaxTokenBytes, now: o.Now,
+	}
+	if err := a.setDefaults(); err != nil {
+		return nil, fmt.Errorf("identity: oauth: %w", err)
+	}
+	return a, nil
+}
+
+func (a *OAuth) setDefaults() error {
+	if a.keys == nil {
+		return errors.New("no JWKS")
+	}
+	if a.issuer == "" {
+		return errors.New("empty issuer")
+	}
+	murl, err := metadataURL(a.resource)
+	if err != nil {
+		return err
+	}
+	a.metadataURL = murl
+	if a.servers == nil {
+		a.servers = []string{a.issuer}
+	}
+	if a.supported == nil {
+		a.supported = a.required
+	}
+	for _, s := range slices.Concat(a.required, a.supported) {
+		if !validScope(s) || s == "offline_access" {
+			return fmt.Errorf("scope %q is not a valid scope token or is offline_access", s)
+		}
+	}
+	if !validPlan(a.defaultPlan) {
+		return errors.New("default plan must be 1-64 characters of [A-Za-z0-9._-]")
+	}
+	switch {
+	case a.skew == 0:
+		a.skew = DefaultClockSkew
+	case a.skew < 0 || a.skew > MaxClockSkew:
+		return fmt.Errorf("clock skew %v outside 0..%v", a.skew, MaxClockSkew)
+	}
+	if a.maxToken <= 0 {
+		a.maxToken = DefaultMaxTokenBytes
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	return nil
+}
+
+// Authenticate implements Authenticator.
+func (a *OAuth) Authenticate(r *http.Request) (Principal, error) {
+	if tokenInQuery(r) {
+		return Principal{}, a.refuse(ErrInvalidRequest, errTokenInQuery)
+	}
+	token, err := bearer(r.Header)
+	switch {
+	case errors.Is(err, errManyAuthHeaders):
+		return Principal{}, a.refuse(ErrInvalidRequest, err)
+	case errors.Is(err, errEmptyBearer):
+		return Principal{}, a.refuse(ErrInvalidToken, err)
+	case err != nil || token == "":
+		return Principal{}, a.refuse(ErrNoCredentials, err)
+	}
+	p, err := a.Verify(r.Context(), token)
+	if err != nil {
+		return Principal{}, err
+	}
+	return p, nil
+}
+
+// Verify checks an access token and returns its principal, or an
+// *AuthError (invalid_token, insufficient_scope, or keys unavailable).
+func (a *OAuth) Verify(ctx context.Context, token string) (Principal, error) {
+	t, err := parseJWS(token, a.maxToken)
+	if err != nil {
+		return Principal{}, a.refuse(ErrInvalidToken, err)
+	}
+	if normalizeAlg(t.alg) == "" {
+		return Principal{}, a.refuse(ErrInvalidToken, errBadAlg)
+	}
+	key, err := a.keys.key(ctx, t.kid, t.alg)
+	if errors.Is(err, ErrKeysUnavailable) {
+		return Principal{}, a.refuse(ErrKeysUnavailable, err)
+	}
+	if err != nil {
+		return Principal{}, a.refuse(ErrInvalidToken, err)
+	}
+	if err := verifySignature(t.alg, key, t.signingInput, t.sig); err != nil {
+		return Principal{}, a.refuse(ErrInvalidToken, err)
+	}
+	return a.checkClaims(t.claims)
+}
+
+// refuse builds the refusal with this server's challenge.
+func (a *OAuth) refuse(kind, detail error) *AuthError {
+	c := Challenge{ResourceMetadata: a.metadataURL, Scope: a.required}
+	switch kind {
+	case ErrInvalidToken:
+		c.Error = "invalid_token"
+	case ErrInsufficientScope:
+		c.Error = "insufficient_scope"
+	case ErrInvalidRequest:
+		c.Error = "invalid_request"
+	case ErrKeysUnavailable:
+		return refuse(kind, "", detail)
+	}
+	return refuse(kind, c.String(), detail)
+}
+
+// checkClaims validates the verified claims and builds the principal.
+// Scope is checked last, so an expired token is 401, never 403.
+func (a *OAuth) checkClaims(c map[string]json.RawMessage) (Principal, error) {
+	var iss, sub string
+	if stringMember(c, "iss", &iss, true) != nil || iss != a.issuer {
+		return Principal{}, a.refuse(ErrInvalidToken, errors.New("iss does not match the issuer"))
+	}
+	if err := a.checkAudience(c["aud"]); err != nil {
+		return Principal{}, a.refuse(ErrInvalidToken, err)
+	}
+	if err := a.checkTimes(c); err != nil {
+		return Principal{}, a.refuse(ErrInvalidToken, err)
+	}
+	if stringMember(c, "sub", &sub, true) != nil || sub == "" || len(sub) > 255 || hasControl(sub) {
+		return Principal{}, a.refuse(ErrInvalidToken, errors.New("sub missing or malformed"))
+	}
+	plan, err := a.plan(c)
+	if err != nil {
+		return Principal{}, a.refuse(ErrInvalidToken, err)
+	}
+	granted, err := scopes(c)
+	if err != nil {
+		return Principal{}, a.refuse(ErrInvalidToken, err)
+	}
+	for _, s := range a.required {
+		if !slices.Contains(granted, s) {
+			return Principal{}, a.refuse(ErrInsufficientScope, fmt.Errorf("scope %q not granted", s))
+		}
+	}
+	return Principal{ID: iss + "|" + sub, Plan: plan, Scheme: SchemeOAuth}, nil
+}
+
+// checkAudience requires aud (a string or an array of strings) to contain
+// the resource exactly (RFC 8707, RFC 9068 §4).
+func (a *OAuth) checkAudience(raw json.RawMessage) error {
+	var one string
+	var many []string
+	switch {
+	case raw == nil:
+		return errors.New("aud missing")
+	case json.Unmarshal(raw, &one) == nil:
+		many = []string{one}
+	case json.Unmarshal(raw, &many) != nil:
+		return errors.New("aud is neither a string nor an array of strings")
+	}
+	if !slices.Contains(many, a.resource) {
+		return errors.New("aud does not contain the resource")
+	}
+	return nil
+}
+
+// checkTimes requires exp and checks nbf and iat when present, each with
+// the configured skew.
+func (a *OAuth) checkTimes(c map[string]json.RawMessage) error {
+	now := a.now()
+	exp, ok, err := numericDate(c, "exp")
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errors.New("exp missing")
+	case !now.Before(exp.Add(a.skew)):
+		return errors.New("token expired")
+	}
+	if nbf, ok, err := numericDate(c, "nbf"); err != nil || (ok && now.Add(a.skew).Before(nbf)) {
+		return errOr(err, errors.New("token not yet valid (nbf)"))
+	}
+	if iat, ok, err := numericDate(c, "iat"); err != nil || (ok && iat.After(now.Add(a.skew))) {
+		return errOr(err, errors.New("token issued in the future (iat)"))
+	}
+	return nil
+}
+
+// numericDate reads an RFC 7519 NumericDate claim.
+func numericDate(c map[string]json.RawMessage, name string) (time.Time, bool, error) {
+	raw, ok := c[name]
+	if !ok {
+		return time.Time{}, false, nil
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || math.IsNaN(f) || f < 0 || f > 1e11 {
+		return time.Time{}, false, fmt.Errorf("%s is not a NumericDate", name)
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)), true, nil
+}
+
+// plan reads the plan claim, or returns the default plan when it is absent.
+func (a *OAuth) plan(c map[string]json.RawMessage) (string, error) {
+	raw, ok := c[a.planClaim]
+	if !ok {
+		return a.defaultPlan, nil
+	}
+	var plan string
+	if json.Unmarshal(raw, &plan) != nil || !validPlan(plan) {
+		return "", fmt.Errorf("claim %q is not a valid plan name", a.planClaim)
+	}
+	return plan, nil
+}
+
+// scopes returns the granted scopes: "scope" (a space-separated string,
+// RFC 9068) and "scp" (an array of strings, or a string), combined.
+func scopes(c map[string]json.RawMessage) ([]string, error) {
+	var out []string
+	if raw, ok := c["scope"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, errors.New("scope is not a string")
+		}
+		out = append(out, strings.Fields(s)...)
+	}
+	if raw, ok := c["scp"]; ok {
+		var s string
+		var list []string
+		switch {
+		case json.Unmarshal(raw, &s) == nil:
+			out = append(out, strings.Fields(s)...)
+		case json.Unmarshal(raw, &list) == nil:
+			out = append(out, list...)
+		default:
+			return nil, errors.New("scp is neither a string nor an array of strings")
+		}
+	}
+	return out, nil
+}
+
+// validScope reports whether s is an RFC 6749 scope-token.
+func validScope(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < 0x21 || c == '"' || c == '\\' || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func errOr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
+}

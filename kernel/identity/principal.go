@@ -1,0 +1,130 @@
+// Package identity answers "who is calling, on which plan": it turns an HTTP
+// request into a Principal, and carries the caller's own provider
+// credentials (BYOK) beside it.
+//
+// Three authenticators implement Authenticator:
+//
+//   - None: no credential; for a loopback listener (and stdio, which uses
+//     Local directly). Every caller is the principal "local".
+//   - APIKeys: bearer API keys checked against SHA-256 hashes from a file.
+//   - OAuth: an OAuth 2.1 resource server that verifies JWT access tokens
+//     against a JWKS and serves RFC 9728 protected-resource metadata.
+//
+// Middleware runs an Authenticator, stores the Principal in the request
+// context and answers refusals with a WWW-Authenticate challenge and a short
+// fixed body; the detail goes only to the log, under an id the client also
+// sees. The kernel never passes the client's token upstream: after a
+// successful authentication Middleware removes the Authorization and
+// X-API-Key headers from the request it hands on.
+package identity
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+)
+
+// Credential schemes a Principal can carry.
+const (
+	SchemeNone   = "none"
+	SchemeAPIKey = "apikey"
+	SchemeOAuth  = "oauth"
+)
+
+// PlanLocal is the plan of the unauthenticated local principal.
+//
+// It is deliberately not a commercial tier such as "pro": None
+// authenticates nobody, so anything on the machine that can reach the
+// loopback port gets this plan. Unknown plans fail closed in
+// ratelimit.Tiers, so tiered tools stay closed to it unless the operator
+// lists "local" among the plans or sets NoneOptions.Plan; untiered tools
+// (the usual case) are open. Audit records then say plainly that no
+// authentication took place.
+const PlanLocal = "local"
+
+// Principal is an authenticated caller.
+type Principal struct {
+	// ID identifies the caller; limits, confirmation tokens and sealed
+	// handles are keyed by it. It never contains a credential.
+	ID string
+	// Plan is the caller's plan name, compared with tool tiers.
+	Plan string
+	// Scheme is how the caller authenticated: SchemeNone, SchemeAPIKey or
+	// SchemeOAuth.
+	Scheme string
+}
+
+// Authenticator authenticates one HTTP request. A refusal is an *AuthError
+// that carries the HTTP status and the WWW-Authenticate challenge; any
+// other error is an internal failure (Middleware answers 500).
+// Authenticate must not read the request body.
+type Authenticator interface {
+	Authenticate(r *http.Request) (Principal, error)
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context that carries p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the principal stored by WithPrincipal, if any.
+func FromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+// Local returns the principal of an unauthenticated local caller (stdio,
+// or None over loopback). An empty plan means PlanLocal.
+func Local(plan string) Principal {
+	if plan == "" {
+		plan = PlanLocal
+	}
+	return Principal{ID: "local", Plan: plan, Scheme: SchemeNone}
+}
+
+// NoneOptions configures None. The zero value is usable.
+type NoneOptions struct {
+	// Plan is the plan of the local principal; empty means PlanLocal.
+	Plan string
+	// InsecureAllowRemote accepts requests whose remote address is not
+	// loopback. Without it, such requests are refused with 403: a server
+	// without authentication must not answer the network.
+	InsecureAllowRemote bool
+}
+
+// None authenticates every request as Local, for servers that listen on
+// loopback only.
+type None struct {
+	principal   Principal
+	allowRemote bool
+}
+
+// NewNone returns a None authenticator; opts may be nil.
+func NewNone(opts *NoneOptions) *None {
+	var o NoneOptions
+	if opts != nil {
+		o = *opts
+	}
+	return &None{principal: Local(o.Plan), allowRemote: o.InsecureAllowRemote}
+}
+
+// Authenticate returns the local principal, or a 403 *AuthError when the
+// peer is not on loopback.
+func (n *None) Authenticate(r *http.Request) (Principal, error) {
+	if !n.allowRemote && !loopbackPeer(r.RemoteAddr) {
+		return Principal{}, &AuthError{Status: http.StatusForbidden, Kind: ErrNotLoopback}
+	}
+	return n.principal, nil
+}
+
+func loopbackPeer(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
