@@ -26,6 +26,26 @@ type Call struct {
 	header http.Header
 }
 
+type callKey struct{}
+
+// CallFrom returns the Call a handler's context belongs to, for code below
+// the handler that needs it (a provider client asking for the request's
+// credential). It returns nil outside a tool call.
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// CredentialFrom returns the named credential of the call ctx belongs to;
+// outside a call it fails closed like a missing credential.
+func CredentialFrom(ctx context.Context, name string) (string, error) {
+	c := CallFrom(ctx)
+	if c == nil {
+		return "", &Error{Code: Unauthenticated, Message: "Missing credentials", Hint: "This operation runs only inside a tool call."}
+	}
+	return c.Credential(name)
+}
+
 // Header returns the HTTP request's headers (nil over stdio). Handlers
 // should not need it: credentials come through Credential.
 func (c *Call) Header() http.Header { return c.header }

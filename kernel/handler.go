@@ -24,6 +24,7 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := s.opts.Now()
 		call := s.newCall(ctx, t, req)
+		ctx = context.WithValue(ctx, callKey{}, call)
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
 		res := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
