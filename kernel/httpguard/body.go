@@ -59,7 +59,8 @@ func (b BodyLimit) Handler(next http.Handler) http.Handler {
 		}
 		if !st.body.installed {
 			st.body.install(w, r.Body, r.ContentLength, b.max())
-			r.Body = &bodyReader{c: &st.body}
+			st.reader = bodyReader{c: &st.body}
+			r.Body = &st.reader
 		}
 		next.ServeHTTP(w, r)
 	})

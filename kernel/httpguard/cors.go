@@ -108,7 +108,7 @@ type CORS struct {
 	origins      map[string]bool
 	credentials  bool
 	allowHeaders string
-	exposed      string
+	exposed      []string // shared by every response; len == cap, so appends copy
 	maxAge       string
 	logger       *slog.Logger
 }
@@ -129,7 +129,7 @@ func NewCORS(opts *CORSOptions) (*CORS, error) {
 		}
 	}
 	c.allowHeaders = joinHeaders(corsRequestHeaders, opts.ExtraHeaders)
-	c.exposed = joinHeaders(corsExposedHeaders, opts.ExtraExposedHeaders)
+	c.exposed = []string{joinHeaders(corsExposedHeaders, opts.ExtraExposedHeaders)}
 	maxAge := opts.MaxAge
 	if maxAge == 0 {
 		maxAge = DefaultCORSMaxAge
@@ -144,6 +144,19 @@ func joinHeaders(base, extra []string) string {
 		all = append(all, http.CanonicalHeaderKey(h))
 	}
 	return strings.Join(all, ", ")
+}
+
+var varyOrigin = []string{"Origin"}
+
+// addShared adds a header value from a shared one-element slice without
+// allocating when the header is not yet set. The slice's len equals its cap,
+// so a later Add copies instead of writing into it.
+func addShared(h http.Header, key string, shared []string) {
+	if _, ok := h[key]; ok {
+		h[key] = append(h[key], shared...)
+		return
+	}
+	h[key] = shared
 }
 
 // canonicalOrigin returns scheme://host[:port] lowercased, default ports
@@ -185,8 +198,14 @@ func (c *CORS) Check(r *http.Request) error {
 	case wildcard:
 		return nil
 	}
+	if c == nil {
+		return ErrOriginForbidden
+	}
+	if c.origins[origins[0]] { // browsers send the canonical form: no parse needed
+		return nil
+	}
 	canon, err := canonicalOrigin(origins[0])
-	if err != nil || c == nil || !c.origins[canon] {
+	if err != nil || !c.origins[canon] {
 		return ErrOriginForbidden
 	}
 	return nil
@@ -200,7 +219,7 @@ func (c *CORS) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		if c == nil || !c.wildcard {
-			h.Add("Vary", "Origin")
+			addShared(h, "Vary", varyOrigin)
 		}
 		preflight := r.Method == http.MethodOptions && r.Header.Get("Origin") != ""
 		if preflight {
@@ -224,7 +243,7 @@ func (c *CORS) Handler(next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", c.exposed)
+		h["Access-Control-Expose-Headers"] = c.exposed
 		next.ServeHTTP(w, r)
 	})
 }

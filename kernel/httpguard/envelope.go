@@ -309,11 +309,30 @@ func (p *envParser) finish() (Envelope, error) {
 	return env, nil
 }
 
+// knownStrings are method names and versions returned without allocating.
+var knownStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{
+		"2.0", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",
+		"initialize", "ping", "server/discover", "tools/list", "tools/call", "prompts/list", "prompts/get",
+		"resources/list", "resources/read", "resources/templates/list", "resources/subscribe",
+		"resources/unsubscribe", "completion/complete", "logging/setLevel",
+		"notifications/initialized", "notifications/cancelled", "notifications/progress",
+		"notifications/roots/list_changed",
+	} {
+		m[s] = s
+	}
+	return m
+}()
+
 // decodeStr turns a string's raw content (between the quotes) into a Go
 // string; escapes are decoded by encoding/json so the result is exactly what
 // standard decoders produce. Invalid UTF-8 is refused.
 func decodeStr(raw []byte, escaped bool) (string, error) {
 	if !escaped {
+		if known, ok := knownStrings[string(raw)]; ok {
+			return known, nil
+		}
 		if !utf8.Valid(raw) {
 			return "", fmt.Errorf("string is not UTF-8: %w", ErrInvalidEnvelope)
 		}

@@ -203,8 +203,10 @@ func canonicalName(s string) (string, error) {
 			return "", fmt.Errorf("bad name character")
 		}
 	}
-	if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
-		return a.String(), nil
+	if c := s[len(s)-1]; '0' <= c && c <= '9' { // only then can it be an IPv4 literal
+		if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
+			return a.String(), nil
+		}
 	}
 	return strings.ToLower(s), nil
 }

@@ -11,7 +11,8 @@ import (
 // it stay valid after the request ends (only the pooled body buffer is
 // recycled, and only when no caller was handed its bytes).
 type reqState struct {
-	body bodyCache
+	body   bodyCache
+	reader bodyReader // r.Body for later stages, allocated with the state
 
 	envDone bool
 	env     Envelope
