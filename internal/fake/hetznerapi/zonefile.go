@@ -120,6 +120,9 @@ func addParsed(sets map[string]*RRSet, rr dns.RR, comment, zoneName string) erro
 		return fmt.Errorf("%w: TTL of %s below %d", ErrZonefile, name, minTTL)
 	}
 	value := strings.TrimPrefix(rr.String(), h.String())
+	if err := checkValue(value, typ, zoneName); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrZonefile, name, err)
+	}
 	comment = unmangleComment(comment)
 	id := rrsetID(name, typ)
 	rs, ok := sets[id]

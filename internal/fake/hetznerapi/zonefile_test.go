@@ -1,6 +1,8 @@
 package hetznerapi
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,4 +124,68 @@ func TestExportRoundTrip(t *testing.T) {
 	if again := do(t, s, "GET", zpath+"/zonefile", nil).str("zonefile"); again == text {
 		t.Error("the import must bump the SOA serial")
 	}
+}
+
+func FuzzParseZonefile(f *testing.F) {
+	f.Add(minimalZonefile)
+	f.Add("$TTL 60\n@ IN SOA a. b. 1 2 3 4 5\n")
+	f.Add("@ SOA hydrogen.ns.hetzner.com. dns.hetzner.com. 1 2 3 4 5\n@ NS hydrogen.ns.hetzner.com.\n" +
+		"@ NS oxygen.ns.hetzner.com.\n@ NS helium.ns.hetzner.de.\n* TXT \"a;b\" ; c;d\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		p, err := ParseZonefile(text, "example.com", 3600)
+		if err != nil {
+			if !errors.Is(err, ErrZonefile) {
+				t.Fatalf("error %v does not wrap ErrZonefile", err)
+			}
+			return
+		}
+		if _, ok := p.RRSets["@/SOA"]; !ok {
+			t.Fatal("accepted a zone file without SOA")
+		}
+		ttl := 3600
+		if p.TTL != nil {
+			ttl = *p.TTL
+		}
+		var sets []RRSet
+		for _, id := range sortedKeys(p.RRSets) {
+			sets = append(sets, p.RRSets[id])
+		}
+		again, err := ParseZonefile(ExportZonefile("example.com", ttl, sets), "example.com", ttl)
+		if err != nil {
+			t.Fatalf("export of an accepted file does not re-import: %v", err)
+		}
+		if d := cmp.Diff(p.RRSets, again.RRSets); d != "" {
+			t.Fatalf("round trip differs:\n%s", d)
+		}
+	})
+}
+
+func FuzzCheckTXT(f *testing.F) {
+	for _, s := range []string{`"v=spf1 -all"`, `"a" "b"`, `"a\"b"`, `"\065\\"`, `"x`, `x`, `""`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		chunks, err := splitTXT(s)
+		if err != nil {
+			return
+		}
+		var b strings.Builder
+		for i, c := range chunks {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteByte('"')
+			for _, ch := range []byte(c) {
+				if ch == '"' || ch == '\\' {
+					b.WriteByte('\\')
+				}
+				b.WriteByte(ch)
+			}
+			b.WriteByte('"')
+		}
+		again, err := splitTXT(b.String())
+		if err != nil || !slices.Equal(chunks, again) {
+			t.Fatalf("requoted %q -> %q (%v), want %q", b.String(), again, err, chunks)
+		}
+	})
 }
