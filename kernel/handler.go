@@ -14,6 +14,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // handler is the tool layer's pipeline for one tool (doc.go draws it):
@@ -25,11 +26,13 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 		start := s.opts.Now()
 		call := s.newCall(ctx, t, req)
 		ctx = context.WithValue(ctx, callKey{}, call)
+		ctx, meter := upstream.WithMeter(ctx)
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
 		res := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
+		rec.UpstreamCalls = int(meter.Stats().Calls)
 		s.audit.Write(ctx, rec)
 		return res, nil
 	}
