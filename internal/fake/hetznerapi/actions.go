@@ -93,12 +93,16 @@ func (s *Server) begin(command string, zoneID int64) (a *action, apply bool) {
 		a.outcome.Stay = true
 	}
 	s.actions[a.ID] = a
+	s.runningN[zoneID]++
 	return a, a.outcome.ErrorCode == ""
 }
 
 func (s *Server) finish(a *action) {
 	now := s.now()
 	a.Progress, a.Finished = 100, &now
+	if s.runningN[a.zoneID]--; s.runningN[a.zoneID] <= 0 {
+		delete(s.runningN, a.zoneID)
+	}
 	if a.outcome.ErrorCode != "" {
 		a.Status = StatusError
 		a.Error = &ActionError{Code: a.outcome.ErrorCode, Message: a.outcome.ErrorMessage}
@@ -120,12 +124,7 @@ func (s *Server) poll(a *action) {
 
 // running reports whether zone has a running action.
 func (s *Server) running(zoneID int64) bool {
-	for _, a := range s.actions {
-		if a.zoneID == zoneID && a.Status == StatusRunning {
-			return true
-		}
-	}
-	return false
+	return s.runningN[zoneID] > 0
 }
 
 // checkLocked answers 423 locked when scripted (Options.LockWhileRunning).

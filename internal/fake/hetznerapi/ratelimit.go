@@ -51,8 +51,8 @@ func (s *Server) rateLimit(w http.ResponseWriter) *apiError {
 		h.Set("RateLimit-Reset", strconv.FormatInt(s.rate.forcedReset.Unix(), 10))
 		return newError(CodeRateLimitExceeded, "limit of requests per hour reached")
 	}
-	exceeded := s.rate.remaining < 1
-	if !exceeded {
+	exceeded := s.rate.remaining < 1 && !s.opts.DisableRateLimit
+	if !exceeded && !s.opts.DisableRateLimit {
 		s.rate.remaining--
 	}
 	full := now.Add(time.Duration(math.Ceil((limit-s.rate.remaining)/perSec)) * time.Second)

@@ -43,8 +43,12 @@ type Options struct {
 	// RejectPerPageOverMax answers 422 invalid_input for a per_page above the
 	// endpoint's maximum instead of clamping it (reference §2.3 [?]).
 	RejectPerPageOverMax bool
-	// RateLimit is the RateLimit-Limit per hour; 3600 when zero.
+	// RateLimit is the RateLimit-Limit per hour; 3600 when zero. The bucket
+	// is real: a test making more requests than that quickly gets 429s.
 	RateLimit int
+	// DisableRateLimit keeps the headers but never spends the bucket, for
+	// benchmarks; RateLimitNext still works.
+	DisableRateLimit bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -58,6 +62,7 @@ type Server struct {
 	zones      map[int64]*zone
 	nextZone   int64
 	actions    map[int64]*action
+	runningN   map[int64]int // running actions per zone
 	nextAction int64
 	scripts    []ActionOutcome
 	seq        int64
@@ -88,7 +93,7 @@ func New(opts *Options) *Server {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Server{opts: o, zones: map[int64]*zone{}, actions: map[int64]*action{},
+	s := &Server{opts: o, zones: map[int64]*zone{}, actions: map[int64]*action{}, runningN: map[int64]int{},
 		nextZone: 1000, nextAction: 9000000, done: make(chan struct{})}
 	s.rate.remaining = float64(o.RateLimit)
 	return s

@@ -168,6 +168,13 @@ func TestRateLimitNext(t *testing.T) {
 	}
 	s.SetRateLimitRemaining(0)
 	want(t, do(t, s, "GET", "/zones", nil), 429, CodeRateLimitExceeded)
+
+	off := Start(t, &Options{RateLimit: 1, DisableRateLimit: true})
+	for range 3 {
+		if r := do(t, off, "GET", "/zones", nil); r.status != 200 || r.header.Get("RateLimit-Remaining") != "1" {
+			t.Fatalf("disabled limit: %d %v", r.status, r.header)
+		}
+	}
 }
 
 func TestConcurrentUse(t *testing.T) {
