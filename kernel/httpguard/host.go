@@ -197,6 +197,9 @@ func canonicalName(s string) (string, error) {
 	if s == "" || len(s) > 253 {
 		return "", fmt.Errorf("bad name length")
 	}
+	if s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return "", fmt.Errorf("empty label")
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
