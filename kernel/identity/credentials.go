@@ -61,11 +61,22 @@ func (s CredentialSpec) Validate() error {
 // values never print: fmt (every verb), slog, and encoding/json all show
 // "[redacted]". Read them only through Require. The zero value is empty.
 type Credentials struct {
-	v *credentialValues // a pointer, so reflection-based printers see an address
+	// The values live in a closure: a reflection-based printer that walks
+	// into an unexported field sees only a function address.
+	lookup func(canonicalName string) (string, bool)
+	names  []string // sorted canonical names; not secret
 }
 
-type credentialValues struct {
-	m map[string]string // canonical header name -> value
+func newCredentials(m map[string]string) Credentials {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return Credentials{
+		lookup: func(name string) (string, bool) { v, ok := m[name]; return v, ok },
+		names:  names,
+	}
 }
 
 // ExtractCredentials collects the headers declared by specs from h. A
@@ -84,7 +95,7 @@ func ExtractCredentials(h http.Header, specs ...CredentialSpec) Credentials {
 			}
 		}
 	}
-	return Credentials{v: &credentialValues{m: m}}
+	return newCredentials(m)
 }
 
 // FixedCredentials returns Credentials with fixed values by header name:
@@ -98,7 +109,7 @@ func FixedCredentials(values map[string]string) Credentials {
 			m[textproto.CanonicalMIMEHeaderKey(k)] = v
 		}
 	}
-	return Credentials{v: &credentialValues{m: m}}
+	return newCredentials(m)
 }
 
 // CredentialMiddleware extracts the headers declared by specs into the
@@ -173,25 +184,15 @@ func Require(ctx context.Context, spec CredentialSpec) (map[string]string, error
 }
 
 func (c Credentials) get(name string) (string, bool) {
-	if c.v == nil {
+	if c.lookup == nil {
 		return "", false
 	}
-	v, ok := c.v.m[textproto.CanonicalMIMEHeaderKey(name)]
-	return v, ok
+	return c.lookup(textproto.CanonicalMIMEHeaderKey(name))
 }
 
-// Names returns the header names present, sorted. Names are not secret.
-func (c Credentials) Names() []string {
-	if c.v == nil {
-		return nil
-	}
-	names := make([]string, 0, len(c.v.m))
-	for k := range c.v.m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
-}
+// Names returns the canonical header names present, sorted. Names are not
+// secret.
+func (c Credentials) Names() []string { return slices.Clone(c.names) }
 
 // String returns "[redacted]".
 func (c Credentials) String() string { return redacted }

@@ -10,10 +10,10 @@ import (
 )
 
 // Middleware authenticates each request with auth. On success it stores the
-// Principal in the request context (see FromContext) and, unless the scheme
-// is SchemeNone, removes the Authorization and X-API-Key headers from the
-// request passed on, so that no later stage can forward or log the
-// client's token. On refusal it answers with the status and challenge of
+// Principal in the request context (see FromContext) and removes the
+// Authorization and X-API-Key headers from the request passed on (for every
+// scheme, None included), so that no later stage can forward or log the
+// client's token: upstream calls carry their own credentials. On refusal it answers with the status and challenge of
 // the *AuthError and a short JSON body
 //
 //	{"error":"invalid_token","message":"The access token is invalid or expired.","id":"3f9a1c2b7d4e6a01"}
@@ -32,11 +32,9 @@ func Middleware(auth Authenticator, logger *slog.Logger) func(http.Handler) http
 				return
 			}
 			r = r.WithContext(WithPrincipal(r.Context(), p))
-			if p.Scheme != SchemeNone {
-				r.Header = r.Header.Clone()
-				r.Header.Del(headerAuthorization)
-				r.Header.Del(headerAPIKey)
-			}
+			r.Header = r.Header.Clone()
+			r.Header.Del(headerAuthorization)
+			r.Header.Del(headerAPIKey)
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -49,7 +49,7 @@ func TestMiddlewareSuccessStripsCredentials(t *testing.T) {
 	}
 }
 
-func TestMiddlewareNoneKeepsHeaders(t *testing.T) {
+func TestMiddlewareNoneStripsToo(t *testing.T) {
 	next := &echo{}
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	r.RemoteAddr = "127.0.0.1:5555"
@@ -57,6 +57,9 @@ func TestMiddlewareNoneKeepsHeaders(t *testing.T) {
 	Middleware(NewNone(nil), nil)(next).ServeHTTP(httptest.NewRecorder(), r)
 	if next.principal != Local("") || next.principal.Plan != PlanLocal {
 		t.Fatalf("principal %+v", next.principal)
+	}
+	if next.header.Get("Authorization") != "" {
+		t.Fatal("Authorization passed on under None")
 	}
 }
 
@@ -94,7 +97,7 @@ func TestMiddlewareRefusal(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Error != tt.code || len(body.ID) != 16 {
 				t.Fatalf("body %s", w.Body)
 			}
-			for _, leak := range []string{"exp", "scope \"", "aud", "iss", "kid", "rsa"} {
+			for _, leak := range []string{"token expired", "not granted", "aud ", "iss ", "kid", "rsa"} {
 				if strings.Contains(w.Body.String(), leak) {
 					t.Fatalf("body leaks %q: %s", leak, w.Body)
 				}

@@ -23,8 +23,8 @@ const (
 
 // OAuthOptions configures OAuth. The zero value is usable.
 type OAuthOptions struct {
-	// AuthorizationServers are listed in the metadata; nil means the
-	// issuer alone.
+	// AuthorizationServers are listed in the metadata (https URLs, http
+	// only for loopback); nil means the issuer alone.
 	AuthorizationServers []string
 	// RequiredScopes must all be granted by a token; they are also named
 	// in every challenge.
@@ -100,6 +100,14 @@ func (a *OAuth) setDefaults() error {
 	a.metadataURL = murl
 	if a.servers == nil {
 		a.servers = []string{a.issuer}
+	}
+	if len(a.servers) == 0 {
+		return errors.New("metadata must list at least one authorization server")
+	}
+	for _, s := range a.servers {
+		if _, err := checkFetchURL(s); err != nil {
+			return fmt.Errorf("authorization server %q: %w", s, err)
+		}
 	}
 	if a.supported == nil {
 		a.supported = a.required

@@ -301,6 +301,9 @@ func TestNewOAuthValidates(t *testing.T) {
 		{"skew too large", testResource, testIssuer, keys, &OAuthOptions{ClockSkew: time.Hour}},
 		{"negative skew", testResource, testIssuer, keys, &OAuthOptions{ClockSkew: -time.Second}},
 		{"bad default plan", testResource, testIssuer, keys, &OAuthOptions{DefaultPlan: "a b"}},
+		{"no authorization servers", testResource, testIssuer, keys, &OAuthOptions{AuthorizationServers: []string{}}},
+		{"http authorization server", testResource, testIssuer, keys, &OAuthOptions{AuthorizationServers: []string{"http://as.example.com"}}},
+		{"issuer not a URL", testResource, "urn:issuer", keys, nil},
 	}
 	for _, tt := range tests {
 		if _, err := NewOAuth(tt.resource, tt.issuer, tt.keys, tt.opts); err == nil {

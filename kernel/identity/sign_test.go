@@ -37,23 +37,16 @@ var (
 func tk(t testing.TB) testKeys {
 	t.Helper()
 	keysOnce.Do(func() {
-		var err error
-		must := func(e error) {
-			if e != nil && err == nil {
-				err = e
+		var errs [4]error
+		keys.rsa, errs[0] = rsa.GenerateKey(rand.Reader, 2048)
+		keys.rsa2, errs[1] = rsa.GenerateKey(rand.Reader, 2048)
+		keys.ec, errs[2] = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		keys.ec2, errs[3] = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		_, keys.ed, _ = ed25519.GenerateKey(rand.Reader)
+		for _, err := range errs {
+			if err != nil {
+				panic(err)
 			}
-		}
-		keys.rsa, err = rsa.GenerateKey(rand.Reader, 2048)
-		keys.rsa2, _ = rsa.GenerateKey(rand.Reader, 2048)
-		var e error
-		keys.ec, e = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		must(e)
-		keys.ec2, e = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		must(e)
-		_, keys.ed, e = ed25519.GenerateKey(rand.Reader)
-		must(e)
-		if err != nil {
-			panic(err)
 		}
 	})
 	return keys
