@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"time"
+
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -95,4 +97,9 @@ func (s *Server) tierRefusal(ctx context.Context, p identity.Principal, tool str
 		Tool: tool, Outcome: audit.Refused, ErrorCode: string(PermissionDenied)})
 	return s.errorResult(&Error{Code: PermissionDenied, Message: "Your plan does not include this tool.",
 		Hint: "Ask the operator for a plan that includes it."}, "")
+}
+
+func auditRateLimited(now time.Time, p identity.Principal, tool, network string) audit.Record {
+	return audit.Record{Time: now, Principal: p.ID, Plan: p.Plan, Scheme: p.Scheme, Network: network,
+		Tool: tool, Outcome: audit.RateLimited, ErrorCode: string(RateLimited)}
 }

@@ -1,0 +1,221 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
+)
+
+// MCPPath is where the MCP endpoint is served.
+const MCPPath = "/mcp"
+
+// HTTPOptions configure serving over Streamable HTTP. The zero value serves
+// a loopback-only, unauthenticated endpoint with every guard on.
+type HTTPOptions struct {
+	// Addr is the listen address; a bare port or ":port" binds 127.0.0.1.
+	Addr string
+	// Guards configures the transport guards (Hosts, CORS, body size,
+	// flood). Empty Hosts default to the loopback names of Addr, and empty
+	// CORS origins to the server's own loopback origins.
+	Guards httpguard.PipelineOptions
+	// Auth authenticates requests; identity.None (principal "local") when
+	// nil.
+	Auth identity.Authenticator
+	// OAuth, when Auth is OAuth, also serves its RFC 9728 metadata.
+	OAuth *identity.OAuth
+	// Env is the deployment environment (BULWARK_ENV); "production" makes
+	// a "*" CORS list log a warning.
+	Env string
+}
+
+// HTTPHandler returns the whole HTTP surface: the MCP endpoint behind the
+// guards, /healthz, and the protected-resource metadata under OAuth.
+func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
+	g := opts.Guards
+	if g.Logger == nil {
+		g.Logger = s.logger
+	}
+	if len(g.Hosts) == 0 {
+		g.Hosts = httpguard.DefaultHosts(opts.Addr)
+	}
+	if g.CORS == nil {
+		g.CORS = &httpguard.CORSOptions{Origins: loopbackOrigins(opts.Addr)}
+	}
+	if g.CORS.WarnIfWildcardInProduction(opts.Env, s.logger) {
+		// warned; "*" stays the operator's explicit choice
+	}
+	auth := opts.Auth
+	if auth == nil {
+		auth = identity.NewNone(nil)
+	}
+	g.Auth = identity.Middleware(auth, s.logger)
+	pipe, err := httpguard.NewPipeline(&g)
+	if err != nil {
+		return nil, err
+	}
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		JSONResponse:               true,
+		DisableLocalhostProtection: true, // the Host and Origin guards above decide, on every interface
+		MaxRequestBodyBytes:        -1,   // the body guard above has already bounded the read
+		Logger:                     s.logger,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(MCPPath, pipe.Handler(s.admission(sdk)))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprintln(w, "ok")
+	})
+	if opts.OAuth != nil {
+		for _, p := range opts.OAuth.MetadataPaths() {
+			mux.Handle("GET "+p, opts.OAuth.MetadataHandler())
+		}
+	}
+	return mux, nil
+}
+
+// admission is pipeline step 10 over HTTP: the tier check, then the rate
+// limit, on the body parsed once by the guards. A tier refusal goes on to
+// the tool layer (which answers it as a tool error) without spending a
+// slot; a rate-limit refusal is answered here, 429 with Retry-After. It also
+// puts the client's network and the validated trace headers in the context.
+func (s *Server) admission(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := withNetwork(r.Context(), clientNetwork(r.RemoteAddr))
+		if tc, ok := httpguard.TraceFromContext(ctx); ok {
+			ctx = upstream.WithTrace(ctx, tc.Traceparent, tc.Tracestate)
+		}
+		env, err := httpguard.RequestEnvelope(r)
+		if err == nil && env.Method == "tools/call" {
+			p, ok := identity.FromContext(ctx)
+			if !ok {
+				p = identity.Local("")
+			}
+			a, err := s.Admit(ctx, p, env.Name)
+			if err != nil {
+				s.logger.ErrorContext(ctx, "rate limiter failed; refusing", "error", err.Error())
+			}
+			if a.Limited != nil {
+				s.refuseRate(w, r, env.ID, p, env.Name, a)
+				return
+			}
+			ctx = withAdmitted(ctx)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func (s *Server) refuseRate(w http.ResponseWriter, r *http.Request, id json.RawMessage, p identity.Principal, tool string, a Admission) {
+	s.audit.Write(r.Context(), auditRateLimited(s.opts.Now(), p, tool, clientNetwork(r.RemoteAddr)))
+	w.Header().Set("Retry-After", ratelimit.RetryAfterHeader(a.Decision))
+	var data any
+	if len(a.Limited.Data) > 0 {
+		data = a.Limited.Data
+	}
+	httpguard.WriteError(w, http.StatusTooManyRequests, id, int(a.Limited.Code), a.Limited.Message, data)
+}
+
+// clientNetwork reduces an address to its network (/24 for IPv4, /64 for
+// IPv6) for the audit: enough to tell clients apart, not to name a host.
+func clientNetwork(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return ""
+	}
+	a = a.Unmap()
+	bits := 64
+	if a.Is4() {
+		bits = 24
+	}
+	p, _ := a.Prefix(bits)
+	return p.String()
+}
+
+// loopbackOrigins are the server's own origins on a loopback address, so a
+// page it serves itself (and the conformance suite's rebinding probe) passes.
+func loopbackOrigins(addr string) []string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" || port == "0" {
+		return nil
+	}
+	return []string{"http://localhost:" + port, "http://127.0.0.1:" + port, "http://[::1]:" + port}
+}
+
+// ServeHTTP serves the server on opts.Addr until ctx ends, then shuts down
+// gracefully (in-flight calls get up to 10 seconds). ready, when not nil,
+// receives the bound address once the listener is open.
+func (s *Server) ServeHTTP(ctx context.Context, opts HTTPOptions, ready func(addr string)) error {
+	if os.Getenv("MCPGODEBUG") != "" {
+		return errors.New("refusing to start: MCPGODEBUG is set, and its compatibility flags restore weaker go-sdk behaviour")
+	}
+	addr := listenAddr(opts.Addr)
+	opts.Addr = addr
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	opts.Addr = ln.Addr().String()
+	h, err := s.HTTPHandler(opts)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      5 * time.Minute, // long operations report progress and may run for minutes
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	if ready != nil {
+		ready(opts.Addr)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return err
+	}
+	return nil
+}
+
+// listenAddr defaults the host to 127.0.0.1: an HTTP listener is loopback
+// unless the operator names another interface.
+func listenAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return net.JoinHostPort("127.0.0.1", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
