@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -120,7 +121,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	}
 	s.byName = map[string]*Tool{}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
-		&mcp.ServerOptions{Instructions: info.Instructions, Logger: s.logger, HasTools: true})
+		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.logger), HasTools: true})
 	for _, t := range selected {
 		if err := s.register(t); err != nil {
 			return nil, err
@@ -277,3 +278,26 @@ func (s *Server) credential(c *Call, name string) (string, error) {
 // Context returns ctx with the server's error logger, for handlers that want
 // to log with the same id scheme.
 func (s *Server) Logger() *slog.Logger { return s.logger }
+
+// sdkLogger passes on only the SDK's warnings and errors: its per-session
+// information lines would drown ours.
+func sdkLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{Handler: l.Handler(), min: slog.LevelWarn})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{Handler: m.Handler.WithAttrs(a), min: m.min}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: m.Handler.WithGroup(name), min: m.min}
+}

@@ -1,0 +1,126 @@
+// Package cli is the bulwark command line: one explicit table of servers,
+// each turning flags and environment variables into its Config, and the
+// serving of the result over stdio or HTTP. The process's environment and
+// streams are injected (Env), so the whole binary is testable.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+)
+
+// Env is what the command gets from the operating system.
+type Env struct {
+	Args []string
+	// Getenv reads a variable; Unsetenv removes one (credentials are removed
+	// as soon as they are read).
+	Getenv   func(string) string
+	Unsetenv func(string) error
+	Stdin    io.ReadCloser
+	Stdout   io.WriteCloser
+	Stderr   io.Writer
+}
+
+// Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3";
+// otherwise it comes from the module's build info.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// command is one server (or helper) of the binary.
+type command struct {
+	name    string
+	summary string
+	// flags registers the command's flags; run is called after parsing.
+	setup func(fs *flag.FlagSet, env Env) func(ctx context.Context) error
+}
+
+// commands is the one table of what the binary serves.
+func commands() []command {
+	return []command{
+		{name: "dns", summary: "DNS zones: a local zone store with an authoritative DNS responder (default), or Hetzner Cloud DNS", setup: setupDNS},
+	}
+}
+
+// errUsage marks errors that are the caller's mistake (exit code 2).
+var errUsage = errors.New("usage")
+
+// Run runs the command line and returns the process's exit code.
+func Run(ctx context.Context, env Env) int {
+	if len(env.Args) == 0 {
+		usage(env.Stderr)
+		return 2
+	}
+	switch name := env.Args[0]; name {
+	case "help", "-h", "-help", "--help":
+		if len(env.Args) > 1 {
+			return runCommand(ctx, env, env.Args[1], []string{"-help"})
+		}
+		usage(env.Stdout)
+		return 0
+	case "version", "--version", "-version":
+		fmt.Fprintf(env.Stdout, "bulwark %s\n", version())
+		return 0
+	default:
+		return runCommand(ctx, env, name, env.Args[1:])
+	}
+}
+
+func runCommand(ctx context.Context, env Env, name string, args []string) int {
+	for _, c := range commands() {
+		if c.name != name {
+			continue
+		}
+		fs := flag.NewFlagSet("bulwark "+name, flag.ContinueOnError)
+		fs.SetOutput(env.Stderr)
+		run := c.setup(fs, env)
+		fs.Usage = func() {
+			fmt.Fprintf(fs.Output(), "Usage: bulwark %s [flags]\n\n%s.\n\nEvery flag can also be set by the environment variable shown in brackets.\n\nFlags:\n", name, c.summary)
+			fs.PrintDefaults()
+		}
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() > 0 {
+			fmt.Fprintf(env.Stderr, "bulwark %s: unexpected argument %q\n", name, fs.Arg(0))
+			return 2
+		}
+		if err := run(ctx); err != nil {
+			fmt.Fprintf(env.Stderr, "bulwark %s: %v\n", name, err)
+			if errors.Is(err, errUsage) {
+				return 2
+			}
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(env.Stderr, "bulwark: unknown command %q\n\n", name)
+	usage(env.Stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("bulwark serves MCP servers that are safe to hand to an AI model.\n\nUsage:\n  bulwark <server> [flags]   serve over stdio (or --http ADDR)\n  bulwark help <server>      the server's flags\n  bulwark version\n\nServers:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nExample: bulwark dns            (local zone store over stdio, no account needed)\n")
+	io.WriteString(w, b.String())
+}

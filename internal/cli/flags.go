@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// flags registers flags whose defaults come from environment variables, and
+// collects what was wrong with those variables for the run to report.
+type flags struct {
+	fs   *flag.FlagSet
+	env  Env
+	errs []error
+}
+
+func newFlags(fs *flag.FlagSet, env Env) *flags { return &flags{fs: fs, env: env} }
+
+func (f *flags) usage(usage, envName string) string {
+	if envName == "" {
+		return usage
+	}
+	return fmt.Sprintf("%s [%s]", usage, envName)
+}
+
+func (f *flags) getenv(name string) string {
+	if name == "" || f.env.Getenv == nil {
+		return ""
+	}
+	return f.env.Getenv(name)
+}
+
+// String registers a string flag.
+func (f *flags) String(p *string, name, envName, def, usage string) {
+	if v := f.getenv(envName); v != "" {
+		def = v
+	}
+	f.fs.StringVar(p, name, def, f.usage(usage, envName))
+}
+
+// Bool registers a boolean flag; the variable takes true/1/yes/on and
+// false/0/no/off, in any case.
+func (f *flags) Bool(p *bool, name, envName string, def bool, usage string) {
+	if v := f.getenv(envName); v != "" {
+		b, ok := parseBool(v)
+		if !ok {
+			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a boolean (use true or false)", envName, v))
+		} else {
+			def = b
+		}
+	}
+	f.fs.BoolVar(p, name, def, f.usage(usage, envName))
+}
+
+func parseBool(v string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true, true
+	case "0", "false", "no", "off":
+		return false, true
+	}
+	return false, false
+}
+
+// Int registers an integer flag.
+func (f *flags) Int(p *int, name, envName string, def int, usage string) {
+	if v := f.getenv(envName); v != "" {
+		var n int
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a number", envName, v))
+		} else {
+			def = n
+		}
+	}
+	f.fs.IntVar(p, name, def, f.usage(usage, envName))
+}
+
+// Duration registers a duration flag ("30s", "5m").
+func (f *flags) Duration(p *time.Duration, name, envName string, def time.Duration, usage string) {
+	if v := f.getenv(envName); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a duration (e.g. 30s)", envName, v))
+		} else {
+			def = d
+		}
+	}
+	f.fs.DurationVar(p, name, def, f.usage(usage, envName))
+}
+
+// List registers a comma-separated list flag.
+func (f *flags) List(p *[]string, name, envName, usage string) {
+	*p = splitList(f.getenv(envName))
+	f.fs.Func(name, f.usage(usage+" (comma-separated)", envName), func(s string) error {
+		*p = splitList(s)
+		return nil
+	})
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// Secret reads a credential from envName once and removes the variable
+// from the process environment at once, so that nothing started later (and
+// nothing that reads /proc/self/environ) sees it. A flag names a file to
+// read it from instead; a secret is never a flag value.
+func (f *flags) Secret(p *secret, fileFlag, envName, usage string) {
+	if v := f.getenv(envName); v != "" {
+		p.value, p.source = strings.TrimSpace(v), envName
+	}
+	if envName != "" && f.env.Unsetenv != nil {
+		_ = f.env.Unsetenv(envName)
+	}
+	f.fs.Func(fileFlag, f.usage(usage+" (a file holding it)", envName), func(path string) error {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("reading the file given to -%s failed", fileFlag)
+		}
+		p.value, p.source = strings.TrimSpace(string(b)), "-"+fileFlag
+		return nil
+	})
+}
+
+// secret holds a credential. It prints as [redacted] however it is
+// formatted, so that it cannot reach a log by accident.
+type secret struct {
+	value  string
+	source string
+}
+
+func (s secret) String() string   { return "[redacted]" }
+func (s secret) GoString() string { return "[redacted]" }
+func (s secret) set() bool        { return s.value != "" }
+
+// err reports what was wrong with the environment.
+func (f *flags) err() error {
+	if len(f.errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(f.errs))
+	for i, e := range f.errs {
+		msgs[i] = e.Error()
+	}
+	return fmt.Errorf("%w: %s", errUsage, strings.Join(msgs, "; "))
+}

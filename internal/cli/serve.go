@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/confirm"
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
+)
+
+// serving holds the flags every server shares: transport, tool selection,
+// audit, and the HTTP hardening.
+type serving struct {
+	http           string
+	readOnly       bool
+	allow, deny    []string
+	auditTo        string
+	logLevel       string
+	confirmTTL     time.Duration
+	rateLimit      int
+	plans          []string
+	allowedHosts   []string
+	allowedOrigins []string
+	auth           string
+	apiKeysFile    string
+	oauthResource  string
+	oauthIssuer    string
+	oauthJWKS      string
+	oauthScopes    []string
+	byok           bool
+	floodLimit     int
+	maxBodyPtr     *int
+	env            string
+}
+
+// register adds the shared flags. prefix names the established variables
+// of the server's upstream (HETZNER → HETZNER_READ_ONLY, …).
+func (s *serving) register(f *flags, prefix string) {
+	f.String(&s.http, "http", "BULWARK_HTTP", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio (a bare :port binds 127.0.0.1)")
+	f.Bool(&s.readOnly, "read-only", prefix+"_READ_ONLY", false, "register only the read-only tools")
+	f.List(&s.allow, "allow-tools", prefix+"_ALLOW_TOOLS", "only these tools (exact names or prefix*)")
+	f.List(&s.deny, "deny-tools", prefix+"_DENY_TOOLS", "not these tools (exact names or prefix*)")
+	f.String(&s.auditTo, "audit", "BULWARK_AUDIT", "", "write one JSON line per tool call to `PATH` (or \"stderr\")")
+	f.String(&s.logLevel, "log-level", "BULWARK_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs go to stderr)")
+	f.Duration(&s.confirmTTL, "confirm-ttl", "BULWARK_CONFIRM_TTL", confirm.DefaultTTL, "how long a confirmation token stays valid")
+	f.Int(&s.rateLimit, "rate-limit", "BULWARK_RATE_LIMIT", ratelimit.DefaultLimit, "tool calls per minute per principal (0: no limit)")
+	f.List(&s.plans, "plans", "BULWARK_PLANS", "plan names, lowest first, that tool tiers refer to (default free,pro,enterprise)")
+	f.List(&s.allowedHosts, "allowed-hosts", "BULWARK_ALLOWED_HOSTS", "HTTP: Host values to accept (default: the loopback names); set it behind a reverse proxy")
+	f.List(&s.allowedOrigins, "allowed-origins", "BULWARK_ALLOWED_ORIGINS", "HTTP: browser origins to accept, or * (default: the server's own loopback origins)")
+	f.String(&s.auth, "auth", "BULWARK_AUTH", "none", "HTTP: authentication: none (loopback only), apikey or oauth")
+	f.String(&s.apiKeysFile, "api-keys-file", "BULWARK_API_KEYS_FILE", "", "HTTP: `FILE` of \"<sha256-hex> <plan> [id]\" lines, for -auth apikey")
+	f.String(&s.oauthResource, "oauth-resource", "BULWARK_OAUTH_RESOURCE", "", "HTTP: this server's canonical URL, the audience tokens must name (-auth oauth)")
+	f.String(&s.oauthIssuer, "oauth-issuer", "BULWARK_OAUTH_ISSUER", "", "HTTP: the authorization server's issuer (-auth oauth)")
+	f.String(&s.oauthJWKS, "oauth-jwks", "BULWARK_OAUTH_JWKS", "", "HTTP: the issuer's JWKS, a file or an https URL (-auth oauth)")
+	f.List(&s.oauthScopes, "oauth-scopes", "BULWARK_OAUTH_SCOPES", "HTTP: scopes every token must grant")
+	f.Bool(&s.byok, "byok", "BULWARK_BYOK", false, "HTTP: take provider credentials from each request's headers, never from the environment")
+	f.Int(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", httpguard.DefaultFloodLimit, "HTTP: requests per 10 s per client address, before authentication")
+	var maxBody int
+	f.Int(&maxBody, "max-body-bytes", "BULWARK_MAX_BODY_BYTES", httpguard.DefaultMaxBodyBytes, "HTTP: the largest request body")
+	s.maxBodyPtr = &maxBody
+	s.env = f.getenv("BULWARK_ENV")
+}
+
+// options builds the kernel options shared by every server.
+func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(s.logLevel)); err != nil {
+		return kernel.Options{}, nil, fmt.Errorf("%w: -log-level %q: use debug, info, warn or error", errUsage, s.logLevel)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	opts := kernel.Options{ReadOnly: s.readOnly, Allow: s.allow, Deny: s.deny, Logger: logger, BYOK: s.byok && s.http != ""}
+	if s.confirmTTL <= 0 {
+		return opts, nil, fmt.Errorf("%w: -confirm-ttl must be positive", errUsage)
+	}
+	opts.Confirm = confirm.NewIssuer(nil, &confirm.Options{TTL: s.confirmTTL})
+	plans := s.plans
+	if len(plans) == 0 {
+		plans = ratelimit.DefaultPlans
+	}
+	tiers, err := ratelimit.NewTiers(plans...)
+	if err != nil {
+		return opts, nil, fmt.Errorf("%w: -plans: %v", errUsage, err)
+	}
+	opts.Tiers = tiers
+	if s.rateLimit < 0 {
+		return opts, nil, fmt.Errorf("%w: -rate-limit must not be negative", errUsage)
+	}
+	if s.rateLimit > 0 {
+		if opts.Limiter, err = ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: s.rateLimit, Window: time.Minute}); err != nil {
+			return opts, nil, err
+		}
+	}
+	sink, err := s.auditSink(stderr)
+	if err != nil {
+		return opts, nil, err
+	}
+	opts.Audit = sink
+	return opts, logger, nil
+}
+
+func (s *serving) auditSink(stderr io.Writer) (audit.Sink, error) {
+	switch s.auditTo {
+	case "":
+		return audit.Discard, nil
+	case "stderr":
+		return audit.NewJSONLines(stderr), nil
+	}
+	f, err := os.OpenFile(s.auditTo, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit file: %w", err)
+	}
+	return audit.NewJSONLines(f), nil
+}
+
+// httpOptions builds the HTTP surface's options, validating every
+// combination before anything listens.
+func (s *serving) httpOptions() (kernel.HTTPOptions, error) {
+	o := kernel.HTTPOptions{Addr: s.http, Env: s.env}
+	o.Guards.Hosts = s.allowedHosts
+	if len(s.allowedOrigins) > 0 {
+		o.Guards.CORS = &httpguard.CORSOptions{Origins: s.allowedOrigins}
+		if err := o.Guards.CORS.Validate(); err != nil {
+			return o, fmt.Errorf("%w: -allowed-origins: %v", errUsage, err)
+		}
+	}
+	o.Guards.Flood = &httpguard.FloodOptions{Limit: s.floodLimit, Window: 10 * time.Second}
+	o.Guards.MaxBodyBytes = int64(*s.maxBodyPtr)
+	switch s.auth {
+	case "none":
+		if !loopbackBind(s.http) {
+			return o, fmt.Errorf("%w: -http %s listens beyond loopback without authentication: use -auth apikey or -auth oauth", errUsage, s.http)
+		}
+	case "apikey":
+		if s.apiKeysFile == "" {
+			return o, fmt.Errorf("%w: -auth apikey needs -api-keys-file", errUsage)
+		}
+		keys, err := identity.LoadAPIKeys(s.apiKeysFile)
+		if err != nil {
+			return o, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		o.Auth = keys
+	case "oauth":
+		a, err := s.oauth()
+		if err != nil {
+			return o, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		o.Auth, o.OAuth = a, a
+	default:
+		return o, fmt.Errorf("%w: -auth %q: use none, apikey or oauth", errUsage, s.auth)
+	}
+	return o, nil
+}
+
+func (s *serving) oauth() (*identity.OAuth, error) {
+	if s.oauthResource == "" || s.oauthIssuer == "" || s.oauthJWKS == "" {
+		return nil, errors.New("-auth oauth needs -oauth-resource, -oauth-issuer and -oauth-jwks")
+	}
+	var keys *identity.JWKS
+	var err error
+	if strings.Contains(s.oauthJWKS, "://") {
+		keys, err = identity.NewJWKSURL(s.oauthJWKS, nil)
+	} else {
+		keys, err = identity.NewJWKSFile(s.oauthJWKS, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return identity.NewOAuth(s.oauthResource, s.oauthIssuer, keys, &identity.OAuthOptions{RequiredScopes: s.oauthScopes})
+}
+
+func loopbackBind(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return true // a bare port binds 127.0.0.1
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serve runs srv over stdio or HTTP until ctx ends.
+func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger *slog.Logger) error {
+	if s.http == "" {
+		return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
+	}
+	o, err := s.httpOptions()
+	if err != nil {
+		return err
+	}
+	return srv.ServeHTTP(ctx, o, func(addr string) {
+		logger.Info("serving Streamable HTTP", "url", "http://"+addr+kernel.MCPPath)
+	})
+}
+
+func hostOf(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return h
+}
+
+func portOf(addr string) string {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return p
+}
