@@ -1,6 +1,7 @@
 package httpguard
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -230,11 +231,32 @@ func BenchmarkParseEnvelope(b *testing.B) {
 		name string
 		data []byte
 	}{{"small", small}, {"1MiB", large}} {
-		b.Run(c.name, func(b *testing.B) {
+		b.Run(c.name+"/ParseEnvelope", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(c.data)))
 			for b.Loop() {
 				if _, err := ParseEnvelope(c.data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/encoding-json-baseline", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.data)))
+			for b.Loop() {
+				var v struct {
+					JSONRPC string          `json:"jsonrpc"`
+					ID      json.RawMessage `json:"id"`
+					Method  string          `json:"method"`
+					Params  struct {
+						Name string `json:"name"`
+						URI  string `json:"uri"`
+						Meta struct {
+							Version string `json:"io.modelcontextprotocol/protocolVersion"`
+						} `json:"_meta"`
+					} `json:"params"`
+				}
+				if err := json.Unmarshal(c.data, &v); err != nil {
 					b.Fatal(err)
 				}
 			}
