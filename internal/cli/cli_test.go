@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mdns "github.com/miekg/dns"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/internal/fake/hetznerapi"
+)
+
+// fakeEnv is a process environment the test can inspect afterwards.
+type fakeEnv struct {
+	mu   sync.Mutex
+	vars map[string]string
+}
+
+func (e *fakeEnv) Getenv(k string) string { e.mu.Lock(); defer e.mu.Unlock(); return e.vars[k] }
+func (e *fakeEnv) Unsetenv(k string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.vars, k)
+	return nil
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func run(t *testing.T, vars map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb syncBuffer
+	env := &fakeEnv{vars: vars}
+	code := Run(context.Background(), Env{Args: args, Getenv: env.Getenv, Unsetenv: env.Unsetenv,
+		Stdin: io.NopCloser(strings.NewReader("")), Stdout: nopCloser{&out}, Stderr: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	if code, out, _ := run(t, nil, "version"); code != 0 || !strings.HasPrefix(out, "bulwark ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	if code, out, _ := run(t, nil, "help"); code != 0 || !strings.Contains(out, "dns ") {
+		t.Fatalf("help: %d %q", code, out)
+	}
+	code, _, errOut := run(t, nil, "help", "dns")
+	if code != 0 {
+		t.Fatalf("help dns: %d", code)
+	}
+	for _, want := range []string{"-http", "[HETZNER_READ_ONLY]", "-hetzner-token-file", "-allow-zones", "-data-dir", "-dns-listen"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("help dns lacks %q", want)
+		}
+	}
+	if code, _, _ := run(t, nil, "nope"); code != 2 {
+		t.Fatalf("unknown command: %d", code)
+	}
+	if code, _, _ := run(t, nil); code != 2 {
+		t.Fatalf("no command: %d", code)
+	}
+}
+
+func TestInvalidConfigurationStops(t *testing.T) {
+	const secretURL = "https://user:s3cr3t-in-url@api.example.com/v1"
+	cases := []struct {
+		name string
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{"bad boolean", map[string]string{"HETZNER_READ_ONLY": "maybe"}, nil, "HETZNER_READ_ONLY"},
+		{"no auth beyond loopback", nil, []string{"-http", "0.0.0.0:0", "-dns-listen", "off", "-data-dir", "DIR"}, "without authentication"},
+		{"apikey without file", nil, []string{"-http", "127.0.0.1:0", "-auth", "apikey", "-dns-listen", "off", "-data-dir", "DIR"}, "-api-keys-file"},
+		{"cors * with bad origin", nil, []string{"-http", "127.0.0.1:0", "-allowed-origins", "*,https://a.example", "-dns-listen", "off", "-data-dir", "DIR"}, "allowed-origins"},
+		{"unknown provider", nil, []string{"-provider", "route53"}, "route53"},
+		{"hetzner without token", nil, []string{"-provider", "hetzner"}, "HETZNER_API_TOKEN"},
+		{"base URL with credentials", map[string]string{"HETZNER_API_TOKEN": "tok", "HETZNER_API_BASE_URL": secretURL}, nil, "HETZNER_API_BASE_URL"},
+		{"unknown tool in allow list", nil, []string{"-allow-tools", "no_such_tool", "-dns-listen", "off", "-data-dir", "DIR"}, "no_such_tool"},
+		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "read-only"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"dns"}
+			for _, a := range c.args {
+				args = append(args, strings.ReplaceAll(a, "DIR", t.TempDir()))
+			}
+			vars := map[string]string{}
+			for k, v := range c.vars {
+				vars[k] = v
+			}
+			code, _, errOut := run(t, vars, args...)
+			if code != 2 || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			if strings.Contains(errOut, "s3cr3t") {
+				t.Fatalf("a secret reached stderr: %q", errOut)
+			}
+		})
+	}
+}
+
+// session runs `bulwark dns args...` in process over a pipe and returns a
+// connected client.
+func session(t *testing.T, vars map[string]string, args ...string) (*mcp.ClientSession, *fakeEnv, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	env := &fakeEnv{vars: vars}
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, Env{Args: append([]string{"dns"}, args...), Getenv: env.Getenv, Unsetenv: env.Unsetenv, Stdin: sr, Stdout: sw, Stderr: &stderr})
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		cancel()
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("bulwark dns did not stop")
+		}
+	})
+	return cs, env, &stderr
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		t.Fatalf("%s failed: %s", name, b.String())
+	}
+	return b.String()
+}
+
+func TestHetznerTokenReadOnceAndRemoved(t *testing.T) {
+	api := hetznerapi.Start(t, nil)
+	if _, err := api.AddZone(hetznerapi.ZoneSeed{Name: "example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"HETZNER_API_TOKEN": api.Token(), "HETZNER_API_BASE_URL": api.URL()}
+	cs, env, stderr := session(t, vars)
+	out := call(t, cs, "list_zones", map[string]any{})
+	if !strings.Contains(out, "example.com") || !strings.Contains(out, `<untrusted-data source="hetzner-cloud-api">`) {
+		t.Fatalf("list_zones: %s", out)
+	}
+	for _, k := range []string{"HETZNER_API_TOKEN", "HETZNER_API_BASE_URL"} {
+		if env.Getenv(k) != "" {
+			t.Errorf("%s still in the environment", k)
+		}
+	}
+	if strings.Contains(stderr.String(), api.Token()) || strings.Contains(out, api.Token()) {
+		t.Fatal("the token was printed")
+	}
+	if !strings.Contains(stderr.String(), "provider=hetzner") || !strings.Contains(stderr.String(), "base_url="+api.URL()) {
+		t.Fatalf("startup line: %s", stderr.String())
+	}
+}
+
+func TestLocalDNSEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	cs, _, stderr := session(t, map[string]string{}, "-data-dir", dir, "-dns-listen", "127.0.0.1:0")
+	call(t, cs, "create_zone", map[string]any{"name": "example.com", "mode": "primary"})
+	call(t, cs, "add_records", map[string]any{"zone": "example.com", "name": "www", "type": "A", "records": []any{map[string]any{"value": "198.51.100.7"}}})
+	addr := waitFor(t, stderr, "DNS responder listening")
+	m := new(mdns.Msg)
+	m.SetQuestion("www.example.com.", mdns.TypeA)
+	resp, _, err := new(mdns.Client).Exchange(m, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Authoritative || len(resp.Answer) != 1 || !strings.Contains(resp.Answer[0].String(), "198.51.100.7") {
+		t.Fatalf("answer: %v", resp)
+	}
+	if !strings.Contains(stderr.String(), "provider=local") || !strings.Contains(stderr.String(), "data_dir="+dir) {
+		t.Fatalf("startup: %s", stderr.String())
+	}
+}
+
+// waitFor waits for a log line and returns its addr= value.
+func waitFor(t *testing.T, log *syncBuffer, msg string) string {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		for _, line := range strings.Split(log.String(), "\n") {
+			if strings.Contains(line, msg) {
+				_, rest, _ := strings.Cut(line, "addr=")
+				addr, _, _ := strings.Cut(rest, " ")
+				return addr
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no %q in %s", msg, log.String())
+	return ""
+}
