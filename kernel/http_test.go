@@ -17,7 +17,10 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 )
 
-const apiKey = "k3y-for-tests-0123456789abcdef"
+const (
+	apiKey  = "k3y-for-tests-0123456789abcdef"
+	freeKey = "free-k3y-for-tests-0123456789ab"
+)
 
 type httpFixture struct {
 	url   string
@@ -26,7 +29,7 @@ type httpFixture struct {
 
 func newHTTPFixture(t *testing.T, limit int, byok bool) *httpFixture {
 	t.Helper()
-	keys, err := identity.ParseAPIKeys(strings.NewReader(identity.HashKey(apiKey) + " pro alice\n"))
+	keys, err := identity.ParseAPIKeys(strings.NewReader(identity.HashKey(apiKey) + " pro alice\n" + identity.HashKey(freeKey) + " free bob\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +48,11 @@ func newHTTPFixture(t *testing.T, limit int, byok bool) *httpFixture {
 			}
 			return map[string]string{"id": c.Principal.ID, "plan": c.Principal.Plan, "scheme": c.Principal.Scheme, "cred_len": strings.Repeat("x", len(cred))}, nil
 		},
+	}))
+	tools = append(tools, kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+		Name: "pro_report", Description: "A tool for the pro plan.",
+		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: kernel.Never, Tier: "pro"},
+		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) { return map[string]string{}, nil },
 	}))
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, tools, &opts)
 	if err != nil {
@@ -161,4 +169,73 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestHTTPPipelineOrder pins the order of the pipeline where it matters.
+func TestHTTPPipelineOrder(t *testing.T) {
+	f := newHTTPFixture(t, 2, false)
+	evil := map[string]string{"Origin": "https://evil.example"}
+
+	// An oversize body from a blocked origin: 403, not 413.
+	huge := callBody("get_item", map[string]any{"zone": strings.Repeat("z", 4<<20), "name": "n"})
+	resp, body := post(t, f.url, huge, evil)
+	if resp.StatusCode != 403 || !strings.Contains(body, "cors_forbidden") {
+		t.Fatalf("oversize from a blocked origin: %d %s", resp.StatusCode, body)
+	}
+	// An unauthenticated request from a blocked origin: 403 cors_forbidden, not 401.
+	resp, body = post(t, f.url, callBody("get_item", map[string]any{"zone": "z", "name": "n"}), evil)
+	if resp.StatusCode != 403 || !strings.Contains(body, "cors_forbidden") || resp.Header.Get("WWW-Authenticate") != "" {
+		t.Fatalf("unauthenticated from a blocked origin: %d %s", resp.StatusCode, body)
+	}
+	// A tier refusal spends no rate-limit slot: bob (free) is refused the
+	// pro tool five times, then still has both of his two calls.
+	bob := map[string]string{"Authorization": "Bearer " + freeKey}
+	for range 5 {
+		resp, body = post(t, f.url, callBody("pro_report", map[string]any{"zone": "z", "name": "n"}), bob)
+		if resp.StatusCode != 200 || !strings.Contains(body, "permission_denied") {
+			t.Fatalf("tier refusal: %d %s", resp.StatusCode, body)
+		}
+	}
+	for i := range 2 {
+		if resp, body = post(t, f.url, callBody("get_item", map[string]any{"zone": "z", "name": "n"}), bob); resp.StatusCode != 200 || strings.Contains(body, "isError") && strings.Contains(body, "rate_limited") {
+			t.Fatalf("call %d after tier refusals: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	if resp, _ = post(t, f.url, callBody("get_item", map[string]any{"zone": "z", "name": "n"}), bob); resp.StatusCode != 429 {
+		t.Fatalf("third call: %d, want 429", resp.StatusCode)
+	}
+	// Limits are per principal: alice is unaffected by bob's.
+	if resp, _ = post(t, f.url, callBody("get_item", map[string]any{"zone": "z", "name": "n"}), map[string]string{"Authorization": "Bearer " + apiKey}); resp.StatusCode != 200 {
+		t.Fatalf("alice: %d", resp.StatusCode)
+	}
+}
+
+func TestHTTPHealthzAndPaths(t *testing.T) {
+	f := newHTTPFixture(t, 100, false)
+	base := strings.TrimSuffix(f.url, kernel.MCPPath)
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "ok\n" {
+		t.Fatalf("healthz: %d %q", resp.StatusCode, b)
+	}
+	resp, err = http.Get(f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 405 || resp.Header.Get("Allow") != "POST" {
+		t.Fatalf("GET /mcp: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, err = http.Get(base + "/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Fatalf("other path: %d", resp.StatusCode)
+	}
 }
