@@ -42,9 +42,6 @@ func DefaultHosts(bindAddr string) []string {
 
 // HostOptions configures a Hosts guard.
 type HostOptions struct {
-	// InsecureAllowAnyHost disables the check. Only for a server behind a
-	// proxy that itself enforces the Host allowlist.
-	InsecureAllowAnyHost bool
 	// Logger, when set, records refused Host values (quoted, truncated).
 	Logger *slog.Logger
 }
@@ -108,9 +105,6 @@ func hostMap(list []string) (map[string][]string, error) {
 // Check refuses a request whose Host is not allowed; errors wrap
 // ErrHostForbidden.
 func (h *Hosts) Check(r *http.Request) error {
-	if h != nil && h.opts.InsecureAllowAnyHost {
-		return nil
-	}
 	allowed := defaultHosts
 	if h != nil && h.allowed != nil {
 		allowed = h.allowed

@@ -54,7 +54,6 @@ func TestHostsCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	insecure, _ := NewHosts(nil, &HostOptions{InsecureAllowAnyHost: true})
 	var zero Hosts
 	var nilHosts *Hosts
 	tests := []struct {
@@ -84,7 +83,6 @@ func TestHostsCheck(t *testing.T) {
 		{"custom: ipv6", custom, "[2001:DB8:0::1]:443", true},
 		{"custom: loopback not implied", custom, "localhost", false},
 		{"custom: suffix trick", custom, "mcp.example.com.evil.com", false},
-		{"insecure", insecure, "evil.com", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
