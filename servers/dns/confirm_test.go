@@ -80,15 +80,23 @@ var gatedCases = []gatedCase{
 		summary: []string{`Refusing to replace every RRSet of zone "example.com" with the zone file given`, "It currently holds ", "line(s) of the zone file given"},
 	},
 	{
-		tool:    "set_records",
-		args:    func(z string, _ backend) map[string]any { return rrsetArgs(z, "www", "A", "records", recs("198.51.100.1")) },
-		other:   func(backend) map[string]any { return rrsetArgs("example.com", "www", "A", "records", recs("198.51.100.66")) },
+		tool: "set_records",
+		args: func(z string, _ backend) map[string]any {
+			return rrsetArgs(z, "www", "A", "records", recs("198.51.100.1"))
+		},
+		other: func(backend) map[string]any {
+			return rrsetArgs("example.com", "www", "A", "records", recs("198.51.100.66"))
+		},
 		summary: []string{`Refusing to replace the records of RRSet "www/A" of zone "example.com" with the 1 record(s) given`, "It currently holds 2 record(s), TTL 300.", "The call replaces them with the 1 record(s) given."},
 	},
 	{
-		tool:    "remove_records",
-		args:    func(z string, _ backend) map[string]any { return rrsetArgs(z, "www", "A", "records", recs("198.51.100.1")) },
-		other:   func(backend) map[string]any { return rrsetArgs("example.com", "www", "A", "records", recs("198.51.100.2")) },
+		tool: "remove_records",
+		args: func(z string, _ backend) map[string]any {
+			return rrsetArgs(z, "www", "A", "records", recs("198.51.100.1"))
+		},
+		other: func(backend) map[string]any {
+			return rrsetArgs("example.com", "www", "A", "records", recs("198.51.100.2"))
+		},
 		summary: []string{`Refusing to remove the 1 record(s) given from RRSet "www/A" of zone "example.com"`, "It currently holds 2 record(s), TTL 300."},
 	},
 	{
