@@ -126,6 +126,10 @@ type setup struct {
 	kopts  kernel.Options
 	hopts  *hetznerapi.Options
 	before func(b backend) // seeds state before the server starts
+	// client, when set, is the provider the server uses instead of the
+	// backend's own (another token, a shorter timeout); seeding still goes
+	// through the backend's.
+	client func(b backend) dns.Provider
 }
 
 func newFixture(t *testing.T, mk backendMaker, su setup) *fixture {
@@ -140,7 +144,11 @@ func newFixture(t *testing.T, mk backendMaker, su setup) *fixture {
 
 func (f *fixture) start(t *testing.T, su setup) {
 	t.Helper()
-	srv, err := dns.New(su.cfg, dns.Deps{Provider: f.p, Now: f.clock.Now, Sleep: f.clock.Sleep})
+	p := f.p
+	if su.client != nil {
+		p = su.client(f.backend)
+	}
+	srv, err := dns.New(su.cfg, dns.Deps{Provider: p, Now: f.clock.Now, Sleep: f.clock.Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
