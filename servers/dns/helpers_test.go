@@ -88,6 +88,10 @@ type fakeClock struct {
 	mu     sync.Mutex
 	t      time.Time
 	sleeps int
+	// block makes Sleep wait for its context to end; cancelled counts
+	// the sleeps that ended so.
+	block     bool
+	cancelled int
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -97,6 +101,16 @@ func (c *fakeClock) Now() time.Time {
 }
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	block := c.block
+	c.mu.Unlock()
+	if block {
+		<-ctx.Done()
+		c.mu.Lock()
+		c.cancelled++
+		c.mu.Unlock()
+		return ctx.Err()
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
