@@ -1,0 +1,202 @@
+package conformance
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+)
+
+// Fixture texts the scenarios and our own tests look for.
+const (
+	SimpleText     = "This is a simple text response for testing."
+	ErrorText      = "This tool intentionally returns an error for testing."
+	LoggingDone    = "Tool with logging executed successfully."
+	ProgressDone   = "Tool with progress executed successfully."
+	EmbeddedText   = "This is an embedded resource."
+	LogToolText    = "Log attempted; the kernel sends log messages only at the level the client chose."
+	StreamToolText = "Stream observed: result frames only, no requests to the client."
+)
+
+// stepDelay spaces the log and progress notifications, as the scenarios ask
+// ("the delays are important"). It is short: the suite runs in seconds.
+const stepDelay = 50 * time.Millisecond
+
+// readOnly is the policy of every fixture tool: none of them changes
+// anything or leaves this process.
+var readOnly = kernel.Policy{
+	ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No,
+	Confirm: kernel.Never, Tier: kernel.Open,
+}
+
+type noArgs struct{}
+
+// Content is one content item as a kernel tool can return it: JSON data that
+// the kernel envelopes, never a raw MCP content block.
+type Content struct {
+	Type     string         `json:"type"`
+	MIMEType string         `json:"mimeType,omitempty"`
+	Data     string         `json:"data,omitempty"`
+	Text     string         `json:"text,omitempty"`
+	Resource *EmbeddedEntry `json:"resource,omitempty"`
+}
+
+// EmbeddedEntry is the resource of an embedded-resource item.
+type EmbeddedEntry struct {
+	URI      string `json:"uri"`
+	MIMEType string `json:"mimeType"`
+	Text     string `json:"text"`
+}
+
+// Mixed is the result of test_multiple_content_types.
+type Mixed struct {
+	Items []Content `json:"items"`
+}
+
+// Tools returns the fixture's tool declarations. Names the kernel cannot
+// serve (sampling, elicitation, MRTR, diagnostic hooks that return JSON-RPC
+// errors or change the tool list) are absent; test/e2e/README.md says why.
+func Tools() []kernel.Tool {
+	return []kernel.Tool{
+		simple("test_simple_text", "Returns a fixed line of text.", func() any { return kernel.Text(SimpleText) }),
+		simple("test_image_content", "Returns a 1x1 PNG image as base64 data (enveloped as JSON by the kernel).", func() any {
+			return Content{Type: "image", MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString(PNG())}
+		}),
+		simple("test_audio_content", "Returns a short silent WAV clip as base64 data (enveloped as JSON by the kernel).", func() any {
+			return Content{Type: "audio", MIMEType: "audio/wav", Data: base64.StdEncoding.EncodeToString(WAV())}
+		}),
+		simple("test_embedded_resource", "Returns an embedded text resource (enveloped as JSON by the kernel).", func() any {
+			return Content{Type: "resource", Resource: &EmbeddedEntry{URI: "test://embedded-resource", MIMEType: "text/plain", Text: EmbeddedText}}
+		}),
+		simple("test_multiple_content_types", "Returns text, an image and an embedded resource together.", mixed),
+		kernel.NewTool(kernel.Spec[noArgs, kernel.Text]{
+			Name: "test_tool_with_logging", Description: "Sends three info log messages while it runs.", Policy: readOnly,
+			Handle: withLogging,
+		}),
+		kernel.NewTool(kernel.Spec[noArgs, kernel.Text]{
+			Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100 while it runs.", Policy: readOnly,
+			Handle: withProgress,
+		}),
+		kernel.NewTool(kernel.Spec[noArgs, kernel.Text]{
+			Name: "test_error_handling", Description: "Always fails with a tool error.", Policy: readOnly,
+			Handle: func(context.Context, *kernel.Call, noArgs) (kernel.Text, error) {
+				return "", kernel.Errorf(kernel.FailedPrecondition, "%s", ErrorText)
+			},
+		}),
+		kernel.NewTool(kernel.Spec[noArgs, kernel.Text]{
+			Name: "test_logging_tool", Description: "Tries to send one log message.", Policy: readOnly,
+			Handle: func(ctx context.Context, c *kernel.Call, _ noArgs) (kernel.Text, error) {
+				c.Log(ctx, slog.LevelInfo, "test_logging_tool executed", nil)
+				return LogToolText, nil
+			},
+		}),
+		simple("test_streaming_elicitation", "Returns a plain result; it never sends a request to the client.", func() any { return kernel.Text(StreamToolText) }),
+		dynamic("json_schema_2020_12_tool", "Takes arguments described with JSON Schema 2020-12 features.", schema202012),
+		dynamic("test_x_mcp_header", "Takes a region argument mirrored into the Mcp-Param-Region header (SEP-2243).", schemaXMCPHeader),
+	}
+}
+
+// simple declares an argument-less tool returning what f builds.
+func simple(name, desc string, f func() any) kernel.Tool {
+	return kernel.NewTool(kernel.Spec[noArgs, any]{
+		Name: name, Description: desc, Policy: readOnly,
+		Handle: func(context.Context, *kernel.Call, noArgs) (any, error) { return f(), nil },
+	})
+}
+
+func mixed() any {
+	return Mixed{Items: []Content{
+		{Type: "text", Text: "This is text content."},
+		{Type: "image", MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString(PNG())},
+		{Type: "resource", Resource: &EmbeddedEntry{URI: "test://embedded-in-multiple", MIMEType: "text/plain", Text: EmbeddedText}},
+	}}
+}
+
+func withLogging(ctx context.Context, c *kernel.Call, _ noArgs) (kernel.Text, error) {
+	for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+		if i > 0 && !sleep(ctx, stepDelay) {
+			return "", ctx.Err()
+		}
+		c.Log(ctx, slog.LevelInfo, msg, nil)
+	}
+	return LoggingDone, nil
+}
+
+func withProgress(ctx context.Context, c *kernel.Call, _ noArgs) (kernel.Text, error) {
+	for i, done := range []float64{0, 50, 100} {
+		if i > 0 && !sleep(ctx, stepDelay) {
+			return "", ctx.Err()
+		}
+		c.Progress(ctx, done, 100, fmt.Sprintf("Completed step %.0f of 100", done))
+	}
+	return ProgressDone, nil
+}
+
+// sleep waits d unless ctx ends first; it reports whether it waited.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// dynamic declares a tool with a run-time schema that echoes its arguments.
+func dynamic(name, desc, schema string) kernel.Tool {
+	var s jsonschema.Schema
+	if err := json.Unmarshal([]byte(schema), &s); err != nil {
+		panic("conformance: schema of " + name + ": " + err.Error())
+	}
+	return kernel.NewDynamicTool(kernel.DynamicSpec{
+		Name: name, Description: desc, Policy: readOnly, Schema: &s,
+		Handle: func(_ context.Context, _ *kernel.Call, args json.RawMessage) (any, error) {
+			return kernel.Text(name + " called with: " + string(args)), nil
+		},
+	})
+}
+
+// schema202012 uses the 2020-12 vocabulary the json-schema-2020-12 scenario
+// expects to survive tools/list: $schema, $defs, $anchor, $ref, allOf/anyOf,
+// if/then/else and additionalProperties.
+const schema202012 = `{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {
+    "address": {
+      "$anchor": "addressDef",
+      "type": "object",
+      "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+    }
+  },
+  "properties": {
+    "name": {"type": "string"},
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
+  },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
+  "additionalProperties": false
+}`
+
+// schemaXMCPHeader arms the http-custom-header-server-validation scenario,
+// which looks for a tool with an x-mcp-header annotation.
+const schemaXMCPHeader = `{
+  "type": "object",
+  "properties": {
+    "region": {"type": "string", "description": "Mirrored into Mcp-Param-Region.", "x-mcp-header": "Region"},
+    "level": {"type": "integer", "description": "Not mirrored."}
+  }
+}`
