@@ -94,6 +94,9 @@ func New(dir string, opts *Options) (*Provider, error) {
 	}
 	st := newStore(dir, o.Now, o.Nameservers)
 	st.noSync = o.DisableSync
+	if err := st.write(context.Background(), st.removeTemp); err != nil {
+		return nil, fmt.Errorf("localzone: %w", err)
+	}
 	return &Provider{opts: o, store: st}, nil
 }
 

@@ -2,8 +2,11 @@ package localzone
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -119,7 +122,12 @@ func (s *store) writeZoneData(z *zoneData) error {
 	}
 	soa.Serial = nextSerial(soa.Serial, s.now())
 	z.setSOA(soa)
-	if err := writeAtomic(s.dir, zoneFile(z.name), z.render(), 0o644, s.noSync); err != nil {
+	text := z.render()
+	// Never write a file that would not read back.
+	if _, err := parseZonefile(string(text), z.name, parseOptions{defaultTTL: fallbackTTL}); err != nil {
+		return errInvalid("records", "the zone would not parse back: %v", err)
+	}
+	if err := writeAtomic(s.dir, zoneFile(z.name), text, 0o644, s.noSync); err != nil {
 		return err
 	}
 	s.gen.Add(1)
@@ -179,4 +187,22 @@ func nextSerial(old uint32, now time.Time) uint32 {
 		return 1 // serial arithmetic (RFC 1982) wraps; 0 is avoided
 	}
 	return old + 1
+}
+
+// removeTemp deletes temporary files a killed writer left behind. The
+// caller holds the write locks, so no writer is between creating and
+// renaming one.
+func (s *store) removeTemp() error {
+	files, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", s.dir, err)
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f.Name(), ".tmp-") {
+			if err := os.Remove(filepath.Join(s.dir, f.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing %s: %w", f.Name(), err)
+			}
+		}
+	}
+	return nil
 }

@@ -118,6 +118,7 @@ func parseRecords(origin, typ string, in []dns.Record) ([]record, *dns.Error) {
 		return nil, errInvalid("records", "at least one record is required")
 	}
 	out := make([]record, 0, len(in))
+	seen := make(map[string]bool, len(in))
 	for i, r := range in {
 		field := fmt.Sprintf("records[%d]", i)
 		v, err := canonicalValue(origin, typ, r.Value)
@@ -128,9 +129,10 @@ func parseRecords(origin, typ string, in []dns.Record) ([]record, *dns.Error) {
 		if cerr != nil {
 			return nil, errInvalid(field+".comment", "%v", cerr)
 		}
-		if slices.ContainsFunc(out, func(o record) bool { return o.value == v }) {
+		if seen[v] {
 			return nil, errInvalid(field+".value", "duplicate value %q", v)
 		}
+		seen[v] = true
 		out = append(out, record{value: v, comment: c})
 	}
 	return out, nil

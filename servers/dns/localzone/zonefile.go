@@ -116,12 +116,12 @@ func parseZonefile(text, zone string, po parseOptions) (*zoneData, error) {
 	if !hasTTL {
 		zp.SetDefaultTTL(0)
 	}
-	n := 0
+	seen := map[string]struct{}{}
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		if n++; n > maxRecords {
+		if len(seen) >= maxRecords {
 			return nil, syntaxErrorf("zone file has more than %d records", maxRecords)
 		}
-		if err := z.addParsed(rr, zp.Comment()); err != nil {
+		if err := z.addParsed(rr, zp.Comment(), seen); err != nil {
 			return nil, err
 		}
 	}
@@ -134,8 +134,9 @@ func parseZonefile(text, zone string, po parseOptions) (*zoneData, error) {
 	return z, z.checkApex()
 }
 
-// addParsed files one parsed record into its RRSet.
-func (z *zoneData) addParsed(rr mdns.RR, comment string) error {
+// addParsed files one parsed record into its RRSet; seen holds the
+// records filed so far ("key value").
+func (z *zoneData) addParsed(rr mdns.RR, comment string, seen map[string]struct{}) error {
 	h := rr.Header()
 	if h.Class != mdns.ClassINET {
 		return syntaxErrorf("record %s: only class IN is supported", ownerType(h))
@@ -151,11 +152,14 @@ func (z *zoneData) addParsed(rr mdns.RR, comment string) error {
 		z.sets[s.key()] = s
 	}
 	value := rdataText(rr)
-	for _, r := range s.records {
-		if r.value == value {
-			return nil // an RRSet is a set: the same value twice is one record
-		}
+	if strings.TrimSpace(value) == "" {
+		return syntaxErrorf("record %s has no data", ownerType(h))
 	}
+	id := s.key() + " " + value
+	if _, dup := seen[id]; dup {
+		return nil // an RRSet is a set: the same value twice is one record
+	}
+	seen[id] = struct{}{}
 	s.records = append(s.records, record{value: value, comment: cleanComment(comment)})
 	s.ttl = mergeTTL(s.ttl, len(s.records) == 1, int(h.Ttl), z.ttl)
 	return nil
@@ -308,16 +312,17 @@ func rdataText(rr mdns.RR) string {
 
 // cleanComment turns a parser comment ("; text") into the stored text.
 func cleanComment(c string) string {
-	c = strings.TrimSpace(c)
-	for strings.HasPrefix(c, ";") {
-		c = strings.TrimSpace(c[1:])
-	}
-	return strings.Map(func(r rune) rune {
+	c = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
-	}, c)
+	}, strings.ToValidUTF8(c, "\uFFFD"))
+	c = strings.TrimSpace(c)
+	for strings.HasPrefix(c, ";") {
+		c = strings.TrimSpace(c[1:])
+	}
+	return c
 }
 
 func ownerType(h *mdns.RR_Header) string {

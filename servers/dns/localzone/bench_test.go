@@ -1,0 +1,202 @@
+package localzone
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mdns "github.com/miekg/dns"
+)
+
+// Benchmarks. Run them with
+//
+//	go test -run '^$' -bench . -benchtime 3s ./servers/dns/localzone
+//
+// BenchmarkQueries/ratio interleaves the responder (a 10,000-record zone,
+// random names) with a bare miekg/dns server answering one fixed record,
+// each client alternating between the two, and reports local/bare
+// throughput as ratio-%.
+
+const benchRecords = 10_000
+
+// bigZoneText is a zone file with n A records besides the SOA and NS.
+func bigZoneText(n int) string {
+	var b strings.Builder
+	b.WriteString("$ORIGIN bench.test.\n$TTL 3600\n@ IN SOA localhost. hostmaster.bench.test. 1 86400 10800 3600000 3600\n@ IN NS localhost.\n")
+	for i := range n {
+		fmt.Fprintf(&b, "host%05d IN A 10.%d.%d.%d ; record %d\n", i, i>>16&255, i>>8&255, i&255, i)
+	}
+	return b.String()
+}
+
+func bigProvider(b *testing.B) *Provider {
+	b.Helper()
+	p, _ := newTestProvider(b, "")
+	mustZone(b, p, "bench.test")
+	if _, err := p.ImportZonefile(bg, "bench.test", bigZoneText(benchRecords)); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func benchNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("host%05d.bench.test.", (i*7919)%benchRecords)
+	}
+	return names
+}
+
+// BenchmarkImport10k imports a 10,000-record zone file (parse, validate,
+// render, write; fsync disabled to measure the CPU path).
+func BenchmarkImport10k(b *testing.B) {
+	p, _ := newTestProvider(b, "")
+	mustZone(b, p, "bench.test")
+	text := bigZoneText(benchRecords)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.ImportZonefile(bg, "bench.test", text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// startBare runs a bare miekg/dns UDP server answering one fixed A record.
+func startBare(b *testing.B) string {
+	b.Helper()
+	fixed, _ := mdns.NewRR("fixed.test. 3600 IN A 192.0.2.1")
+	answer := []mdns.RR{fixed}
+	started := make(chan struct{})
+	srv := &mdns.Server{Addr: "127.0.0.1:0", Net: "udp", NotifyStartedFunc: func() { close(started) },
+		Handler: mdns.HandlerFunc(func(w mdns.ResponseWriter, r *mdns.Msg) {
+			m := new(mdns.Msg)
+			m.SetReply(r)
+			m.Authoritative = true
+			m.Answer = answer
+			_ = w.WriteMsg(m)
+		})}
+	go func() { _ = srv.ListenAndServe() }()
+	<-started
+	b.Cleanup(func() { _ = srv.Shutdown() })
+	return srv.PacketConn.LocalAddr().String()
+}
+
+type target struct {
+	addr  string
+	names []string
+}
+
+// exchange sends one A query for names[i] over conn.
+func exchange(b *testing.B, c *mdns.Client, conn *mdns.Conn, m *mdns.Msg, name string) {
+	m.SetQuestion(name, mdns.TypeA)
+	in, _, err := c.ExchangeWithConn(m, conn)
+	if err != nil || in.Rcode != mdns.RcodeSuccess || len(in.Answer) != 1 {
+		b.Fatalf("query %s: %v %v", name, in, err)
+	}
+}
+
+func BenchmarkQueries(b *testing.B) {
+	p := bigProvider(b)
+	r := startResponder(b, p, nil)
+	bare := target{addr: startBare(b), names: []string{"fixed.test."}}
+	local := target{addr: r.Addr(), names: benchNames(4096)}
+	for _, tc := range []struct {
+		name string
+		t    target
+	}{{"bare", bare}, {"localzone", local}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var n atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				c := &mdns.Client{Net: "udp", Timeout: 2 * time.Second}
+				conn, err := c.Dial(tc.t.addr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer conn.Close()
+				m := new(mdns.Msg)
+				for i := int(n.Add(1000)); pb.Next(); i++ {
+					exchange(b, c, conn, m, tc.t.names[i%len(tc.t.names)])
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+		})
+	}
+	b.Run("ratio", func(b *testing.B) {
+		var bareNs, localNs, count atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			c := &mdns.Client{Net: "udp", Timeout: 2 * time.Second}
+			cb, err1 := c.Dial(bare.addr)
+			cl, err2 := c.Dial(local.addr)
+			if err1 != nil || err2 != nil {
+				b.Fatal(err1, err2)
+			}
+			defer cb.Close()
+			defer cl.Close()
+			m := new(mdns.Msg)
+			var tb, tl, k int64
+			for i := int(count.Add(1000)); pb.Next(); i++ {
+				t0 := time.Now()
+				exchange(b, c, cb, m, bare.names[0])
+				t1 := time.Now()
+				exchange(b, c, cl, m, local.names[i%len(local.names)])
+				tb, tl, k = tb+int64(t1.Sub(t0)), tl+int64(time.Since(t1)), k+1
+			}
+			bareNs.Add(tb)
+			localNs.Add(tl)
+		})
+		if localNs.Load() > 0 {
+			b.ReportMetric(100*float64(bareNs.Load())/float64(localNs.Load()), "ratio-%")
+		}
+	})
+}
+
+// BenchmarkAnswer measures the handler alone (no sockets) on the
+// 10,000-record zone, against the bare handler's work.
+func BenchmarkAnswer(b *testing.B) {
+	p := bigProvider(b)
+	r := NewResponder(p, nil)
+	s := r.refresh(true)
+	names := benchNames(4096)
+	reqs := make([]*mdns.Msg, len(names))
+	for i, n := range names {
+		reqs[i] = new(mdns.Msg)
+		reqs[i].SetQuestion(n, mdns.TypeA)
+	}
+	fixed, _ := mdns.NewRR("fixed.test. 3600 IN A 192.0.2.1")
+	answer := []mdns.RR{fixed}
+	b.Run("bare", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			m := new(mdns.Msg)
+			m.SetReply(reqs[i%len(reqs)])
+			m.Authoritative = true
+			m.Answer = answer
+			m.Truncate(512)
+			i++
+		}
+	})
+	b.Run("localzone", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if m := r.answer(s, reqs[i%len(reqs)], true); len(m.Answer) != 1 {
+				b.Fatal(m)
+			}
+			i++
+		}
+	})
+	b.Run("localzone-nxdomain", func(b *testing.B) {
+		b.ReportAllocs()
+		req := new(mdns.Msg)
+		req.SetQuestion("nope.bench.test.", mdns.TypeA)
+		for b.Loop() {
+			if m := r.answer(s, req, true); m.Rcode != mdns.RcodeNameError {
+				b.Fatal(m)
+			}
+		}
+	})
+}
