@@ -54,7 +54,7 @@ func newHetzner(t *testing.T, opts *hetznerapi.Options) backend {
 	}
 	opts.Token, opts.ReadOnlyToken = rwToken, roToken
 	fake := hetznerapi.Start(t, opts)
-	return backend{name: "hetzner", p: hetznerClient(t, fake, rwToken, time.Second), fake: fake}
+	return backend{name: "hetzner", p: hetznerClient(t, fake, rwToken, 5*time.Second), fake: fake}
 }
 
 func hetznerClient(t *testing.T, fake *hetznerapi.Server, token string, timeout time.Duration) *hetzner.Client {
@@ -92,6 +92,8 @@ type fakeClock struct {
 	// the sleeps that ended so.
 	block     bool
 	cancelled int
+	// entered, when set, hears of each blocking sleep as it starts.
+	entered chan struct{}
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -102,9 +104,12 @@ func (c *fakeClock) Now() time.Time {
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
-	block := c.block
+	block, entered := c.block, c.entered
 	c.mu.Unlock()
 	if block {
+		if entered != nil {
+			entered <- struct{}{}
+		}
 		<-ctx.Done()
 		c.mu.Lock()
 		c.cancelled++

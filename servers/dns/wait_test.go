@@ -122,17 +122,28 @@ func TestLocalActionsNeedNoPolling(t *testing.T) {
 func TestPollingHonoursCancellation(t *testing.T) {
 	f := newFixture(t, hetznerOnly(t), setup{before: standard(t)})
 	f.fake.ScriptActions(hetznerapi.ActionOutcome{Stay: true})
-	cctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
+	entered := make(chan struct{}, 1)
 	f.clock.mu.Lock()
-	f.clock.block = true
+	f.clock.block, f.clock.entered = true, entered
 	f.clock.mu.Unlock()
-	_, err := f.sess.CallTool(cctx, &mcp.CallToolParams{Name: "add_records",
-		Arguments: rrsetArgs("example.com", "www", "A", "records", recs("198.51.100.9"))})
-	if err == nil {
+	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.sess.CallTool(cctx, &mcp.CallToolParams{Name: "add_records",
+			Arguments: rrsetArgs("example.com", "www", "A", "records", recs("198.51.100.9"))})
+		done <- err
+	}()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server never polled")
+	}
+	cancel()
+	if err := <-done; err == nil {
 		t.Fatal("the call outlived its context")
 	}
-	for range 200 {
+	for range 1000 {
 		f.clock.mu.Lock()
 		n := f.clock.cancelled
 		f.clock.mu.Unlock()

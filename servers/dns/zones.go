@@ -193,7 +193,17 @@ func (s *Server) createZone(ctx context.Context, call *kernel.Call, in createZon
 	}
 	s.remember(z)
 	res, err := s.follow(ctx, call, a)
-	return createZoneResult{Zone: z, Action: res.Action, Note: res.Note}, err
+	if err != nil {
+		return createZoneResult{}, err
+	}
+	if res.Action != nil && res.Action.Status == ActionSuccess {
+		// The zone as created, now that the action is done (record count,
+		// status); the creation answer stands if it cannot be read.
+		if now, err := s.p.GetZone(ctx, zoneKey(z)); err == nil {
+			z = now
+		}
+	}
+	return createZoneResult{Zone: z, Action: res.Action, Note: res.Note}, nil
 }
 
 func (in createZoneArgs) request() (CreateZoneRequest, error) {
@@ -260,9 +270,18 @@ func (s *Server) importZonefile(ctx context.Context, call *kernel.Call, in impor
 	if in.Zonefile == "" || len(in.Zonefile) > maxZonefileLen {
 		return actionResult{}, invalid("zonefile", "must be 1 to %d bytes", maxZonefileLen)
 	}
-	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) {
-		return s.p.ImportZonefile(ctx, ref, in.Zonefile)
-	})
+	// The import fails when any RRSet is change-protected: the hint names
+	// the RRSet protection tool.
+	sub := subject{what: fmt.Sprintf("zone %q", in.Zone), protection: "change_rrset_protection"}
+	ref, err := s.zoneRef(ctx, in.Zone)
+	if err != nil {
+		return actionResult{}, err
+	}
+	a, err := s.p.ImportZonefile(ctx, ref, in.Zonefile)
+	if err != nil {
+		return actionResult{}, mapError(err, sub)
+	}
+	return s.follow(ctx, call, a)
 }
 
 func (s *Server) changeZoneTTL(ctx context.Context, call *kernel.Call, in zoneTTLArgs) (actionResult, error) {
