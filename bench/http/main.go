@@ -42,6 +42,7 @@ type config struct {
 	servers          []string
 	strict           bool
 	kernelArgs       string
+	bareEnv          string
 	keepLogs         bool
 }
 
@@ -55,6 +56,7 @@ func main() {
 	flag.StringVar(&servers, "servers", "bulwark,bare,ts", "comma-separated servers to measure (bulwark, bare, ts)")
 	flag.BoolVar(&c.strict, "strict", false, "exit non-zero when a target of the issue is missed")
 	flag.StringVar(&c.kernelArgs, "kernel-args", "", "extra space-separated flags for cmd/kernelserver (e.g. -pprof 127.0.0.1:6060)")
+	flag.StringVar(&c.bareEnv, "bare-env", "", "for analysis only: space-separated VAR=value pairs for the bare server (e.g. GOGC=400), to tell the memory policy's effect from the kernel's own cost")
 	flag.BoolVar(&c.keepLogs, "keep-logs", false, "keep the servers' stderr logs and binaries (printed at the end)")
 	flag.Parse()
 	c.servers = strings.Split(servers, ",")
@@ -124,7 +126,7 @@ func prepare(ctx context.Context, c config, root, work string) ([]spec, error) {
 		case "bulwark":
 			specs = append(specs, spec{name: name, argv: append([]string{bins[0]}, strings.Fields(c.kernelArgs)...)})
 		case "bare":
-			specs = append(specs, spec{name: name, argv: []string{bins[1]}})
+			specs = append(specs, spec{name: name, argv: []string{bins[1]}, env: strings.Fields(c.bareEnv)})
 		case "ts":
 			tsDir := filepath.Join(root, "bench", "http", "ts")
 			node, err := ensureNode(ctx, tsDir)
