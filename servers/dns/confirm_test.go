@@ -209,6 +209,17 @@ func TestReplayAfterRecreation(t *testing.T) {
 	})
 }
 
+// A token issued for the zone's id confirms the call that names it.
+func TestTokenForIDWorksByName(t *testing.T) {
+	forEach(t, func(t *testing.T, mk backendMaker) {
+		f := newFixture(t, mk, setup{before: standard(t)})
+		id := zoneID(t, f.backend, "example.com")
+		tok := token(t, f.call(t, "delete_rrset", rrsetArgs(id, "www", "A")))
+		f.ok(t, "delete_rrset", rrsetArgs("example.com", "www", "A", "confirmToken", tok), nil)
+		f.fails(t, "get_rrset", rrsetArgs("example.com", "www", "A"), "not_found")
+	})
+}
+
 // Turning protection on is not gated; the record list order is bound.
 func TestGateDetails(t *testing.T) {
 	forEach(t, func(t *testing.T, mk backendMaker) {

@@ -42,6 +42,15 @@ func TestProtected(t *testing.T) {
 		text = f.fails(t, "add_records", with(www, "records", recs("198.51.100.9")), kernel.FailedPrecondition)
 		contains(t, text, "change_rrset_protection")
 
+		zf, err := f.p.ExportZonefile(ctx(), "example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		imp := map[string]any{"zone": "example.com", "zonefile": zf}
+		tok = token(t, f.call(t, "import_zonefile", imp))
+		text = f.fails(t, "import_zonefile", with(imp, "confirmToken", tok), kernel.FailedPrecondition)
+		contains(t, text, "change_rrset_protection")
+
 		tok = token(t, f.call(t, "delete_zone", map[string]any{"zone": "example.com"}))
 		text = f.fails(t, "delete_zone", map[string]any{"zone": "example.com", "confirmToken": tok}, kernel.FailedPrecondition)
 		contains(t, text, "change_zone_protection")
