@@ -1,0 +1,73 @@
+// Package localzone is the zero-configuration provider of bulwark dns: zones
+// kept as zone files in a local directory, and an embedded authoritative DNS
+// server answering from them.
+//
+// # Storage
+//
+// A data directory (DefaultDir: $XDG_DATA_HOME/bulwark/zones or
+// ~/.local/share/bulwark/zones) holds, per zone:
+//
+//   - <zone>.zone, an RFC 1035 master file with $ORIGIN, $TTL and the SOA
+//     first, one record a line, a record's comment after it ("; text"),
+//     readable by BIND, Knot, NSD and CoreDNS's file plugin. It is the truth
+//     about records, TTLs and comments: records of an RRSet whose TTL is nil
+//     (the zone default) carry no TTL and inherit $TTL.
+//   - <zone>.meta.json, the sidecar: what a zone file cannot say (id,
+//     creation time, labels, delete protection, the nameservers assigned at
+//     creation, a secondary zone's primaries, per-RRSet labels and change
+//     protection, the newest actions). Sidecar entries for RRSets the zone
+//     file does not hold are ignored. It is mode 0600: a TSIG key may be in
+//     it.
+//
+// and for the directory .state.json (id counters, the history of deleted
+// zones) and .lock. Every write is atomic (temporary file, fsync, rename,
+// directory fsync); the order of the files in one mutation is described in
+// store_write.go. Processes sharing a directory are serialized by flock(2) on
+// .lock (exclusive to write, shared to read); a mutation re-reads its zone
+// from disk under the lock, so no other process's change is lost. A zone file
+// edited by hand is picked up by the next call; one dropped into the
+// directory is adopted (given an id and a sidecar). A zone file that no
+// longer parses is reported as 422 invalid_zonefile, naming the line, and is
+// never overwritten.
+//
+// # Semantics
+//
+// The Provider mirrors the Hetzner Cloud DNS API (reference §3, §5): RRSets
+// keyed by name and type, names relative and lower case with "@" for the
+// apex, an SOA and NS records made on creation, the SOA serial bumped
+// (YYYYMMDDnn, always rising) whenever records change, the API's error codes
+// as *dns.Error. Where the reference leaves a behaviour open, this package
+// chooses:
+//
+//   - Creating an existing zone or RRSet: 409 uniqueness_error.
+//   - A zone's assigned nameservers are Options.Nameservers (default
+//     "localhost.", see DefaultNameservers); deleting the SOA or an assigned
+//     NS record, or importing a file without them: 422 invalid_input.
+//     Creating a zone from a zone file adds a missing SOA or NS.
+//   - add_records with a ttl sets the TTL of an existing RRSet too; a value
+//     already present is left as it is (a retry is harmless).
+//   - remove_records of a value the RRSet lacks: 422 invalid_input.
+//   - Change protection does not block label updates.
+//   - import_zonefile keeps the labels of RRSets that survive it.
+//   - per_page above the maximum (50; 100 for RRSets) is clamped.
+//   - An empty mode means primary.
+//   - CNAMEs stand alone at their name, with one value, never at the apex.
+//   - Values are returned canonical, as miekg/dns prints them: names
+//     absolute ("10 mail" becomes "10 mail.example.com."). TXT values
+//     containing blanks must be quoted.
+//
+// Secondary zones are stored with their primary servers and listed, but
+// nothing is transferred (no AXFR client): their records are unknown, record
+// operations answer 422 incorrect_zone_mode as the API does, and the
+// responder does not serve them.
+//
+// Actions complete before the call returns (status success, progress 100);
+// their ids count per data directory.
+//
+// # Responder
+//
+// NewResponder and ListenAndServe run an authoritative server for the
+// directory's primary zones over UDP and TCP; see Responder for what it
+// answers. Each zone file is parsed once per version into lookup maps;
+// changes made through the Provider are seen by the next query.
+package localzone
