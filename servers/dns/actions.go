@@ -22,7 +22,7 @@ type (
 	}
 )
 
-// actionResultOf is get_zone_action's result.
+// getActionResult is get_zone_action's result.
 type getActionResult struct {
 	Action Action `json:"action"`
 }

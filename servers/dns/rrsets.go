@@ -80,7 +80,11 @@ func rrsetLabel(in rrsetArgs) string {
 }
 
 func (s *Server) rrsetTools() []kernel.Tool {
-	recs := rrsetRules(map[string]rule{"records": recordsRule})
+	return append(s.rrsetReadTools(), s.rrsetWriteTools()...)
+}
+
+// rrsetReadTools are list_rrsets and get_rrset.
+func (s *Server) rrsetReadTools() []kernel.Tool {
 	return []kernel.Tool{
 		refine(kernel.NewTool(kernel.Spec[listRRSetsArgs, RRSetList]{
 			Name: "list_rrsets", Title: "List RRSets", Policy: readOnly, Handle: s.listRRSets,
@@ -92,6 +96,13 @@ func (s *Server) rrsetTools() []kernel.Tool {
 			Name: "get_rrset", Title: "Get an RRSet", Policy: readOnly, Handle: s.getRRSet,
 			Description: "Get one RRSet: its records with their comments, TTL, labels and protection.",
 		}), rrsetRules(nil)),
+	}
+}
+
+// rrsetWriteTools are the tools that change RRSets and records.
+func (s *Server) rrsetWriteTools() []kernel.Tool {
+	recs := rrsetRules(map[string]rule{"records": recordsRule})
+	return []kernel.Tool{
 		refine(kernel.NewTool(kernel.Spec[createRRSetArgs, createRRSetResult]{
 			Name: "create_rrset", Title: "Create an RRSet", Policy: createPolicy, Handle: s.createRRSet,
 			Description: "Create an RRSet that does not exist yet. For an existing one use add_records or set_records.",

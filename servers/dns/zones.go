@@ -63,6 +63,11 @@ type (
 )
 
 func (s *Server) zoneTools() []kernel.Tool {
+	return append(s.zoneReadTools(), s.zoneWriteTools()...)
+}
+
+// zoneReadTools are list_zones, get_zone and export_zonefile.
+func (s *Server) zoneReadTools() []kernel.Tool {
 	return []kernel.Tool{
 		refine(kernel.NewTool(kernel.Spec[listZonesArgs, ZoneList]{
 			Name: "list_zones", Title: "List zones", Policy: readOnly, Handle: s.listZones,
@@ -77,6 +82,12 @@ func (s *Server) zoneTools() []kernel.Tool {
 			Name: "export_zonefile", Title: "Export a zone file", Policy: readOnly, Handle: s.exportZonefile,
 			Description: "Export a primary zone as a BIND zone file. It is the only backup there is: take one before import_zonefile.",
 		}), map[string]rule{"zone": zoneRule}),
+	}
+}
+
+// zoneWriteTools are the tools that change zones.
+func (s *Server) zoneWriteTools() []kernel.Tool {
+	return []kernel.Tool{
 		refine(kernel.NewTool(kernel.Spec[createZoneArgs, createZoneResult]{
 			Name: "create_zone", Title: "Create a zone", Policy: createPolicy, Handle: s.createZone,
 			Description: "Create a zone. A primary zone gets its SOA and NS records automatically and may start from a zone file; " +
@@ -307,5 +318,5 @@ func (s *Server) changePrimaryNameservers(ctx context.Context, call *kernel.Call
 	})
 }
 
-// zoneTarget is the canonical confirmation target of a zone: its id.
+// zoneKey is the canonical confirmation target of a zone: its id.
 func zoneKey(z Zone) string { return strconv.FormatInt(z.ID, 10) }
