@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -37,6 +38,13 @@ func addResources(s *mcp.Server) {
 		MIMEType: "application/json", URITemplate: TemplateURI}, readTemplate)
 }
 
+// templateData is the JSON body of a test://template/{id}/data resource.
+type templateData struct {
+	ID           string `json:"id"`
+	TemplateTest bool   `json:"templateTest"`
+	Data         string `json:"data"`
+}
+
 // readTemplate serves test://template/{id}/data. The SDK has matched the
 // template already; the id is the path segment between the fixed parts.
 func readTemplate(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -48,8 +56,11 @@ func readTemplate(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadRes
 	if !ok || id == "" || strings.Contains(id, "/") {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	body := fmt.Sprintf(`{"id":%q,"templateTest":true,"data":"Data for ID: %s"}`, id, id)
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: body}}}, nil
+	body, err := json.Marshal(templateData{ID: id, TemplateTest: true, Data: "Data for ID: " + id})
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(body)}}}, nil
 }
 
 // addPrompts registers the prompts on the go-sdk server.
