@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,15 +68,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless:                  true,
-		JSONResponse:               true,
-		DisableLocalhostProtection: true, // the Host and Origin guards above decide, on every interface
-		MaxRequestBodyBytes:        -1,   // the body guard above has already bounded the read
-		Logger:                     s.logger,
-	})
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, pipe.Handler(s.admission(sdk)))
+	mux.Handle(MCPPath, pipe.Handler(s.admission(s.sdkHandler())))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
@@ -87,6 +81,37 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 		}
 	}
 	return mux, nil
+}
+
+// sdkHandler is the go-sdk's stateless handler, answering with plain JSON
+// unless the request asked for notifications (a progress token or, in
+// 2026-07-28, a log level in _meta): in stateless mode the SDK can deliver
+// those only on the request's own event stream, so such a request is
+// answered as text/event-stream. Both forms are valid Streamable HTTP.
+func (s *Server) sdkHandler() http.Handler {
+	newHandler := func(jsonResponse bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+			Stateless:                  true,
+			JSONResponse:               jsonResponse,
+			DisableLocalhostProtection: true, // the Host and Origin guards above decide, on every interface
+			MaxRequestBodyBytes:        -1,   // the body guard above has already bounded the read
+			Logger:                     sdkLogger(s.logger),
+		})
+	}
+	plain, stream := newHandler(true), newHandler(false)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if body, err := httpguard.ReadBody(r); err == nil && wantsNotifications(body) {
+			stream.ServeHTTP(w, r)
+			return
+		}
+		plain.ServeHTTP(w, r)
+	})
+}
+
+// wantsNotifications reports whether a request body asks for progress or
+// log notifications. A false positive only costs the event-stream framing.
+func wantsNotifications(body []byte) bool {
+	return bytes.Contains(body, []byte(`"progressToken"`)) || bytes.Contains(body, []byte(`"io.modelcontextprotocol/logLevel"`))
 }
 
 // admission is pipeline step 10 over HTTP: the tier check, then the rate

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -237,5 +239,44 @@ func TestHTTPHealthzAndPaths(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Fatalf("other path: %d", resp.StatusCode)
+	}
+}
+
+// TestHTTPProgressReachesTheClient: a client that sends a progress token
+// gets the progress notifications of a long call over HTTP too.
+func TestHTTPProgressReachesTheClient(t *testing.T) {
+	f := newHTTPFixture(t, 100, false)
+	var mu sync.Mutex
+	var got []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, r.Params.Message)
+			mu.Unlock()
+		},
+	})
+	hc := &http.Client{Transport: headerRT{"Authorization": "Bearer " + apiKey}}
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "change_ttl", Arguments: map[string]any{"zone": "z", "ttl": 300}, Meta: mcp.Meta{"progressToken": "p1"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	for i := 0; i < 200; i++ { // notifications are handled concurrently with the result
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0], "half way") {
+		t.Fatalf("progress over HTTP: %q", got)
 	}
 }
