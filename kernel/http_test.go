@@ -54,7 +54,9 @@ func newHTTPFixture(t *testing.T, limit int, byok bool) *httpFixture {
 	tools = append(tools, kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
 		Name: "pro_report", Description: "A tool for the pro plan.",
 		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: kernel.Never, Tier: "pro"},
-		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) { return map[string]string{}, nil },
+		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+			return map[string]string{}, nil
+		},
 	}))
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, tools, &opts)
 	if err != nil {

@@ -60,9 +60,10 @@ const (
 
 // Gate says when a tool needs a confirmation token.
 type Gate struct {
-	mode gateMode
-	when func(args map[string]any) bool
-	bind Bind
+	mode      gateMode
+	when      func(args map[string]any) bool
+	bind      Bind
+	condition string
 }
 
 // Never is the gate of a tool that never asks for confirmation.
@@ -76,6 +77,17 @@ func Always(bind Bind) Gate { return Gate{mode: gateAlways, bind: bind} }
 func When(pred func(args map[string]any) bool, bind Bind) Gate {
 	return Gate{mode: gateWhen, when: pred, bind: bind}
 }
+
+// Described returns the gate with a sentence saying, for the
+// documentation, when a conditional gate asks, e.g. "only when removing
+// protection (`delete: false`)".
+func (g Gate) Described(condition string) Gate {
+	g.condition = condition
+	return g
+}
+
+// Bind returns the fields the gate binds its token to.
+func (g Gate) Bind() Bind { return g.bind }
 
 // Gated reports whether the gate can ever ask for confirmation.
 func (g Gate) Gated() bool { return g.mode == gateAlways || g.mode == gateWhen }

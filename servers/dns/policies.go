@@ -8,8 +8,8 @@ import "github.com/bulwarkmcp/bulwark/kernel"
 // remove something (labels, TTLs, records, protection); only tools that just
 // add are not. "Idempotent" means a second identical call changes nothing
 // more (the SOA serial, which the provider bumps on every change, aside).
-// The confirmation gates follow the security page's table exactly; see
-// gateConditions for the two conditional ones.
+// The confirmation gates follow the security page's table exactly
+// (policy_test.go holds the table).
 
 // readOnly is the policy of every read tool.
 var readOnly = kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes,
@@ -35,23 +35,16 @@ func removing(field string) func(args map[string]any) bool {
 	}
 }
 
-// gateConditions say, for the documentation, when the conditional gates
-// ask for confirmation.
-var gateConditions = map[string]string{
-	"change_zone_protection":  "only when removing protection (`delete: false`)",
-	"change_rrset_protection": "only when removing protection (`change: false`)",
-}
-
 // Policies by tool, in one place.
 var (
 	deleteZonePolicy = write(kernel.Yes, kernel.Yes, kernel.Always(kernel.Bind{Target: zoneTarget}))
 	importPolicy     = write(kernel.Yes, kernel.Yes, kernel.Always(kernel.Bind{Target: zoneTarget, Payload: []string{"zonefile"}}))
 	nameserversPol   = write(kernel.Yes, kernel.Yes, kernel.Always(kernel.Bind{Target: zoneTarget, Payload: []string{"primary_nameservers"}}))
-	zoneProtectPol   = write(kernel.Yes, kernel.Yes, kernel.When(removing("delete"), kernel.Bind{Target: zoneTarget}))
+	zoneProtectPol   = write(kernel.Yes, kernel.Yes, kernel.When(removing("delete"), kernel.Bind{Target: zoneTarget}).Described("only when removing protection (`delete: false`)"))
 	deleteRRSetPol   = write(kernel.Yes, kernel.Yes, kernel.Always(kernel.Bind{Target: rrsetTarget}))
 	setRecordsPol    = write(kernel.Yes, kernel.Yes, kernel.Always(kernel.Bind{Target: rrsetTarget, Payload: []string{"records"}}))
 	removeRecordsPol = write(kernel.Yes, kernel.Yes, kernel.Always(kernel.Bind{Target: rrsetTarget, Payload: []string{"records"}}))
-	rrsetProtectPol  = write(kernel.Yes, kernel.Yes, kernel.When(removing("change"), kernel.Bind{Target: rrsetTarget}))
+	rrsetProtectPol  = write(kernel.Yes, kernel.Yes, kernel.When(removing("change"), kernel.Bind{Target: rrsetTarget}).Described("only when removing protection (`change: false`)"))
 	createPolicy     = write(kernel.No, kernel.No, kernel.Never)   // create_zone, create_rrset, add_records
 	overwritePolicy  = write(kernel.Yes, kernel.Yes, kernel.Never) // labels, TTLs, comments
 )

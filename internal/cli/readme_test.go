@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	dnssrv "github.com/bulwarkmcp/bulwark/servers/dns"
+	"github.com/bulwarkmcp/bulwark/servers/dns/localzone"
+)
+
+// readmeTools are the tool tables the README carries, by marker name.
+func readmeTools(t *testing.T) map[string][]kernel.Tool {
+	lp, err := localzone.New(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dns, err := dnssrv.New(dnssrv.Config{}, dnssrv.Deps{Provider: lp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]kernel.Tool{"dns": dns.Tools()}
+}
+
+// TestREADMEToolTables checks that each generated tool table in README.md
+// matches the declarations. Regenerate with
+// UPDATE_GOLDEN=1 go test ./internal/cli -run TestREADMEToolTables.
+func TestREADMEToolTables(t *testing.T) {
+	const path = "../../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for name, tools := range readmeTools(t) {
+		begin := "<!-- BEGIN tools:" + name + " (generated from the declarations; regenerate with UPDATE_GOLDEN=1 go test ./internal/cli) -->\n"
+		end := "<!-- END tools:" + name + " -->"
+		i, j := strings.Index(readme, begin), strings.Index(readme, end)
+		if i < 0 || j < i {
+			t.Fatalf("README.md lacks the markers of the %s table:\n%s%s", name, begin, end)
+		}
+		want := kernel.ToolTable(tools)
+		if got := readme[i+len(begin) : j]; got != want {
+			if os.Getenv("UPDATE_GOLDEN") == "1" {
+				readme = readme[:i+len(begin)] + want + readme[j:]
+				continue
+			}
+			t.Errorf("the %s tool table in README.md is out of date; regenerate with UPDATE_GOLDEN=1 go test ./internal/cli", name)
+		}
+	}
+	if os.Getenv("UPDATE_GOLDEN") == "1" && readme != string(b) {
+		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
