@@ -31,7 +31,8 @@ func (s *Server) actionTools() []kernel.Tool {
 	return []kernel.Tool{
 		refine(kernel.NewTool(kernel.Spec[listActionsArgs, ActionList]{
 			Name: "list_zone_actions", Title: "List zone actions", Policy: readOnly, Handle: s.listZoneActions,
-			Description: "List the actions (running and finished changes) of one zone, or of every zone, one page at a time, optionally by status.",
+			Description: "List the actions (running and finished changes) of one zone, or of every zone, one page at a time, optionally by status. " +
+				"The local zone store completes every change at once and keeps the last 1,000 actions per zone.",
 		}), listRules(actionSortFields, maxPerPageZones, map[string]rule{"zone": zoneRule,
 			"status": all(only("array"), maxItems(maxStatuses), itemsOf(enum(actionStatuses)))})),
 		refine(kernel.NewTool(kernel.Spec[getActionArgs, getActionResult]{

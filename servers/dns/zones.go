@@ -76,7 +76,8 @@ func (s *Server) zoneReadTools() []kernel.Tool {
 		}), listRules(zoneSortFields, maxPerPageZones, map[string]rule{"name": zoneRule, "mode": modeRule, "label_selector": selectorRule})),
 		refine(kernel.NewTool(kernel.Spec[zoneArgs, zoneResult]{
 			Name: "get_zone", Title: "Get a zone", Policy: readOnly, Handle: s.getZone,
-			Description: "Get one zone: mode, default TTL, protection, record count, nameservers and delegation status.",
+			Description: "Get one zone: mode, default TTL, protection, record count, nameservers and delegation status. " +
+				"With the local zone store the assigned nameservers are the local responder's names and no delegation is checked.",
 		}), map[string]rule{"zone": zoneRule}),
 		refine(kernel.NewTool(kernel.Spec[zoneArgs, kernel.Text]{
 			Name: "export_zonefile", Title: "Export a zone file", Policy: readOnly, Handle: s.exportZonefile,
@@ -91,7 +92,8 @@ func (s *Server) zoneWriteTools() []kernel.Tool {
 		refine(kernel.NewTool(kernel.Spec[createZoneArgs, createZoneResult]{
 			Name: "create_zone", Title: "Create a zone", Policy: createPolicy, Handle: s.createZone,
 			Description: "Create a zone. A primary zone gets its SOA and NS records automatically and may start from a zone file; " +
-				"a secondary zone needs primary_nameservers.",
+				"a secondary zone needs primary_nameservers. " +
+				"The local zone store keeps a secondary zone's primaries but does not transfer or serve it.",
 		}), map[string]rule{"name": zoneRule, "mode": modeRule, "ttl": all(only("integer"), ttlRule), "labels": labelsRule,
 			"primary_nameservers": nameserversRule, "zonefile": maxLen(maxZonefileLen)}),
 		refine(kernel.NewTool(kernel.Spec[updateZoneArgs, zoneResult]{
@@ -134,7 +136,8 @@ func (s *Server) zoneWriteTools() []kernel.Tool {
 				return fmt.Sprintf("replace the primary nameservers of zone %q with the %d server(s) given", in.Zone, len(in.PrimaryNameservers))
 			},
 			Description: "Replace the primary nameservers a secondary zone is transferred from. " +
-				"The first call is refused with a confirmation token bound to this exact server list.",
+				"The first call is refused with a confirmation token bound to this exact server list. " +
+				"The local zone store records the list; it does not transfer zones.",
 		}), map[string]rule{"zone": zoneRule, "primary_nameservers": nameserversRule}),
 	}
 }
