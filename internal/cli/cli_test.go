@@ -89,6 +89,10 @@ func TestInvalidConfigurationStops(t *testing.T) {
 		{"unknown provider", nil, []string{"-provider", "route53"}, "route53"},
 		{"hetzner without token", nil, []string{"-provider", "hetzner"}, "HETZNER_API_TOKEN"},
 		{"base URL with credentials", map[string]string{"HETZNER_API_TOKEN": "tok", "HETZNER_API_BASE_URL": secretURL}, nil, "HETZNER_API_BASE_URL"},
+		{"oauth without settings", nil, []string{"-http", "127.0.0.1:0", "-auth", "oauth", "-dns-listen", "off", "-data-dir", "DIR"}, "-oauth-resource"},
+		{"unreadable JWKS", nil, []string{"-http", "127.0.0.1:0", "-auth", "oauth", "-oauth-resource", "https://mcp.example.com/mcp", "-oauth-issuer", "https://issuer.example.com", "-oauth-jwks", "DIR/missing.json", "-dns-listen", "off", "-data-dir", "DIR"}, "jwks"},
+		{"unreachable JWKS URL", nil, []string{"-http", "127.0.0.1:0", "-auth", "oauth", "-oauth-resource", "https://mcp.example.com/mcp", "-oauth-issuer", "https://issuer.example.com", "-oauth-jwks", "http://127.0.0.1:1/jwks.json", "-dns-listen", "off", "-data-dir", "DIR"}, "jwks"},
+		{"unreadable keys file", nil, []string{"-http", "127.0.0.1:0", "-auth", "apikey", "-api-keys-file", "DIR/none", "-dns-listen", "off", "-data-dir", "DIR"}, "key"},
 		{"unknown tool in allow list", nil, []string{"-allow-tools", "no_such_tool", "-dns-listen", "off", "-data-dir", "DIR"}, "no_such_tool"},
 		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "read-only"},
 	}

@@ -169,7 +169,13 @@ func (s *serving) oauth() (*identity.OAuth, error) {
 	var keys *identity.JWKS
 	var err error
 	if strings.Contains(s.oauthJWKS, "://") {
-		keys, err = identity.NewJWKSURL(s.oauthJWKS, nil)
+		if keys, err = identity.NewJWKSURL(s.oauthJWKS, nil); err == nil {
+			// Fetch it now: a JWKS that cannot be read stops startup
+			// rather than failing every request.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err = keys.Refresh(ctx)
+			cancel()
+		}
 	} else {
 		keys, err = identity.NewJWKSFile(s.oauthJWKS, nil)
 	}
