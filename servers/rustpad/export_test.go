@@ -1,0 +1,6 @@
+package rustpad
+
+// SetBeforeEdit installs a hook that runs right before a tool sends its
+// edit, after it read the pad: tests use it to make another user's edit
+// land exactly in between.
+func SetBeforeEdit(s *Server, f func(padID string)) { s.beforeEdit = f }
