@@ -108,3 +108,11 @@ func TestGatedToolAdvertisesConfirmToken(t *testing.T) {
 		}
 	}
 }
+
+func TestNothingToLoseSkipsTheGate(t *testing.T) {
+	f := newFixture(t, kernel.Options{})
+	res := f.sess.Call(t, "delete_item", map[string]any{"zone": "example.com", "name": "empty"})
+	if res.IsError || len(f.deleted) != 1 {
+		t.Fatalf("a call with nothing to lose was gated: %s", mcptest.Text(res))
+	}
+}

@@ -121,6 +121,9 @@ func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map
 		if pv, err = t.preview(ctx, call, in); err != nil {
 			return s.fail(ctx, call, rec, err)
 		}
+		if pv.NothingToLose {
+			return nil
+		}
 	}
 	b, err := binding(call, t, args, pv)
 	if err != nil {

@@ -110,6 +110,9 @@ func testTools(deleted *[]string) []kernel.Tool {
 				return map[string]string{"deleted": in.Name}, nil
 			},
 			Preview: func(ctx context.Context, c *kernel.Call, in itemArgs) (kernel.Preview, error) {
+				if in.Name == "empty" {
+					return kernel.Preview{NothingToLose: true}, nil
+				}
 				return kernel.Preview{Summary: "It currently holds 2 record(s), TTL 300."}, nil
 			},
 			Action: func(in itemArgs) string { return fmt.Sprintf("delete item %q of zone %q", in.Name, in.Zone) },

@@ -25,6 +25,11 @@ type Preview struct {
 	// a canonical key the tool computed (a zone id rather than a name that
 	// may be spelled two ways).
 	Target string
+	// NothingToLose says the target holds nothing the call could destroy
+	// (an empty pad about to be written): the gate lets the call through
+	// without a token. Set it only from upstream state the tool has just
+	// read, never from the arguments.
+	NothingToLose bool
 }
 
 // Spec declares a typed tool. In is the arguments' type: its JSON schema is
