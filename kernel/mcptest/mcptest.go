@@ -251,3 +251,35 @@ func (c *recordingConn) log(dir string, msg jsonrpc.Message) {
 	}
 	fmt.Fprintf(c.rec, "%s: %s\n", dir, data)
 }
+
+// CountingReader yields the bytes 0, 1, 2, … in turn. Given to
+// confirm.Options.Rand, it makes confirmation tokens the same in every run,
+// so that golden transcripts can hold them.
+type CountingReader struct {
+	mu sync.Mutex
+	n  byte
+}
+
+func (r *CountingReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range p {
+		p[i] = r.n
+		r.n++
+	}
+	return len(p), nil
+}
+
+// ConfirmToken returns the token of a confirmation refusal, and fails the
+// test when res is not one.
+func ConfirmToken(t testing.TB, res *mcp.CallToolResult) string {
+	t.Helper()
+	var s struct {
+		ConfirmToken string `json:"confirmToken"`
+	}
+	Structured(t, res, &s)
+	if s.ConfirmToken == "" || !res.IsError {
+		t.Fatalf("no confirmation refusal: %s", Text(res))
+	}
+	return s.ConfirmToken
+}

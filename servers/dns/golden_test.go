@@ -1,7 +1,6 @@
 package dns_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -12,22 +11,6 @@ import (
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 	"github.com/bulwarkmcp/bulwark/servers/dns/localzone"
 )
-
-// countingReader yields 0,1,2,... so that tokens are the same in every run.
-type countingReader struct {
-	mu sync.Mutex
-	n  byte
-}
-
-func (r *countingReader) Read(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := range p {
-		p[i] = r.n
-		r.n++
-	}
-	return len(p), nil
-}
 
 // fixedLocal is the local provider with a fixed clock, for transcripts.
 var fixedLocal = backendMaker{"local", func(t *testing.T, _ *hetznerapi.Options) backend {
@@ -75,7 +58,7 @@ func TestGoldenTranscripts(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, fixedLocal, setup{cfg: c.cfg, before: standard(t),
-				kopts: kernel.Options{Confirm: confirm.NewIssuer(nil, &confirm.Options{Rand: &countingReader{}})}})
+				kopts: kernel.Options{Confirm: confirm.NewIssuer(nil, &confirm.Options{Rand: &mcptest.CountingReader{}})}})
 			c.steps(t, f)
 			mcptest.Golden(t, "testdata/transcripts/"+c.name+".txtar", c.comment,
 				map[string]string{"wire": f.sess.Transcript()}, []string{"wire"})

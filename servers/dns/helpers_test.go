@@ -236,17 +236,9 @@ func (f *fixture) fails(t *testing.T, tool string, args map[string]any, code ker
 	return text
 }
 
-// token returns the confirmation token of a refusal.
 func token(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
-	var s struct {
-		ConfirmToken string `json:"confirmToken"`
-	}
-	mcptest.Structured(t, res, &s)
-	if s.ConfirmToken == "" || !res.IsError {
-		t.Fatalf("no confirmation refusal: %s", mcptest.Text(res))
-	}
-	return s.ConfirmToken
+	return mcptest.ConfirmToken(t, res)
 }
 
 func with(m map[string]any, kv ...any) map[string]any {
