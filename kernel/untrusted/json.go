@@ -157,51 +157,33 @@ func validNumber(b []byte) bool {
 	return i == len(b)
 }
 
-func (w *writer) object(depth int) error {
-	w.pos++ // '{'
-	w.out = append(w.out, '{')
+func (w *writer) object(depth int) error { return w.container(depth, '{', '}') }
+
+func (w *writer) array(depth int) error { return w.container(depth, '[', ']') }
+
+// container copies an object or an array element by element. Once the
+// output is full, the rest is skipped (still checked) and counted, and a
+// marker says how much was left out.
+func (w *writer) container(depth int, open, close byte) error {
+	w.pos++
+	w.out = append(w.out, open)
 	written, omitted := 0, 0
 	w.skipSpace()
-	if w.pos < len(w.in) && w.in[w.pos] == '}' {
+	if w.pos < len(w.in) && w.in[w.pos] == close {
 		w.pos++
-		w.out = append(w.out, '}')
+		w.out = append(w.out, close)
 		return nil
 	}
 	for {
 		w.skipSpace()
-		if w.pos >= len(w.in) || w.in[w.pos] != '"' {
-			return ErrInvalidJSON
-		}
-		raw, err := w.readString()
+		wrote, err := w.element(depth, open == '{', written > 0)
 		if err != nil {
 			return err
 		}
-		w.skipSpace()
-		if w.pos >= len(w.in) || w.in[w.pos] != ':' {
-			return ErrInvalidJSON
-		}
-		w.pos++
-		w.skipSpace()
-		if w.stopped {
-			if err := w.skip(depth + 1); err != nil {
-				return err
-			}
-			omitted++
+		if wrote {
+			written++
 		} else {
-			mark := w.out
-			if written > 0 {
-				w.out = append(w.out, ',')
-			}
-			w.appendString(raw, true)
-			w.out = append(w.out, ':')
-			if err := w.member(raw, depth); err != nil {
-				return err
-			}
-			if w.overflow(mark) {
-				omitted++
-			} else {
-				written++
-			}
+			omitted++
 		}
 		w.skipSpace()
 		if w.pos >= len(w.in) {
@@ -211,21 +193,81 @@ func (w *writer) object(depth int) error {
 			w.pos++
 			continue
 		}
-		if w.in[w.pos] != '}' {
+		if w.in[w.pos] != close {
 			return ErrInvalidJSON
 		}
 		w.pos++
 		break
 	}
-	if omitted > 0 {
-		w.rep.Omitted += omitted
-		if written > 0 {
-			w.out = append(w.out, ',')
-		}
-		w.out = fmt.Appendf(w.out, `"_truncated":"%d more member(s) left out"`, omitted)
-	}
-	w.out = append(w.out, '}')
+	w.marker(open == '{', written, omitted)
+	w.out = append(w.out, close)
 	return nil
+}
+
+// element copies one array item or object member (key, colon, value) and
+// reports whether it was written or left out.
+func (w *writer) element(depth int, member, comma bool) (bool, error) {
+	var key []byte
+	if member {
+		var err error
+		if key, err = w.memberKey(); err != nil {
+			return false, err
+		}
+	}
+	if w.stopped {
+		return false, w.skip(depth + 1)
+	}
+	mark := w.out
+	if comma {
+		w.out = append(w.out, ',')
+	}
+	var err error
+	if member {
+		w.appendString(key, true)
+		w.out = append(w.out, ':')
+		err = w.member(key, depth)
+	} else {
+		err = w.value(depth + 1)
+	}
+	if err != nil {
+		return false, err
+	}
+	return !w.overflow(mark), nil
+}
+
+// memberKey reads an object key and its colon.
+func (w *writer) memberKey() ([]byte, error) {
+	if w.pos >= len(w.in) || w.in[w.pos] != '"' {
+		return nil, ErrInvalidJSON
+	}
+	raw, err := w.readString()
+	if err != nil {
+		return nil, err
+	}
+	w.skipSpace()
+	if w.pos >= len(w.in) || w.in[w.pos] != ':' {
+		return nil, ErrInvalidJSON
+	}
+	w.pos++
+	w.skipSpace()
+	return raw, nil
+}
+
+// marker closes a container that left elements out with a note saying how
+// many.
+func (w *writer) marker(object bool, written, omitted int) {
+	if omitted == 0 {
+		return
+	}
+	w.rep.Omitted += omitted
+	if written > 0 {
+		w.out = append(w.out, ',')
+	}
+	if object {
+		w.out = fmt.Appendf(w.out, `"_truncated":"%d more member(s) left out"`, omitted)
+	} else {
+		w.out = fmt.Appendf(w.out, `"[truncated: %d more item(s) left out]"`, omitted)
+	}
 }
 
 // member writes the value of key raw: redacted when the key looks secret.
@@ -251,62 +293,6 @@ func (w *writer) overflow(mark []byte) bool {
 	w.out = w.out[:len(mark)]
 	w.stopped = true
 	return true
-}
-
-func (w *writer) array(depth int) error {
-	w.pos++ // '['
-	w.out = append(w.out, '[')
-	written, omitted := 0, 0
-	w.skipSpace()
-	if w.pos < len(w.in) && w.in[w.pos] == ']' {
-		w.pos++
-		w.out = append(w.out, ']')
-		return nil
-	}
-	for {
-		w.skipSpace()
-		if w.stopped {
-			if err := w.skip(depth + 1); err != nil {
-				return err
-			}
-			omitted++
-		} else {
-			mark := w.out
-			if written > 0 {
-				w.out = append(w.out, ',')
-			}
-			if err := w.value(depth + 1); err != nil {
-				return err
-			}
-			if w.overflow(mark) {
-				omitted++
-			} else {
-				written++
-			}
-		}
-		w.skipSpace()
-		if w.pos >= len(w.in) {
-			return ErrInvalidJSON
-		}
-		if w.in[w.pos] == ',' {
-			w.pos++
-			continue
-		}
-		if w.in[w.pos] != ']' {
-			return ErrInvalidJSON
-		}
-		w.pos++
-		break
-	}
-	if omitted > 0 {
-		w.rep.Omitted += omitted
-		if written > 0 {
-			w.out = append(w.out, ',')
-		}
-		w.out = fmt.Appendf(w.out, `"[truncated: %d more item(s) left out]"`, omitted)
-	}
-	w.out = append(w.out, ']')
-	return nil
 }
 
 // skip passes over one value without writing it, checking its form.
