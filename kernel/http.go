@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,18 +99,12 @@ func (s *Server) sdkHandler() http.Handler {
 	}
 	plain, stream := newHandler(true), newHandler(false)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if body, err := httpguard.ReadBody(r); err == nil && wantsNotifications(body) {
+		if env, err := httpguard.RequestEnvelope(r); err == nil && env.WantsNotifications {
 			stream.ServeHTTP(w, r)
 			return
 		}
 		plain.ServeHTTP(w, r)
 	})
-}
-
-// wantsNotifications reports whether a request body asks for progress or
-// log notifications. A false positive only costs the event-stream framing.
-func wantsNotifications(body []byte) bool {
-	return bytes.Contains(body, []byte(`"progressToken"`)) || bytes.Contains(body, []byte(`"io.modelcontextprotocol/logLevel"`))
 }
 
 // admission is pipeline step 10 over HTTP: the tier check, then the rate

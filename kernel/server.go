@@ -132,6 +132,9 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 }
 
 func (s *Server) setDefaults() error {
+	if s.opts.Envelope.Source == "" {
+		s.opts.Envelope.Source = "upstream"
+	}
 	s.envelope = &s.opts.Envelope
 	s.issuer = s.opts.Confirm
 	if s.issuer == nil {

@@ -206,6 +206,12 @@ func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger
 	if err != nil {
 		return err
 	}
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	gc, limit := kernel.ApplyMemoryPolicy(nil, getenv)
+	logger.Debug("memory policy", "gogc", gc, "memory_limit", limit)
 	return srv.ServeHTTP(ctx, o, func(addr string) {
 		logger.Info("serving Streamable HTTP", "url", "http://"+addr+kernel.MCPPath)
 	})

@@ -12,6 +12,9 @@ import (
 // request's protocol version.
 const MetaKeyProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
+// metaKeyLogLevel is the _meta key of a 2026-07-28 request's log level.
+const metaKeyLogLevel = "io.modelcontextprotocol/logLevel"
+
 // Envelope is the part of a JSON-RPC message the kernel's policy stages need:
 // parsed once per request, reused by the header-agreement guard, the tier
 // check, the rate limiter and the audit record. Every field comes from the
@@ -30,6 +33,10 @@ type Envelope struct {
 	ProtocolVersion string
 	// Response is true for a JSON-RPC response (result or error, no method).
 	Response bool
+	// WantsNotifications is true when params._meta carries a progressToken
+	// or a 2026-07-28 log level: the client expects notifications during
+	// the call, so the answer must be an event stream.
+	WantsNotifications bool
 }
 
 // IsNotification reports whether e is a notification (a method, no id).
@@ -141,6 +148,7 @@ type envParser struct {
 	jsonrpcEsc, methodEsc     bool
 	nameEsc, uriEsc, verEsc   bool
 	nameStr, uriStr, verIsStr bool
+	notify                    bool // progressToken or logLevel in _meta
 }
 
 func (p *envParser) mark(bit int) error {
@@ -257,8 +265,11 @@ func (p *envParser) meta(s *scanner) error {
 		return s.skipValue(2)
 	}
 	return s.members(3, func(key []byte) error {
-		if string(key) == MetaKeyProtocolVersion {
+		switch string(key) {
+		case MetaKeyProtocolVersion:
 			return p.maybeStr(s, seenVersion, &p.version, &p.verEsc, &p.verIsStr)
+		case "progressToken", metaKeyLogLevel:
+			p.notify = true
 		}
 		return s.skipValue(3)
 	})
@@ -282,6 +293,7 @@ func (p *envParser) finish() (Envelope, error) {
 		return env, fmt.Errorf("neither a request nor a response: %w", ErrInvalidEnvelope)
 	}
 	env.Response = answered
+	env.WantsNotifications = p.notify
 	if p.id != nil {
 		env.ID = append(json.RawMessage(nil), p.id...)
 	}

@@ -186,3 +186,17 @@ func deep(data []byte) bool {
 	}
 	return deepest > maxJSONDepth-2
 }
+
+func TestEnvelopeWantsNotifications(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"p"}}}`:                       true,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/logLevel":"info"}}}`: true,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"other":"progressToken"}}}`:                   false,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progressToken"}}`:                                         false,
+	} {
+		env, err := ParseEnvelope([]byte(body))
+		if err != nil || env.WantsNotifications != want {
+			t.Errorf("%s: %v %v", body, env.WantsNotifications, err)
+		}
+	}
+}

@@ -15,10 +15,10 @@
 // tools/call (a fresh 32 KiB decoder buffer for each of its nine JSON
 // decodes), so with the runtime's default GOGC=100 and a live heap of a few
 // MB the process collects every dozen requests and is bound by garbage
-// collection. This server therefore starts with GOGC=400 and a 256 MiB soft
-// memory limit (GOMEMLIMIT), the policy proposed for the bulwark binary (see
-// the report of the "Kernel II" benchmark); the GOGC and GOMEMLIMIT
-// environment variables, and the -gogc and -memlimit flags, override it.
+// collection. This server therefore applies kernel.ApplyMemoryPolicy, as
+// the bulwark binary does when it serves HTTP (GOGC=400, a 256 MiB soft
+// memory limit); the GOGC and GOMEMLIMIT environment variables override it,
+// and -no-memory-policy measures without it.
 //
 // It prints "READY <url>" on stdout once it listens.
 package main
@@ -34,7 +34,6 @@ import (
 	_ "net/http/pprof" // served only with -pprof, on its own listener
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -48,23 +47,13 @@ import (
 // unrefused is a limit the benchmark never reaches.
 const unrefused = 1 << 30
 
-// The memory policy (see the package comment).
-const (
-	policyGCPercent   = 400
-	policyMemoryLimit = 256 << 20
-)
-
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this loopback `address` (off when empty)")
-	gogc := flag.Int("gogc", policyGCPercent, "GOGC (debug.SetGCPercent; -1 is off); 0 keeps the runtime's setting")
-	memLimit := flag.Int64("memlimit", policyMemoryLimit, "GOMEMLIMIT in bytes (debug.SetMemoryLimit); 0 keeps the runtime's setting")
+	noPolicy := flag.Bool("no-memory-policy", false, "keep the runtime's GC settings instead of the one bulwark ships (for comparison)")
 	flag.Parse()
-	if *gogc != 0 && os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(*gogc)
-	}
-	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(*memLimit)
+	if !*noPolicy {
+		kernel.ApplyMemoryPolicy(nil, os.Getenv)
 	}
 	if err := run(*addr, *pprofAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "kernelserver:", err)
