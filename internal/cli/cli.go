@@ -52,6 +52,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{name: "dns", summary: "DNS zones: a local zone store with an authoritative DNS responder (default), or Hetzner Cloud DNS", setup: setupDNS},
+		{name: "rustpad", summary: "Rustpad collaborative editor pads (RUSTPAD_URL)", setup: setupRustpad},
 	}
 }
 

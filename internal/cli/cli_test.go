@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/hetznerapi"
+	rustpadfake "github.com/bulwarkmcp/bulwark/internal/fake/rustpad"
 )
 
 // fakeEnv is a process environment the test can inspect afterwards.
@@ -228,4 +229,44 @@ func waitFor(t *testing.T, log *syncBuffer, msg string) string {
 	}
 	t.Fatalf("no %q in %s", msg, log.String())
 	return ""
+}
+
+func TestRustpadEndToEnd(t *testing.T) {
+	peer := rustpadfake.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	env := &fakeEnv{vars: map[string]string{"RUSTPAD_URL": peer.URL}}
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, Env{Args: []string{"rustpad"}, Getenv: env.Getenv, Unsetenv: env.Unsetenv, Stdin: sr, Stdout: sw, Stderr: &stderr})
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	call(t, cs, "append_to_document", map[string]any{"id": "notes", "text": "hello"})
+	if got := peer.Text("notes"); got != "hello" {
+		t.Fatalf("pad: %q", got)
+	}
+	out := call(t, cs, "get_document", map[string]any{"id": "notes"})
+	if !strings.Contains(out, `<untrusted-data source="rustpad">`) || !strings.Contains(out, "hello") {
+		t.Fatalf("get_document: %s", out)
+	}
+	cs.Close()
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+}
+
+func TestRustpadNeedsURL(t *testing.T) {
+	if code, _, errOut := run(t, map[string]string{}, "rustpad"); code != 2 || !strings.Contains(errOut, "RUSTPAD_URL") {
+		t.Fatalf("%d %s", code, errOut)
+	}
+	if code, _, errOut := run(t, map[string]string{"RUSTPAD_URL": "https://user:pw@pad.example.com"}, "rustpad"); code != 2 || strings.Contains(errOut, "pw@") {
+		t.Fatalf("%d %s", code, errOut)
+	}
 }
