@@ -2,6 +2,7 @@ package rustpad_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -219,6 +220,29 @@ func write(t testing.TB, f *fixture, pad string, revision int, op *ot.Operation)
 	}
 	waitRevision(t, f, pad, before+1)
 	u.c.Close()
+}
+
+// tryWrite is write for hooks that run on the server's goroutines, where
+// t.Fatal must not be called.
+func tryWrite(f *fixture, pad string, revision int, op *ot.Operation) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := fake.Connect(ctx, f.peer.URL, pad)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, before := f.peer.State(pad)
+	if err := c.SendEdit(ctx, revision, op); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		if _, r := f.peer.State(pad); r > before {
+			return nil
+		}
+		waitABit()
+	}
+	return fmt.Errorf("pad %s: the edit was not applied", pad)
 }
 
 func waitRevision(t testing.TB, f *fixture, pad string, rev int) {

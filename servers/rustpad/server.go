@@ -135,7 +135,8 @@ type Server struct {
 	maxDoc  int
 	pending observations
 
-	beforeEdit func(padID string) // test hook: runs right before a tool's edit
+	beforeEdit   func(padID string) // test hook: runs right before a tool's edit
+	afterPreview func(padID string) // test hook: runs when set_document's preview is done
 }
 
 // New validates cfg and returns the server. It makes no connection.

@@ -57,8 +57,8 @@ func (s *Server) writeTools() []kernel.Tool {
 		}), map[string]rule{"id": idRule, "search": nonEmptyText, "replace": textRule}),
 		refine(kernel.NewTool(kernel.Spec[languageArgs, writeResult]{
 			Name: "set_language", Title: "Set a pad's language", Policy: languagePolicy, Handle: s.setLanguage,
-			Description: "Set the editor language (syntax highlighting) of a pad, e.g. markdown, python or rust; " +
-				"letters are sent in lower case.",
+			Description: "Set the editor language (syntax highlighting) of a pad, for example markdown, python or rust. " +
+				"Letters are sent in lower case.",
 		}), map[string]rule{"id": idRule, "language": languageRule}),
 	}
 }
@@ -189,6 +189,9 @@ func (s *Server) previewSet(ctx context.Context, call *kernel.Call, in setArgs) 
 	}
 	if p.st.Text == in.Text {
 		sum += " It already holds exactly this text, so the call would change nothing."
+	}
+	if s.afterPreview != nil {
+		s.afterPreview(in.ID)
 	}
 	return kernel.Preview{Target: "pad " + in.ID + " holding " + obs.fingerprint, Summary: sum}, nil
 }

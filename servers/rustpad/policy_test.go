@@ -1,0 +1,169 @@
+package rustpad_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/servers/rustpad"
+)
+
+// policyTable is the expected policy of every tool: reads read-only;
+// set_document (overwrites everything), replace_in_document (removes the
+// searched text) and set_language (overwrites the language) destructive;
+// only set_document gated, bound to its text (the security page).
+var policyTable = map[string]struct {
+	readOnly, destructive, idempotent bool
+	gate                              string
+}{
+	"get_document":        {true, false, true, "never"},
+	"get_document_info":   {true, false, true, "never"},
+	"get_stats":           {true, false, true, "never"},
+	"create_document":     {false, false, false, "never"},
+	"set_document":        {false, true, true, "always, bound to [text]"},
+	"append_to_document":  {false, false, false, "never"},
+	"replace_in_document": {false, true, false, "never"},
+	"set_language":        {false, true, true, "never"},
+}
+
+func declared(t *testing.T) []kernel.Tool {
+	t.Helper()
+	srv, err := rustpad.New(rustpad.Config{URL: "http://127.0.0.1:3030"}, rustpad.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.Tools()
+}
+
+func TestPolicies(t *testing.T) {
+	tools := declared(t)
+	if len(tools) != len(policyTable) {
+		t.Fatalf("%d tools declared, %d in the table", len(tools), len(policyTable))
+	}
+	for _, tool := range tools {
+		want, ok := policyTable[tool.Name()]
+		if !ok {
+			t.Errorf("%s: not in the table", tool.Name())
+			continue
+		}
+		p := tool.Policy()
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: %v", tool.Name(), err)
+		}
+		if p.OpenWorld != kernel.Yes || p.Tier != kernel.Open {
+			t.Errorf("%s: open world %v, tier %q", tool.Name(), p.OpenWorld, p.Tier)
+		}
+		got := [3]bool{p.ReadOnly == kernel.Yes, p.Destructive == kernel.Yes, p.Idempotent == kernel.Yes}
+		if got != [3]bool{want.readOnly, want.destructive, want.idempotent} {
+			t.Errorf("%s: read-only/destructive/idempotent %v", tool.Name(), got)
+		}
+		if g := p.Confirm.String(); g != want.gate {
+			t.Errorf("%s: gate %q, want %q", tool.Name(), g, want.gate)
+		}
+	}
+}
+
+func listTools(t *testing.T, f *fixture) []*mcp.Tool {
+	t.Helper()
+	res, err := f.sess.ListTools(context.Background(), &mcp.ListToolsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tools
+}
+
+func toolNames(t *testing.T, f *fixture) []string {
+	var names []string
+	for _, tool := range listTools(t, f) {
+		names = append(names, tool.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func TestAnnotationsAllStated(t *testing.T) {
+	f := newFixture(t, setup{})
+	for _, tool := range listTools(t, f) {
+		a := tool.Annotations
+		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+			t.Fatalf("%s: annotations %+v", tool.Name, a)
+		}
+		want := policyTable[tool.Name]
+		if a.ReadOnlyHint != want.readOnly || *a.DestructiveHint != want.destructive || a.IdempotentHint != want.idempotent || !*a.OpenWorldHint {
+			t.Errorf("%s: annotations %+v", tool.Name, a)
+		}
+		props := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+		if _, has := props["confirmToken"]; has != (tool.Name == "set_document") {
+			t.Errorf("%s: confirmToken advertised %v", tool.Name, has)
+		}
+	}
+}
+
+// Read-only mode does not register the write tools at all.
+func TestReadOnlyMode(t *testing.T) {
+	f := newFixture(t, setup{kopts: kernel.Options{ReadOnly: true}})
+	if got := strings.Join(toolNames(t, f), ","); got != "get_document,get_document_info,get_stats" {
+		t.Fatalf("read-only tools %s", got)
+	}
+	for _, tool := range []string{"set_document", "append_to_document", "create_document"} {
+		_, err := f.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"id": "x", "text": "y"}})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || !strings.Contains(we.Message, "unknown tool") {
+			t.Fatalf("%s in read-only mode: %v", tool, err)
+		}
+	}
+	if _, rev := f.peer.State("x"); rev != 0 {
+		t.Fatal("a write happened")
+	}
+}
+
+func TestAllowAndDenyLists(t *testing.T) {
+	f := newFixture(t, setup{kopts: kernel.Options{
+		Allow: []string{"get_*", "append_to_document", "set_document"},
+		Deny:  []string{"get_stats"},
+	}})
+	want := []string{"append_to_document", "get_document", "get_document_info", "set_document"}
+	if got := toolNames(t, f); !slices.Equal(got, want) {
+		t.Fatalf("tools %v, want %v", got, want)
+	}
+	if _, err := f.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_stats"}); err == nil {
+		t.Fatal("a denied tool answered")
+	}
+	if _, err := kernel.New(kernel.Info{Name: "x"}, declared(t), &kernel.Options{ReadOnly: true, Allow: []string{"set_document"}}); err == nil {
+		t.Fatal("an allowed write tool in read-only mode was accepted")
+	}
+	if _, err := kernel.New(kernel.Info{Name: "x"}, declared(t), &kernel.Options{Deny: []string{"delete_document"}}); err == nil {
+		t.Fatal("an unknown deny entry was accepted")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := []string{"http://127.0.0.1:3030", "https://pad.example/prefix/", "http://rustpad.lan"}
+	for _, u := range good {
+		if err := (rustpad.Config{URL: u}).Validate(); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	bad := []string{"", "ftp://h", "ws://h", "http://u:p@h", "http://h?q=1", "http://h#f", "h", "http://", "mailto:x@y"}
+	for _, u := range bad {
+		err := (rustpad.Config{URL: u}).Validate()
+		if !errors.Is(err, rustpad.ErrConfig) {
+			t.Errorf("%q accepted: %v", u, err)
+		} else if len(u) > 3 && strings.Contains(err.Error(), u) {
+			t.Errorf("the error echoes the URL: %v", err)
+		}
+	}
+	if w := (rustpad.Config{URL: "http://rustpad.lan", InsecureTLS: true}).Warnings(); len(w) != 2 {
+		t.Errorf("warnings %v", w)
+	}
+	if w := (rustpad.Config{URL: "http://127.0.0.1:1"}).Warnings(); len(w) != 0 {
+		t.Errorf("warnings %v", w)
+	}
+}
