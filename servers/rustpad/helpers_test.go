@@ -43,6 +43,9 @@ type setup struct {
 	// proxy, when set, wraps the peer's handler: the server talks to a
 	// loopback server running proxy(peer) instead of the peer itself.
 	proxy func(peer http.Handler) http.Handler
+	// tls serves the peer (or the proxy) over TLS with httptest's own
+	// certificate, which no client trusts by default.
+	tls bool
 	// quick sets short session deadlines for hostile cases.
 	quick bool
 	http  *upstream.Client
@@ -61,8 +64,17 @@ func newFixture(t testing.TB, su setup) *fixture {
 	t.Helper()
 	f := &fixture{peer: fake.Start(t)}
 	f.url = f.peer.URL
-	if su.proxy != nil {
-		ts := httptest.NewServer(su.proxy(f.peer))
+	if su.proxy != nil || su.tls {
+		var h http.Handler = f.peer
+		if su.proxy != nil {
+			h = su.proxy(f.peer)
+		}
+		ts := httptest.NewUnstartedServer(h)
+		if su.tls {
+			ts.StartTLS()
+		} else {
+			ts.Start()
+		}
 		t.Cleanup(func() { f.peer.Close(); ts.Close() })
 		f.url = ts.URL
 	}
@@ -265,11 +277,15 @@ func seed(t testing.TB, f *fixture, pad, text string) {
 
 // noLeak fails the test if goroutines started after it was called are
 // still running shortly after the test body ended. Call it after the
-// fixture is up: the fixture's own goroutines are the baseline.
-func noLeak(t *testing.T) {
+// fixture is up: the fixture's own goroutines are the baseline. Idle
+// keep-alive connections of the /api client are closed first: they are
+// a pool, not a leak.
+func (f *fixture) noLeak(t *testing.T) {
 	t.Helper()
+	f.srv.CloseIdleConnections()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
+		f.srv.CloseIdleConnections()
 		deadline := time.Now().Add(3 * time.Second)
 		for runtime.NumGoroutine() > before {
 			if time.Now().After(deadline) {

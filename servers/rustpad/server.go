@@ -179,14 +179,15 @@ func sessionOptions(cfg Config) session.Options {
 }
 
 // httpOptions configure the /api client: a body cap that fits the largest
-// pad (4 bytes per code point), the timeout, scoped TLS, no retries beyond
-// the upstream package's safe ones.
+// pad (4 bytes per code point), the timeout, scoped TLS, and at most one
+// retry of a GET answered 502/503/504 (a tool call should not wait long).
 func httpOptions(cfg Config, maxDoc int) *upstream.Options {
 	o := &upstream.Options{
 		Timeout:            cfg.HTTPTimeout,
 		MaxBodyBytes:       int64(4*maxDoc + 4096),
 		InsecureSkipVerify: cfg.InsecureTLS,
 		UserAgent:          "bulwark-rustpad",
+		Retry:              upstream.RetryPolicy{MaxAttempts: 2, MaxWait: 2 * time.Second},
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultHTTPTimeout
@@ -196,6 +197,10 @@ func httpOptions(cfg Config, maxDoc int) *upstream.Options {
 	}
 	return o
 }
+
+// CloseIdleConnections closes the idle keep-alive connections of the /api
+// client (WebSocket sessions never outlive their call).
+func (s *Server) CloseIdleConnections() { s.http.CloseIdleConnections() }
 
 // Tools returns the declarations of every Rustpad tool, reads first.
 func (s *Server) Tools() []kernel.Tool {
