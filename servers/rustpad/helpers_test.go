@@ -3,6 +3,8 @@ package rustpad_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -70,6 +72,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 			h = su.proxy(f.peer)
 		}
 		ts := httptest.NewUnstartedServer(h)
+		ts.Config.ErrorLog = log.New(io.Discard, "", 0) // refused certificates are expected
 		if su.tls {
 			ts.StartTLS()
 		} else {
@@ -157,6 +160,13 @@ func isError(t testing.TB, res *mcp.CallToolResult, code kernel.Code) string {
 		t.Fatalf("code %q, want %q: %s", s.Error.Code, code, text)
 	}
 	return text
+}
+
+// hasCode reports whether res is a tool error with code.
+func hasCode(res *mcp.CallToolResult, code kernel.Code) bool {
+	sc, _ := res.StructuredContent.(map[string]any)
+	e, _ := sc["error"].(map[string]any)
+	return res.IsError && e["code"] == string(code)
 }
 
 // token returns the confirmation token of a refusal.

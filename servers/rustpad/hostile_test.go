@@ -52,6 +52,12 @@ type hostileCase struct {
 	says string
 }
 
+// writeOnly are the faults whose effect depends on timing: a flood
+// overflows the queue only while the session is not reading it, so a read
+// or a write may fail (before sending: want; after: conflict, the outcome
+// is unknown) or succeed. It must end in time and leave nothing behind.
+var writeOnly = map[string]bool{"flood": true}
+
 func hostileCases() []hostileCase {
 	cases := []hostileCase{
 		{"stall before identity", fake.Hostile{Stall: fake.StallBeforeIdentity}, nil, kernel.Timeout, "did not answer in time"},
@@ -79,20 +85,20 @@ func TestHostileHandshakes(t *testing.T) {
 			seed(t, f, "pad", "hello")
 			f.noLeak(t)
 			f.peer.SetHostile(c.h)
-			for _, call := range []struct {
-				tool string
-				args map[string]any
-			}{
-				{"get_document_info", map[string]any{"id": "pad"}},
-				{"append_to_document", map[string]any{"id": "pad", "text": "!"}},
-			} {
+			if !writeOnly[c.name] {
 				within(t, 900*time.Millisecond, func() {
-					text := f.fails(t, call.tool, call.args, c.want)
-					contains(t, text, c.says)
+					contains(t, f.fails(t, "get_document_info", map[string]any{"id": "pad"}, c.want), c.says)
 				})
 			}
+			within(t, 900*time.Millisecond, func() {
+				res := f.call(t, "append_to_document", map[string]any{"id": "pad", "text": "!"})
+				if writeOnly[c.name] && (!res.IsError || hasCode(res, kernel.Conflict)) {
+					return
+				}
+				contains(t, isError(t, res, c.want), c.says)
+			})
 			waitNoConnections(t, f, "pad")
-			if got := f.peer.Text("pad"); got != "hello" {
+			if got := f.peer.Text("pad"); got != "hello" && !writeOnly[c.name] {
 				t.Fatalf("pad changed to %q", got)
 			}
 		})

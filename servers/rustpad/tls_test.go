@@ -3,6 +3,8 @@ package rustpad_test
 import (
 	"crypto/tls"
 	"errors"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -24,7 +26,9 @@ func TestInsecureTLSIsScoped(t *testing.T) {
 	f.ok(t, "get_stats", nil, nil)
 
 	// Another TLS server with its own certificate, and the default client.
-	other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	other.Config.ErrorLog = log.New(io.Discard, "", 0)
+	other.StartTLS()
 	defer other.Close()
 	for name, c := range map[string]*http.Client{"http.DefaultClient": http.DefaultClient, "a new http.Client": {}} {
 		_, err := c.Get(other.URL)
