@@ -254,3 +254,16 @@ func TestLoneSurrogateArgumentBecomesReplacementChar(t *testing.T) {
 		t.Fatalf("pad %q", got)
 	}
 }
+
+// A full pad is longer than a result may be: it is cut with a notice.
+func TestGetDocumentLongPadIsCut(t *testing.T) {
+	f := newFixture(t, setup{})
+	if err := f.peer.Restore("full", strings.Repeat("line of text\n", 20000)); err != nil {
+		t.Fatal(err)
+	}
+	text := f.ok(t, "get_document", map[string]any{"id": "full"}, nil)
+	contains(t, text, "[truncated: ", " of 260000 characters shown]", "The result was cut to stay under 200000 characters")
+	if len(text) > 201_000 {
+		t.Fatalf("result of %d bytes", len(text))
+	}
+}
