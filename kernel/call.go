@@ -21,9 +21,19 @@ type Call struct {
 	// Tool is the tool's name.
 	Tool string
 
-	server *Server
-	req    *mcp.CallToolRequest
-	header http.Header
+	server  *Server
+	req     *mcp.CallToolRequest
+	header  http.Header
+	preview *Preview
+}
+
+// Preview returns what the tool's Preview reported for this call, when the
+// call went through a confirmation gate.
+func (c *Call) Preview() (Preview, bool) {
+	if c.preview == nil {
+		return Preview{}, false
+	}
+	return *c.preview, true
 }
 
 type callKey struct{}

@@ -121,6 +121,7 @@ func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map
 		if pv, err = t.preview(ctx, call, in); err != nil {
 			return s.fail(ctx, call, rec, err)
 		}
+		call.preview = &pv
 		if pv.NothingToLose {
 			return nil
 		}

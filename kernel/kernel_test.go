@@ -90,14 +90,17 @@ func testTools(deleted *[]string) []kernel.Tool {
 		kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
 			Name: "delete_item", Description: "Delete an item.", Policy: writePolicy(kernel.Always(kernel.Bind{Target: []string{"zone", "name"}})),
 			Handle: func(ctx context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {
+				if pv, ok := c.Preview(); !ok || pv.Data != "seen" {
+					return nil, errors.New("the preview's data did not reach the handler")
+				}
 				*deleted = append(*deleted, in.Name)
 				return map[string]string{"deleted": in.Name}, nil
 			},
 			Preview: func(ctx context.Context, c *kernel.Call, in itemArgs) (kernel.Preview, error) {
 				if in.Name == "empty" {
-					return kernel.Preview{NothingToLose: true}, nil
+					return kernel.Preview{NothingToLose: true, Data: "seen"}, nil
 				}
-				return kernel.Preview{Summary: "It currently holds 2 record(s), TTL 300."}, nil
+				return kernel.Preview{Summary: "It currently holds 2 record(s), TTL 300.", Data: "seen"}, nil
 			},
 			Action: func(in itemArgs) string { return fmt.Sprintf("delete item %q of zone %q", in.Name, in.Zone) },
 		}),

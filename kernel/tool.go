@@ -30,6 +30,10 @@ type Preview struct {
 	// without a token. Set it only from upstream state the tool has just
 	// read, never from the arguments.
 	NothingToLose bool
+	// Data is what the preview saw, handed to the handler of the same call
+	// through Call.Preview (so it writes only over the state the token was
+	// bound to). It never reaches the client.
+	Data any
 }
 
 // Spec declares a typed tool. In is the arguments' type: its JSON schema is

@@ -39,12 +39,10 @@ func write(destructive, idempotent kernel.Hint, gate kernel.Gate) kernel.Policy 
 
 // Policies by tool.
 //
-// TODO(kernel): set_document should be gated only on a non-empty pad, which
-// only the preview can tell (it reads the pad). The kernel needs a way for
-// a Preview to say "this call needs no confirmation", e.g. a field
-// kernel.Preview.NotNeeded honoured by the gate (no token issued or
-// redeemed). Until then the gate is Always and an empty pad asks too;
-// create_document writes an empty pad without a token.
+// set_document is gated Always, but its preview reads the pad and says
+// NothingToLose when it is empty (the session tells an empty pad from
+// history that has not arrived, and /api/text confirms it), so only a
+// non-empty pad asks for a token, as the security page says.
 var (
 	createPolicy   = write(kernel.No, kernel.No, kernel.Never)
 	appendPolicy   = write(kernel.No, kernel.No, kernel.Never)

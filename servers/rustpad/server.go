@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -128,12 +127,11 @@ type Deps struct {
 
 // Server holds the Rustpad tools. Create it with New.
 type Server struct {
-	base    *url.URL
-	sess    session.Options
-	http    *upstream.Client
-	now     func() time.Time
-	maxDoc  int
-	pending observations
+	base   *url.URL
+	sess   session.Options
+	http   *upstream.Client
+	now    func() time.Time
+	maxDoc int
 
 	beforeEdit   func(padID string) // test hook: runs right before a tool's edit
 	afterPreview func(padID string) // test hook: runs when set_document's preview is done
@@ -153,7 +151,6 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.pending.items = map[*kernel.Call]observation{}
 	if s.http == nil {
 		s.http = upstream.New(httpOptions(cfg, s.maxDoc))
 	}
@@ -223,34 +220,4 @@ func (s *Server) Envelope() untrusted.Envelope {
 // shareURL is the link a human opens to see the pad: <base>/#<id>.
 func (s *Server) shareURL(id string) string {
 	return s.base.String() + "/#" + id
-}
-
-// observations remember, per call, what a set_document preview saw, so
-// that the handler writes only over the text the token was bound to.
-type observations struct {
-	mu    sync.Mutex
-	items map[*kernel.Call]observation
-}
-
-// observationTTL bounds how long an observation of a refused call (whose
-// handler never runs) is kept.
-const observationTTL = 10 * time.Minute
-
-func (o *observations) put(call *kernel.Call, obs observation) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for c, old := range o.items {
-		if obs.at.Sub(old.at) > observationTTL {
-			delete(o.items, c)
-		}
-	}
-	o.items[call] = obs
-}
-
-func (o *observations) take(call *kernel.Call) (observation, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	obs, ok := o.items[call]
-	delete(o.items, call)
-	return obs, ok
 }

@@ -88,7 +88,7 @@ func toolDocText(t *testing.T) string {
 		"Confirmation: the first call is refused with a single-use token (five minutes) bound to the pad id and " +
 		"the text it holds; the second call with the same arguments and that token runs. " +
 		"\"Bound to\" names the argument whose exact value the token covers besides the target. " +
-		"`set_document` currently asks on every call, even for an empty pad; `create_document` writes an empty pad without asking.\n"
+		"`set_document` asks only when the pad holds text: an empty pad has nothing to lose.\n"
 }
 
 func TestToolTable(t *testing.T) {

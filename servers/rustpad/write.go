@@ -41,9 +41,9 @@ func (s *Server) writeTools() []kernel.Tool {
 			Name: "set_document", Title: "Replace a pad's text", Policy: setPolicy, Handle: s.setDocument,
 			Preview: s.previewSet, Action: setAction,
 			Description: "Replace the whole text of a pad; the old text cannot be recovered. " +
-				"The first call is refused with a single-use confirmToken bound to this pad, the text it holds now and the " +
-				"new text; call again with the same arguments and that token. (Every call asks, even on an empty pad; " +
-				"create_document writes an empty pad without asking.) Edits other users make meanwhile are kept.",
+				"On a pad that holds text, the first call is refused with a single-use confirmToken bound to this pad, the text it " +
+				"holds now and the new text; call again with the same arguments and that token. An empty pad is written at once. " +
+				"Edits other users make meanwhile are kept.",
 		}), map[string]rule{"id": idRule, "text": textRule}),
 		refine(kernel.NewTool(kernel.Spec[appendArgs, writeResult]{
 			Name: "append_to_document", Title: "Append to a pad", Policy: appendPolicy, Handle: s.appendToDocument,
@@ -179,7 +179,6 @@ func (s *Server) previewSet(ctx context.Context, call *kernel.Call, in setArgs) 
 	}
 	defer p.close()
 	obs := s.observe(p.st)
-	s.pending.put(call, obs)
 	var sum string
 	if obs.length == 0 {
 		sum = fmt.Sprintf("Pad %q is currently empty; the call writes the %d character(s) given.", in.ID, n)
@@ -193,7 +192,10 @@ func (s *Server) previewSet(ctx context.Context, call *kernel.Call, in setArgs) 
 	if s.afterPreview != nil {
 		s.afterPreview(in.ID)
 	}
-	return kernel.Preview{Target: "pad " + in.ID + " holding " + obs.fingerprint, Summary: sum}, nil
+	// An empty pad (told apart from history not yet arrived by the session
+	// and the /api/text cross-check) has nothing to lose: no token.
+	return kernel.Preview{Target: "pad " + in.ID + " holding " + obs.fingerprint, Summary: sum,
+		NothingToLose: obs.length == 0, Data: obs}, nil
 }
 
 func (s *Server) setDocument(ctx context.Context, call *kernel.Call, in setArgs) (writeResult, error) {
@@ -204,7 +206,8 @@ func (s *Server) setDocument(ctx context.Context, call *kernel.Call, in setArgs)
 	if err != nil {
 		return writeResult{}, err
 	}
-	confirmed, ok := s.pending.take(call)
+	pv, ok := call.Preview()
+	confirmed, _ := pv.Data.(observation)
 	p, err := s.openForWrite(ctx, call, in.ID)
 	if err != nil {
 		return writeResult{}, err
