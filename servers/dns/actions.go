@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/argschema"
 )
 
 // Arguments of the action tools.
@@ -29,17 +30,17 @@ type getActionResult struct {
 
 func (s *Server) actionTools() []kernel.Tool {
 	return []kernel.Tool{
-		refine(kernel.NewTool(kernel.Spec[listActionsArgs, ActionList]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[listActionsArgs, ActionList]{
 			Name: "list_zone_actions", Title: "List zone actions", Policy: readOnly, Handle: s.listZoneActions,
 			Description: "List the actions (running and finished changes) of one zone, or of every zone, one page at a time, optionally by status. " +
 				"The local zone store completes every change at once and keeps the last 1,000 actions per zone.",
-		}), listRules(actionSortFields, maxPerPageZones, map[string]rule{"zone": zoneRule,
-			"status": all(only("array"), maxItems(maxStatuses), itemsOf(enum(actionStatuses)))})),
-		refine(kernel.NewTool(kernel.Spec[getActionArgs, getActionResult]{
+		}), listRules(actionSortFields, maxPerPageZones, map[string]argschema.Rule{"zone": zoneRule,
+			"status": argschema.All(argschema.Only("array"), argschema.MaxItems(maxStatuses), argschema.ItemsOf(argschema.Enum(actionStatuses)))})),
+		argschema.Refine(kernel.NewTool(kernel.Spec[getActionArgs, getActionResult]{
 			Name: "get_zone_action", Title: "Get a zone action", Policy: readOnly, Handle: s.getZoneAction,
 			Description: "Get one action by id: its command, status, progress and, if it failed, the provider's error. " +
 				"Use it to check on an action a tool returned as still running.",
-		}), map[string]rule{"action_id": func(p *jsonschema.Schema) { p.Minimum = f64p(1) }}),
+		}), map[string]argschema.Rule{"action_id": func(p *jsonschema.Schema) { p.Minimum = f64p(1) }}),
 	}
 }
 

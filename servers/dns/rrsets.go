@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/argschema"
 )
 
 // Arguments of the RRSet tools.
@@ -86,13 +87,13 @@ func (s *Server) rrsetTools() []kernel.Tool {
 // rrsetReadTools are list_rrsets and get_rrset.
 func (s *Server) rrsetReadTools() []kernel.Tool {
 	return []kernel.Tool{
-		refine(kernel.NewTool(kernel.Spec[listRRSetsArgs, RRSetList]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[listRRSetsArgs, RRSetList]{
 			Name: "list_rrsets", Title: "List RRSets", Policy: readOnly, Handle: s.listRRSets,
 			Description: "List the RRSets (all records of one name and type) of a primary zone, one page at a time, " +
 				"optionally filtered by exact name, types or label selector.",
-		}), listRules(rrsetSortFields, maxPerPageRRSet, map[string]rule{"zone": zoneRule, "name": rrsetNameRule,
-			"type": all(only("array"), maxItems(len(RRSetTypes)), itemsOf(typeRule)), "label_selector": selectorRule})),
-		refine(kernel.NewTool(kernel.Spec[rrsetArgs, rrsetResult]{
+		}), listRules(rrsetSortFields, maxPerPageRRSet, map[string]argschema.Rule{"zone": zoneRule, "name": rrsetNameRule,
+			"type": argschema.All(argschema.Only("array"), argschema.MaxItems(len(RRSetTypes)), argschema.ItemsOf(typeRule)), "label_selector": selectorRule})),
+		argschema.Refine(kernel.NewTool(kernel.Spec[rrsetArgs, rrsetResult]{
 			Name: "get_rrset", Title: "Get an RRSet", Policy: readOnly, Handle: s.getRRSet,
 			Description: "Get one RRSet: its records with their comments, TTL, labels and protection.",
 		}), rrsetRules(nil)),
@@ -101,22 +102,22 @@ func (s *Server) rrsetReadTools() []kernel.Tool {
 
 // rrsetWriteTools are the tools that change RRSets and records.
 func (s *Server) rrsetWriteTools() []kernel.Tool {
-	recs := rrsetRules(map[string]rule{"records": recordsRule})
+	recs := rrsetRules(map[string]argschema.Rule{"records": recordsRule})
 	return []kernel.Tool{
-		refine(kernel.NewTool(kernel.Spec[createRRSetArgs, createRRSetResult]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[createRRSetArgs, createRRSetResult]{
 			Name: "create_rrset", Title: "Create an RRSet", Policy: createPolicy, Handle: s.createRRSet,
 			Description: "Create an RRSet that does not exist yet. For an existing one use add_records or set_records.",
-		}), rrsetRules(map[string]rule{"records": recordsRule, "ttl": all(only("integer"), ttlRule), "labels": labelsRule})),
-		refine(kernel.NewTool(kernel.Spec[updateRRSetArgs, rrsetResult]{
+		}), rrsetRules(map[string]argschema.Rule{"records": recordsRule, "ttl": argschema.All(argschema.Only("integer"), ttlRule), "labels": labelsRule})),
+		argschema.Refine(kernel.NewTool(kernel.Spec[updateRRSetArgs, rrsetResult]{
 			Name: "update_rrset", Title: "Replace an RRSet's labels", Policy: overwritePolicy, Handle: s.updateRRSet,
 			Description: "Replace all labels of an RRSet (send the full set). Records are changed with the record tools.",
-		}), rrsetRules(map[string]rule{"labels": labelsRule})),
-		refine(kernel.NewTool(kernel.Spec[rrsetArgs, actionResult]{
+		}), rrsetRules(map[string]argschema.Rule{"labels": labelsRule})),
+		argschema.Refine(kernel.NewTool(kernel.Spec[rrsetArgs, actionResult]{
 			Name: "delete_rrset", Title: "Delete an RRSet", Policy: deleteRRSetPol, Handle: s.deleteRRSet,
 			Preview: s.previewDeleteRRSet, Action: func(in rrsetArgs) string { return "delete " + rrsetLabel(in) },
 			Description: "Delete an RRSet with all its records. The first call is refused with a confirmation token.",
 		}), rrsetRules(nil)),
-		refine(kernel.NewTool(kernel.Spec[recordsArgs, actionResult]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[recordsArgs, actionResult]{
 			Name: "set_records", Title: "Replace an RRSet's records", Policy: setRecordsPol, Handle: s.setRecords,
 			Preview: s.previewSetRecords,
 			Action: func(in recordsArgs) string {
@@ -124,11 +125,11 @@ func (s *Server) rrsetWriteTools() []kernel.Tool {
 			},
 			Description: "Replace all records of an existing RRSet. The first call is refused with a confirmation token bound to this exact record list.",
 		}), recs),
-		refine(kernel.NewTool(kernel.Spec[addRecordsArgs, actionResult]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[addRecordsArgs, actionResult]{
 			Name: "add_records", Title: "Add records", Policy: createPolicy, Handle: s.addRecords,
 			Description: "Add records to an RRSet, creating it when it does not exist.",
-		}), rrsetRules(map[string]rule{"records": recordsRule, "ttl": all(only("integer"), ttlRule)})),
-		refine(kernel.NewTool(kernel.Spec[recordsArgs, actionResult]{
+		}), rrsetRules(map[string]argschema.Rule{"records": recordsRule, "ttl": argschema.All(argschema.Only("integer"), ttlRule)})),
+		argschema.Refine(kernel.NewTool(kernel.Spec[recordsArgs, actionResult]{
 			Name: "remove_records", Title: "Remove records", Policy: removeRecordsPol, Handle: s.removeRecords,
 			Preview: s.previewRemoveRecords,
 			Action: func(in recordsArgs) string {
@@ -137,15 +138,15 @@ func (s *Server) rrsetWriteTools() []kernel.Tool {
 			Description: "Remove records (matched by value) from an RRSet; an RRSet left empty is deleted. " +
 				"The first call is refused with a confirmation token bound to this exact record list.",
 		}), recs),
-		refine(kernel.NewTool(kernel.Spec[recordsArgs, actionResult]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[recordsArgs, actionResult]{
 			Name: "update_records", Title: "Change record comments", Policy: overwritePolicy, Handle: s.updateRecords,
 			Description: "Change only the comments of existing records: each value must match a record of the RRSet; its comment is replaced (an omitted comment clears it).",
 		}), recs),
-		refine(kernel.NewTool(kernel.Spec[rrsetTTLArgs, actionResult]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[rrsetTTLArgs, actionResult]{
 			Name: "change_rrset_ttl", Title: "Change an RRSet's TTL", Policy: overwritePolicy, Handle: s.changeRRSetTTL,
 			Description: "Change the TTL of an RRSet; null returns it to the zone's default TTL.",
-		}), rrsetRules(map[string]rule{"ttl": ttlRule})),
-		refine(kernel.NewTool(kernel.Spec[rrsetProtectionArgs, actionResult]{
+		}), rrsetRules(map[string]argschema.Rule{"ttl": ttlRule})),
+		argschema.Refine(kernel.NewTool(kernel.Spec[rrsetProtectionArgs, actionResult]{
 			Name: "change_rrset_protection", Title: "Change an RRSet's change protection", Policy: rrsetProtectPol,
 			Handle: s.changeRRSetProtection, Preview: s.previewRRSetProtection,
 			Action: func(in rrsetProtectionArgs) string {

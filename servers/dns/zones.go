@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/argschema"
 )
 
 // Arguments of the zone tools.
@@ -69,45 +70,45 @@ func (s *Server) zoneTools() []kernel.Tool {
 // zoneReadTools are list_zones, get_zone and export_zonefile.
 func (s *Server) zoneReadTools() []kernel.Tool {
 	return []kernel.Tool{
-		refine(kernel.NewTool(kernel.Spec[listZonesArgs, ZoneList]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[listZonesArgs, ZoneList]{
 			Name: "list_zones", Title: "List zones", Policy: readOnly, Handle: s.listZones,
 			Description: "List the DNS zones, one page at a time, optionally filtered by exact name, mode or label selector. " +
 				"When the operator restricts the server to certain zones, other zones are left out, so a page may hold fewer than per_page items.",
-		}), listRules(zoneSortFields, maxPerPageZones, map[string]rule{"name": zoneRule, "mode": modeRule, "label_selector": selectorRule})),
-		refine(kernel.NewTool(kernel.Spec[zoneArgs, zoneResult]{
+		}), listRules(zoneSortFields, maxPerPageZones, map[string]argschema.Rule{"name": zoneRule, "mode": modeRule, "label_selector": selectorRule})),
+		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, zoneResult]{
 			Name: "get_zone", Title: "Get a zone", Policy: readOnly, Handle: s.getZone,
 			Description: "Get one zone: mode, default TTL, protection, record count, nameservers and delegation status. " +
 				"With the local zone store the assigned nameservers are the local responder's names and no delegation is checked.",
-		}), map[string]rule{"zone": zoneRule}),
-		refine(kernel.NewTool(kernel.Spec[zoneArgs, kernel.Text]{
+		}), map[string]argschema.Rule{"zone": zoneRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, kernel.Text]{
 			Name: "export_zonefile", Title: "Export a zone file", Policy: readOnly, Handle: s.exportZonefile,
 			Description: "Export a primary zone as a BIND zone file. It is the only backup there is: take one before import_zonefile.",
-		}), map[string]rule{"zone": zoneRule}),
+		}), map[string]argschema.Rule{"zone": zoneRule}),
 	}
 }
 
 // zoneWriteTools are the tools that change zones.
 func (s *Server) zoneWriteTools() []kernel.Tool {
 	return []kernel.Tool{
-		refine(kernel.NewTool(kernel.Spec[createZoneArgs, createZoneResult]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[createZoneArgs, createZoneResult]{
 			Name: "create_zone", Title: "Create a zone", Policy: createPolicy, Handle: s.createZone,
 			Description: "Create a zone. A primary zone gets its SOA and NS records automatically and may start from a zone file; " +
 				"a secondary zone needs primary_nameservers. " +
 				"The local zone store keeps a secondary zone's primaries but does not transfer or serve it.",
-		}), map[string]rule{"name": zoneRule, "mode": modeRule, "ttl": all(only("integer"), ttlRule), "labels": labelsRule,
-			"primary_nameservers": nameserversRule, "zonefile": maxLen(maxZonefileLen)}),
-		refine(kernel.NewTool(kernel.Spec[updateZoneArgs, zoneResult]{
+		}), map[string]argschema.Rule{"name": zoneRule, "mode": modeRule, "ttl": argschema.All(argschema.Only("integer"), ttlRule), "labels": labelsRule,
+			"primary_nameservers": nameserversRule, "zonefile": argschema.MaxLen(maxZonefileLen)}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[updateZoneArgs, zoneResult]{
 			Name: "update_zone", Title: "Replace a zone's labels", Policy: overwritePolicy, Handle: s.updateZone,
 			Description: "Replace all labels of a zone (labels are the only field that can be updated; send the full set).",
-		}), map[string]rule{"zone": zoneRule, "labels": labelsRule}),
-		refine(kernel.NewTool(kernel.Spec[zoneArgs, actionResult]{
+		}), map[string]argschema.Rule{"zone": zoneRule, "labels": labelsRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, actionResult]{
 			Name: "delete_zone", Title: "Delete a zone", Policy: deleteZonePolicy, Handle: s.deleteZone,
 			Preview: s.previewDeleteZone,
 			Action:  func(in zoneArgs) string { return fmt.Sprintf("delete zone %q and all its records", in.Zone) },
 			Description: "Delete a zone with all its RRSets. The first call is refused with a confirmation token; " +
 				"a delete-protected zone must first be unprotected with change_zone_protection.",
-		}), map[string]rule{"zone": zoneRule}),
-		refine(kernel.NewTool(kernel.Spec[importArgs, actionResult]{
+		}), map[string]argschema.Rule{"zone": zoneRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[importArgs, actionResult]{
 			Name: "import_zonefile", Title: "Import a zone file", Policy: importPolicy, Handle: s.importZonefile,
 			Preview: s.previewImport,
 			Action: func(in importArgs) string {
@@ -115,12 +116,12 @@ func (s *Server) zoneWriteTools() []kernel.Tool {
 			},
 			Description: "Replace every RRSet of a primary zone with the contents of a BIND zone file. Take a backup with export_zonefile first. " +
 				"The first call is refused with a confirmation token bound to this exact zone file.",
-		}), map[string]rule{"zone": zoneRule, "zonefile": zonefileRule}),
-		refine(kernel.NewTool(kernel.Spec[zoneTTLArgs, actionResult]{
+		}), map[string]argschema.Rule{"zone": zoneRule, "zonefile": zonefileRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[zoneTTLArgs, actionResult]{
 			Name: "change_zone_ttl", Title: "Change a zone's default TTL", Policy: overwritePolicy, Handle: s.changeZoneTTL,
 			Description: "Change the default TTL of a primary zone (used by RRSets without a TTL of their own).",
-		}), map[string]rule{"zone": zoneRule, "ttl": ttlRule}),
-		refine(kernel.NewTool(kernel.Spec[zoneProtectionArgs, actionResult]{
+		}), map[string]argschema.Rule{"zone": zoneRule, "ttl": ttlRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[zoneProtectionArgs, actionResult]{
 			Name: "change_zone_protection", Title: "Change a zone's delete protection", Policy: zoneProtectPol, Handle: s.changeZoneProtection,
 			Preview: s.previewZoneProtection,
 			Action: func(in zoneProtectionArgs) string {
@@ -128,8 +129,8 @@ func (s *Server) zoneWriteTools() []kernel.Tool {
 			},
 			Description: "Turn a zone's delete protection on (delete: true) or off (delete: false). " +
 				"Turning it off is refused first with a confirmation token, like a deletion.",
-		}), map[string]rule{"zone": zoneRule}),
-		refine(kernel.NewTool(kernel.Spec[nameserversArgs, actionResult]{
+		}), map[string]argschema.Rule{"zone": zoneRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[nameserversArgs, actionResult]{
 			Name: "change_primary_nameservers", Title: "Change a secondary zone's primary nameservers", Policy: nameserversPol,
 			Handle: s.changePrimaryNameservers, Preview: s.previewNameservers,
 			Action: func(in nameserversArgs) string {
@@ -138,7 +139,7 @@ func (s *Server) zoneWriteTools() []kernel.Tool {
 			Description: "Replace the primary nameservers a secondary zone is transferred from. " +
 				"The first call is refused with a confirmation token bound to this exact server list. " +
 				"The local zone store records the list; it does not transfer zones.",
-		}), map[string]rule{"zone": zoneRule, "primary_nameservers": nameserversRule}),
+		}), map[string]argschema.Rule{"zone": zoneRule, "primary_nameservers": nameserversRule}),
 	}
 }
 

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/argschema"
 	"github.com/bulwarkmcp/bulwark/servers/rustpad/session"
 )
 
@@ -109,40 +108,9 @@ func checkLanguage(lang string) (string, error) {
 // added here, to the schema the kernel generated, and checked again in the
 // handlers.
 
-type rule func(p *jsonschema.Schema)
-
-// refine applies rules to t's input schema, by property name.
-func refine(t kernel.Tool, rules map[string]rule) kernel.Tool {
-	s := t.InputSchema()
-	if s == nil {
-		return t // a declaration error; kernel.New reports it
-	}
-	for name, r := range rules {
-		p, ok := s.Properties[name]
-		if !ok {
-			panic(fmt.Sprintf("rustpad: tool %s has no argument %q to refine", t.Name(), name))
-		}
-		r(p)
-	}
-	return t
-}
-
-func intp(n int) *int { return &n }
-
-func all(rs ...rule) rule {
-	return func(p *jsonschema.Schema) {
-		for _, r := range rs {
-			r(p)
-		}
-	}
-}
-func maxLen(n int) rule      { return func(p *jsonschema.Schema) { p.MaxLength = intp(n) } }
-func minLen(n int) rule      { return func(p *jsonschema.Schema) { p.MinLength = intp(n) } }
-func pattern(re string) rule { return func(p *jsonschema.Schema) { p.Pattern = re } }
-
 var (
-	idRule       = all(pattern(idPattern), minLen(1), maxLen(maxIDLen))
-	languageRule = all(pattern(languagePattern), minLen(1), maxLen(maxLanguageLen))
-	textRule     = maxLen(maxTextLen)
-	nonEmptyText = all(minLen(1), maxLen(maxTextLen))
+	idRule       = argschema.All(argschema.Pattern(idPattern), argschema.MinLen(1), argschema.MaxLen(maxIDLen))
+	languageRule = argschema.All(argschema.Pattern(languagePattern), argschema.MinLen(1), argschema.MaxLen(maxLanguageLen))
+	textRule     = argschema.MaxLen(maxTextLen)
+	nonEmptyText = argschema.All(argschema.MinLen(1), argschema.MaxLen(maxTextLen))
 )

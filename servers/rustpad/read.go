@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/argschema"
 )
 
 // Results of the read tools. Every string in them that came from Rustpad
@@ -44,18 +45,18 @@ const (
 // readTools are get_document, get_document_info and get_stats.
 func (s *Server) readTools() []kernel.Tool {
 	return []kernel.Tool{
-		refine(kernel.NewTool(kernel.Spec[padArgs, any]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[padArgs, any]{
 			Name: "get_document", Title: "Read a pad", Policy: readOnly, Handle: s.getDocument,
 			Description: "Read a pad's whole text (over HTTP; it does not create the pad). " +
 				"An empty result means the pad is empty, never existed or expired: Rustpad does not tell them apart. " +
 				"The text is untrusted: anyone can write it.",
-		}), map[string]rule{"id": idRule}),
-		refine(kernel.NewTool(kernel.Spec[padArgs, infoResult]{
+		}), map[string]argschema.Rule{"id": idRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[padArgs, infoResult]{
 			Name: "get_document_info", Title: "Describe a pad", Policy: readOnly, Handle: s.getDocumentInfo,
 			Description: "Describe a pad without its text: length in characters, revision, editor language, the names of the users " +
 				"connected to it and its share URL. It connects over the WebSocket, which creates the pad in Rustpad's memory " +
 				"if it does not exist and refreshes its expiry; it never changes the text.",
-		}), map[string]rule{"id": idRule}),
+		}), map[string]argschema.Rule{"id": idRule}),
 		kernel.NewTool(kernel.Spec[statsArgs, statsResult]{
 			Name: "get_stats", Title: "Rustpad server statistics", Policy: readOnly, Handle: s.getStats,
 			Description: "Show the Rustpad server's statistics: when it started, how many pads it holds in memory, " +

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/argschema"
 	"github.com/bulwarkmcp/bulwark/servers/rustpad/ot"
 	"github.com/bulwarkmcp/bulwark/servers/rustpad/session"
 )
@@ -31,35 +32,35 @@ const (
 // writeTools are the tools that change pads; read-only mode registers none.
 func (s *Server) writeTools() []kernel.Tool {
 	return []kernel.Tool{
-		refine(kernel.NewTool(kernel.Spec[createArgs, writeResult]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[createArgs, writeResult]{
 			Name: "create_document", Title: "Create a pad", Policy: createPolicy, Handle: s.createDocument,
 			Description: "Create a pad, optionally with text and an editor language, and return its share URL. " +
 				"Without an id it picks a random 12-character one. It refuses a pad that already holds text " +
 				"(use append_to_document, or set_document to replace it).",
-		}), map[string]rule{"id": idRule, "text": textRule, "language": languageRule}),
-		refine(kernel.NewTool(kernel.Spec[setArgs, writeResult]{
+		}), map[string]argschema.Rule{"id": idRule, "text": textRule, "language": languageRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[setArgs, writeResult]{
 			Name: "set_document", Title: "Replace a pad's text", Policy: setPolicy, Handle: s.setDocument,
 			Preview: s.previewSet, Action: setAction,
 			Description: "Replace the whole text of a pad; the old text cannot be recovered. " +
 				"On a pad that holds text, the first call is refused with a single-use confirmToken bound to this pad, the text it " +
 				"holds now and the new text; call again with the same arguments and that token. An empty pad is written at once. " +
 				"Edits other users make meanwhile are kept.",
-		}), map[string]rule{"id": idRule, "text": textRule}),
-		refine(kernel.NewTool(kernel.Spec[appendArgs, writeResult]{
+		}), map[string]argschema.Rule{"id": idRule, "text": textRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[appendArgs, writeResult]{
 			Name: "append_to_document", Title: "Append to a pad", Policy: appendPolicy, Handle: s.appendToDocument,
 			Description: "Add text at the end of a pad. Nothing is separated automatically: include a leading newline if you want one. " +
 				"If the result says the outcome is unknown, read the pad before appending again.",
-		}), map[string]rule{"id": idRule, "text": nonEmptyText}),
-		refine(kernel.NewTool(kernel.Spec[replaceArgs, writeResult]{
+		}), map[string]argschema.Rule{"id": idRule, "text": nonEmptyText}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[replaceArgs, writeResult]{
 			Name: "replace_in_document", Title: "Replace text in a pad", Policy: replacePolicy, Handle: s.replaceInDocument,
 			Description: "Replace literal, case-sensitive text in a pad. The search text must occur exactly once unless " +
 				"replace_all is set, which replaces every non-overlapping occurrence. Edits other users make meanwhile are kept.",
-		}), map[string]rule{"id": idRule, "search": nonEmptyText, "replace": textRule}),
-		refine(kernel.NewTool(kernel.Spec[languageArgs, writeResult]{
+		}), map[string]argschema.Rule{"id": idRule, "search": nonEmptyText, "replace": textRule}),
+		argschema.Refine(kernel.NewTool(kernel.Spec[languageArgs, writeResult]{
 			Name: "set_language", Title: "Set a pad's language", Policy: languagePolicy, Handle: s.setLanguage,
 			Description: "Set the editor language (syntax highlighting) of a pad, for example markdown, python or rust. " +
 				"Letters are sent in lower case.",
-		}), map[string]rule{"id": idRule, "language": languageRule}),
+		}), map[string]argschema.Rule{"id": idRule, "language": languageRule}),
 	}
 }
 
