@@ -79,8 +79,9 @@ func When(pred func(args map[string]any) bool, bind Bind) Gate {
 }
 
 // Described returns the gate with a sentence saying, for the
-// documentation, when a conditional gate asks, e.g. "only when removing
-// protection (`delete: false`)".
+// documentation, when it asks, e.g. "only when removing protection
+// (`delete: false`)", or "when the pad holds text" for a gate whose preview
+// can find nothing to lose.
 func (g Gate) Described(condition string) Gate {
 	g.condition = condition
 	return g

@@ -42,11 +42,11 @@ func gateText(g Gate) string {
 		kind = "always"
 	case gateWhen:
 		kind = "conditional"
-		if g.condition != "" {
-			kind = g.condition
-		}
 	default:
 		return "unset"
+	}
+	if g.condition != "" {
+		kind = g.condition
 	}
 	if len(g.bind.Payload) == 0 {
 		return kind

@@ -8,7 +8,19 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 	dnssrv "github.com/bulwarkmcp/bulwark/servers/dns"
 	"github.com/bulwarkmcp/bulwark/servers/dns/localzone"
+	rustpadsrv "github.com/bulwarkmcp/bulwark/servers/rustpad"
 )
+
+// TestEveryServersPolicyIsComplete: kernel.New refuses a tool whose policy
+// leaves anything unset, so building every server's tools proves each
+// states all of it.
+func TestEveryServersPolicyIsComplete(t *testing.T) {
+	for name, tools := range readmeTools(t) {
+		if _, err := kernel.New(kernel.Info{Name: name}, tools, nil); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
 
 // readmeTools are the tool tables the README carries, by marker name.
 func readmeTools(t *testing.T) map[string][]kernel.Tool {
@@ -20,7 +32,11 @@ func readmeTools(t *testing.T) map[string][]kernel.Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]kernel.Tool{"dns": dns.Tools()}
+	pad, err := rustpadsrv.New(rustpadsrv.Config{URL: "http://127.0.0.1:3030"}, rustpadsrv.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]kernel.Tool{"dns": dns.Tools(), "rustpad": pad.Tools()}
 }
 
 // TestREADMEToolTables checks that each generated tool table in README.md

@@ -46,7 +46,7 @@ func write(destructive, idempotent kernel.Hint, gate kernel.Gate) kernel.Policy 
 var (
 	createPolicy   = write(kernel.No, kernel.No, kernel.Never)
 	appendPolicy   = write(kernel.No, kernel.No, kernel.Never)
-	setPolicy      = write(kernel.Yes, kernel.Yes, kernel.Always(kernel.Bind{Target: []string{"id"}, Payload: []string{"text"}}))
+	setPolicy      = write(kernel.Yes, kernel.Yes, kernel.Always(kernel.Bind{Target: []string{"id"}, Payload: []string{"text"}}).Described("when the pad holds text"))
 	replacePolicy  = write(kernel.Yes, kernel.No, kernel.Never)
 	languagePolicy = write(kernel.Yes, kernel.Yes, kernel.Never)
 )

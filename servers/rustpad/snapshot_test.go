@@ -111,5 +111,5 @@ func TestToolTable(t *testing.T) {
 			t.Errorf("%s missing from the table", name)
 		}
 	}
-	contains(t, got, "| `set_document` |", "always; bound to `text`")
+	contains(t, got, "| `set_document` |", "when the pad holds text; bound to `text`")
 }
