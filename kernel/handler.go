@@ -266,6 +266,9 @@ func (s *Server) errorResult(te *Error, id string) *mcp.CallToolResult {
 // and, for JSON objects, the same sanitized data as structured content.
 func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 	meta := mcp.Meta{"bulwark/untrusted": map[string]any{"source": s.envelope.Source}}
+	if c, ok := out.(Content); ok {
+		return s.shapeContent(c)
+	}
 	if txt, ok := isText(out); ok {
 		text, rep := s.envelope.Text(string(txt))
 		return &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.Wrap(text, rep)}}}, nil

@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -100,9 +99,8 @@ func TestToolsThroughTheKernel(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("test_image_content: %v %+v", err, res)
 			}
-			var img conformance.Content
-			if err := json.Unmarshal(mustJSON(t, res.StructuredContent), &img); err != nil || img.Type != "image" || img.MIMEType != "image/png" || img.Data == "" {
-				t.Errorf("test_image_content: want the image as structured data, got %+v (%v)", img, err)
+			if img, ok := res.Content[0].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || string(img.Data) != string(conformance.PNG()) {
+				t.Errorf("test_image_content: want the image as an image block, got %+v", res.Content)
 			}
 
 			_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
@@ -113,14 +111,6 @@ func TestToolsThroughTheKernel(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestResourcesPromptsCompletion covers what the fixture registers on the
 // go-sdk server beside the kernel's tools.

@@ -2,13 +2,13 @@ package conformance
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 )
@@ -37,42 +37,20 @@ var readOnly = kernel.Policy{
 
 type noArgs struct{}
 
-// Content is one content item as a kernel tool can return it: JSON data that
-// the kernel envelopes, never a raw MCP content block.
-type Content struct {
-	Type     string         `json:"type"`
-	MIMEType string         `json:"mimeType,omitempty"`
-	Data     string         `json:"data,omitempty"`
-	Text     string         `json:"text,omitempty"`
-	Resource *EmbeddedEntry `json:"resource,omitempty"`
-}
-
-// EmbeddedEntry is the resource of an embedded-resource item.
-type EmbeddedEntry struct {
-	URI      string `json:"uri"`
-	MIMEType string `json:"mimeType"`
-	Text     string `json:"text"`
-}
-
-// Mixed is the result of test_multiple_content_types.
-type Mixed struct {
-	Items []Content `json:"items"`
-}
-
 // Tools returns the fixture's tool declarations. Names the kernel cannot
 // serve (sampling, elicitation, MRTR, diagnostic hooks that return JSON-RPC
 // errors or change the tool list) are absent; test/e2e/README.md says why.
 func Tools() []kernel.Tool {
 	return []kernel.Tool{
 		simple("test_simple_text", "Returns a fixed line of text.", func() any { return kernel.Text(SimpleText) }),
-		simple("test_image_content", "Returns a 1x1 PNG image as base64 data (enveloped as JSON by the kernel).", func() any {
-			return Content{Type: "image", MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString(PNG())}
+		simple("test_image_content", "Returns a 1x1 PNG image.", func() any {
+			return kernel.Content{&mcp.ImageContent{MIMEType: "image/png", Data: PNG()}}
 		}),
-		simple("test_audio_content", "Returns a short silent WAV clip as base64 data (enveloped as JSON by the kernel).", func() any {
-			return Content{Type: "audio", MIMEType: "audio/wav", Data: base64.StdEncoding.EncodeToString(WAV())}
+		simple("test_audio_content", "Returns a short silent WAV clip.", func() any {
+			return kernel.Content{&mcp.AudioContent{MIMEType: "audio/wav", Data: WAV()}}
 		}),
-		simple("test_embedded_resource", "Returns an embedded text resource (enveloped as JSON by the kernel).", func() any {
-			return Content{Type: "resource", Resource: &EmbeddedEntry{URI: "test://embedded-resource", MIMEType: "text/plain", Text: EmbeddedText}}
+		simple("test_embedded_resource", "Returns an embedded text resource.", func() any {
+			return kernel.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://embedded-resource", MIMEType: "text/plain", Text: EmbeddedText}}}
 		}),
 		simple("test_multiple_content_types", "Returns text, an image and an embedded resource together.", mixed),
 		kernel.NewTool(kernel.Spec[noArgs, kernel.Text]{
@@ -111,11 +89,11 @@ func simple(name, desc string, f func() any) kernel.Tool {
 }
 
 func mixed() any {
-	return Mixed{Items: []Content{
-		{Type: "text", Text: "This is text content."},
-		{Type: "image", MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString(PNG())},
-		{Type: "resource", Resource: &EmbeddedEntry{URI: "test://embedded-in-multiple", MIMEType: "text/plain", Text: EmbeddedText}},
-	}}
+	return kernel.Content{
+		&mcp.TextContent{Text: "Multiple content types test:"},
+		&mcp.ImageContent{MIMEType: "image/png", Data: PNG()},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}},
+	}
 }
 
 func withLogging(ctx context.Context, c *kernel.Call, _ noArgs) (kernel.Text, error) {

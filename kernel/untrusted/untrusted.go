@@ -102,6 +102,9 @@ func (e *Envelope) maxResult() int {
 	return e.MaxResult
 }
 
+// NoteText is the note that follows the data.
+func (e *Envelope) NoteText() string { return e.note() }
+
 // Wrap puts already sanitized data (from JSON or Text) in the envelope, with
 // the note and, when rep says so, what truncation left out.
 func (e *Envelope) Wrap(data string, rep Report) string {
