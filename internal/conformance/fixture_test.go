@@ -111,7 +111,6 @@ func TestToolsThroughTheKernel(t *testing.T) {
 	}
 }
 
-
 // TestResourcesPromptsCompletion covers what the fixture registers on the
 // go-sdk server beside the kernel's tools.
 func TestResourcesPromptsCompletion(t *testing.T) {
