@@ -54,6 +54,15 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	}
 	if g.CORS == nil {
 		g.CORS = &httpguard.CORSOptions{Origins: loopbackOrigins(opts.Addr)}
+	} else {
+		c := *g.CORS
+		g.CORS = &c
+	}
+	for _, cr := range s.opts.Credentials {
+		if s.opts.BYOK && cr.Header != "" {
+			// A browser client must be allowed to send its own credentials.
+			g.CORS.ExtraHeaders = append(g.CORS.ExtraHeaders, cr.Header)
+		}
 	}
 	if g.CORS.WarnIfWildcardInProduction(opts.Env, s.logger) {
 		// warned; "*" stays the operator's explicit choice

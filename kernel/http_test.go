@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 const (
@@ -280,5 +282,49 @@ func TestHTTPProgressReachesTheClient(t *testing.T) {
 	defer mu.Unlock()
 	if len(got) != 1 || !strings.Contains(got[0], "half way") {
 		t.Fatalf("progress over HTTP: %q", got)
+	}
+}
+
+// TestHTTPTracePropagates: a valid traceparent reaches the upstream call a
+// tool makes; an invalid one is dropped and reaches nothing.
+func TestHTTPTracePropagates(t *testing.T) {
+	seen := make(chan string, 4)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Get("Traceparent")
+		w.Write([]byte(`{}`))
+	}))
+	defer up.Close()
+	client := upstream.New(nil)
+	tool := kernel.NewTool(kernel.Spec[struct{}, map[string]string]{
+		Name: "call_upstream", Description: "Calls the upstream.", Policy: readPolicy,
+		Handle: func(ctx context.Context, _ *kernel.Call, _ struct{}) (map[string]string, error) {
+			u, _ := url.Parse(up.URL)
+			if _, err := client.Do(ctx, &upstream.Request{Method: "GET", URL: u}); err != nil {
+				return nil, err
+			}
+			return map[string]string{}, nil
+		},
+	})
+	srv, err := kernel.New(kernel.Info{Name: "t"}, []kernel.Tool{tool}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = h
+	ts.Start()
+	defer ts.Close()
+	const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for tp, want := range map[string]string{valid: valid, "00-00000000000000000000000000000000-00f067aa0ba902b7-01": "", "garbage": ""} {
+		resp, body := post(t, ts.URL+kernel.MCPPath, callBody("call_upstream", map[string]any{}), map[string]string{"Traceparent": tp})
+		if resp.StatusCode != 200 || strings.Contains(body, "isError\":true") {
+			t.Fatalf("%d %s", resp.StatusCode, body)
+		}
+		if got := <-seen; got != want {
+			t.Errorf("traceparent %q reached the upstream as %q, want %q", tp, got, want)
+		}
 	}
 }
