@@ -283,3 +283,70 @@ func ConfirmToken(t testing.TB, res *mcp.CallToolResult) string {
 	}
 	return s.ConfirmToken
 }
+
+// ToolSnapshots pins each tool's advertised tools/list entry — name,
+// title, description, annotations and input schema — against
+// dir/<tool>.json, and fails on a snapshot of a tool that no longer exists.
+// UPDATE_GOLDEN=1 rewrites the files.
+func ToolSnapshots(t testing.TB, s *Session, dir string) {
+	t.Helper()
+	res, err := s.ListTools(context.Background(), &mcp.ListToolsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := os.Getenv("UPDATE_GOLDEN") == "1"
+	seen := map[string]bool{}
+	for _, tool := range res.Tools {
+		seen[tool.Name+".json"] = true
+		entry := map[string]any{"name": tool.Name, "title": tool.Title, "description": tool.Description,
+			"annotations": tool.Annotations, "inputSchema": tool.InputSchema}
+		got, err := json.MarshalIndent(entry, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		path := filepath.Join(dir, tool.Name+".json")
+		if update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: no snapshot (run with UPDATE_GOLDEN=1): %v", tool.Name, err)
+			continue
+		}
+		if !bytes.Equal(want, got) {
+			t.Errorf("%s: the advertised tool differs from %s (UPDATE_GOLDEN=1 if intended):\n%s", tool.Name, path, lineDiff(string(want), string(got)))
+		}
+	}
+	files, _ := os.ReadDir(dir)
+	for _, fi := range files {
+		if !seen[fi.Name()] && !update {
+			t.Errorf("%s: snapshot of a tool that no longer exists", fi.Name())
+		}
+	}
+}
+
+// GoldenFile compares got with the file at path, and rewrites the file
+// instead when UPDATE_GOLDEN=1.
+func GoldenFile(t testing.TB, path, got string) {
+	t.Helper()
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s (run with UPDATE_GOLDEN=1 to create it): %v", path, err)
+	}
+	if string(want) != got {
+		t.Fatalf("%s is out of date (UPDATE_GOLDEN=1 regenerates it):\n%s", path, lineDiff(string(want), got))
+	}
+}
