@@ -10,14 +10,12 @@ import (
 
 const snapDir = "testdata/toolsnaps"
 
-
 // TestToolSnapshots pins each tool's advertised tools/list entry
 // (mcptest.ToolSnapshots). UPDATE_GOLDEN=1 rewrites the files.
 func TestToolSnapshots(t *testing.T) {
 	f := newFixture(t, backends[1], setup{})
 	mcptest.ToolSnapshots(t, f.sess, snapDir)
 }
-
 
 const toolDoc = "../../docs/tools-dns.md"
 
