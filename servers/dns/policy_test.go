@@ -12,53 +12,43 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/servers/dns"
-)
-
-// gate kinds of the security page's table ("The tools that require one").
-const (
-	never       = "—"
-	always      = "always"
-	conditional = "conditional"
 )
 
 // policyTable is the expected policy of every tool: the security page's
 // confirmation table, and honest hints (reads read-only; only the tools that
-// merely add are not destructive).
-var policyTable = map[string]struct {
-	readOnly, destructive, idempotent bool
-	gate                              string
-	payload                           string // what a gated token is bound to besides the target
-}{
-	"list_zones":                 {true, false, true, never, ""},
-	"get_zone":                   {true, false, true, never, ""},
-	"export_zonefile":            {true, false, true, never, ""},
-	"list_rrsets":                {true, false, true, never, ""},
-	"get_rrset":                  {true, false, true, never, ""},
-	"list_zone_actions":          {true, false, true, never, ""},
-	"get_zone_action":            {true, false, true, never, ""},
-	"create_zone":                {false, false, false, never, ""},
-	"create_rrset":               {false, false, false, never, ""},
-	"add_records":                {false, false, false, never, ""},
-	"update_zone":                {false, true, true, never, ""},
-	"change_zone_ttl":            {false, true, true, never, ""},
-	"update_rrset":               {false, true, true, never, ""},
-	"update_records":             {false, true, true, never, ""},
-	"change_rrset_ttl":           {false, true, true, never, ""},
-	"delete_zone":                {false, true, true, always, ""},
-	"delete_rrset":               {false, true, true, always, ""},
-	"import_zonefile":            {false, true, true, always, "zonefile"},
-	"set_records":                {false, true, true, always, "records"},
-	"remove_records":             {false, true, true, always, "records"},
-	"change_primary_nameservers": {false, true, true, always, "primary_nameservers"},
-	"change_zone_protection":     {false, true, true, conditional, ""},
-	"change_rrset_protection":    {false, true, true, conditional, ""},
+// merely add are not destructive; every tool talks to the provider).
+var policyTable = map[string]mcptest.Policy{
+	"list_zones":                 {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"get_zone":                   {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"export_zonefile":            {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"list_rrsets":                {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"get_rrset":                  {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"list_zone_actions":          {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"get_zone_action":            {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"create_zone":                {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true, Gate: "never"},
+	"create_rrset":               {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true, Gate: "never"},
+	"add_records":                {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true, Gate: "never"},
+	"update_zone":                {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"change_zone_ttl":            {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"update_rrset":               {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"update_records":             {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"change_rrset_ttl":           {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"delete_zone":                {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always"},
+	"delete_rrset":               {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always"},
+	"import_zonefile":            {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [zonefile]"},
+	"set_records":                {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [records]"},
+	"remove_records":             {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [records]"},
+	"change_primary_nameservers": {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [primary_nameservers]"},
+	"change_zone_protection":     {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "conditional"},
+	"change_rrset_protection":    {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "conditional"},
 }
 
 func gatedTools() []string {
 	var out []string
 	for name, p := range policyTable {
-		if p.gate != never {
+		if p.Gate != "never" {
 			out = append(out, name)
 		}
 	}
@@ -76,45 +66,7 @@ func declared(t *testing.T) []kernel.Tool {
 }
 
 func TestPoliciesMatchTheSecurityPage(t *testing.T) {
-	tools := declared(t)
-	if len(tools) != len(policyTable) {
-		t.Fatalf("%d tools declared, %d in the table", len(tools), len(policyTable))
-	}
-	for _, tool := range tools {
-		want, ok := policyTable[tool.Name()]
-		if !ok {
-			t.Errorf("%s: not in the table", tool.Name())
-			continue
-		}
-		p := tool.Policy()
-		if err := p.Validate(); err != nil {
-			t.Errorf("%s: %v", tool.Name(), err)
-		}
-		if p.OpenWorld != kernel.Yes || p.Tier != kernel.Open {
-			t.Errorf("%s: open world %v, tier %q", tool.Name(), p.OpenWorld, p.Tier)
-		}
-		got := [3]bool{p.ReadOnly == kernel.Yes, p.Destructive == kernel.Yes, p.Idempotent == kernel.Yes}
-		if got != [3]bool{want.readOnly, want.destructive, want.idempotent} {
-			t.Errorf("%s: read-only/destructive/idempotent %v, want %v", tool.Name(), got, [3]bool{want.readOnly, want.destructive, want.idempotent})
-		}
-		gate := p.Confirm.String()
-		kind, _, _ := strings.Cut(gate, ",")
-		if kind == "never" {
-			kind = never
-		}
-		if kind != want.gate {
-			t.Errorf("%s: gate %q, want %s", tool.Name(), gate, want.gate)
-		}
-		if want.payload != "" && !strings.HasSuffix(gate, "bound to ["+want.payload+"]") {
-			t.Errorf("%s: gate %q, want bound to %s", tool.Name(), gate, want.payload)
-		}
-		if want.payload == "" && strings.Contains(gate, "bound to") {
-			t.Errorf("%s: gate %q binds a payload", tool.Name(), gate)
-		}
-		if tool.Description() == "" {
-			t.Errorf("%s: no description", tool.Name())
-		}
-	}
+	mcptest.CheckPolicies(t, declared(t), policyTable)
 }
 
 func listTools(t *testing.T, f *fixture) []*mcp.Tool {
@@ -142,7 +94,7 @@ func TestAnnotationsAllStated(t *testing.T) {
 			t.Fatalf("%s: annotations %+v", tool.Name, a)
 		}
 		want := policyTable[tool.Name]
-		if a.ReadOnlyHint != want.readOnly || *a.DestructiveHint != want.destructive || a.IdempotentHint != want.idempotent || !*a.OpenWorldHint {
+		if a.ReadOnlyHint != want.ReadOnly || *a.DestructiveHint != want.Destructive || a.IdempotentHint != want.Idempotent || !*a.OpenWorldHint {
 			t.Errorf("%s: annotations %+v", tool.Name, a)
 		}
 	}
@@ -153,7 +105,7 @@ func TestReadOnlyMode(t *testing.T) {
 	names := toolNames(t, f)
 	var want []string
 	for name, p := range policyTable {
-		if p.readOnly {
+		if p.ReadOnly {
 			want = append(want, name)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/servers/rustpad"
 )
 
@@ -19,18 +20,15 @@ import (
 // set_document (overwrites everything), replace_in_document (removes the
 // searched text) and set_language (overwrites the language) destructive;
 // only set_document gated, bound to its text (the security page).
-var policyTable = map[string]struct {
-	readOnly, destructive, idempotent bool
-	gate                              string
-}{
-	"get_document":        {true, false, true, "never"},
-	"get_document_info":   {true, false, true, "never"},
-	"get_stats":           {true, false, true, "never"},
-	"create_document":     {false, false, false, "never"},
-	"set_document":        {false, true, true, "always, bound to [text]"},
-	"append_to_document":  {false, false, false, "never"},
-	"replace_in_document": {false, true, false, "never"},
-	"set_language":        {false, true, true, "never"},
+var policyTable = map[string]mcptest.Policy{
+	"get_document":        {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"get_document_info":   {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"get_stats":           {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
+	"create_document":     {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true, Gate: "never"},
+	"set_document":        {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [text]"},
+	"append_to_document":  {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true, Gate: "never"},
+	"replace_in_document": {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true, Gate: "never"},
+	"set_language":        {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "never"},
 }
 
 func declared(t *testing.T) []kernel.Tool {
@@ -43,31 +41,7 @@ func declared(t *testing.T) []kernel.Tool {
 }
 
 func TestPolicies(t *testing.T) {
-	tools := declared(t)
-	if len(tools) != len(policyTable) {
-		t.Fatalf("%d tools declared, %d in the table", len(tools), len(policyTable))
-	}
-	for _, tool := range tools {
-		want, ok := policyTable[tool.Name()]
-		if !ok {
-			t.Errorf("%s: not in the table", tool.Name())
-			continue
-		}
-		p := tool.Policy()
-		if err := p.Validate(); err != nil {
-			t.Errorf("%s: %v", tool.Name(), err)
-		}
-		if p.OpenWorld != kernel.Yes || p.Tier != kernel.Open {
-			t.Errorf("%s: open world %v, tier %q", tool.Name(), p.OpenWorld, p.Tier)
-		}
-		got := [3]bool{p.ReadOnly == kernel.Yes, p.Destructive == kernel.Yes, p.Idempotent == kernel.Yes}
-		if got != [3]bool{want.readOnly, want.destructive, want.idempotent} {
-			t.Errorf("%s: read-only/destructive/idempotent %v", tool.Name(), got)
-		}
-		if g := p.Confirm.String(); g != want.gate {
-			t.Errorf("%s: gate %q, want %q", tool.Name(), g, want.gate)
-		}
-	}
+	mcptest.CheckPolicies(t, declared(t), policyTable)
 }
 
 func listTools(t *testing.T, f *fixture) []*mcp.Tool {
@@ -96,7 +70,7 @@ func TestAnnotationsAllStated(t *testing.T) {
 			t.Fatalf("%s: annotations %+v", tool.Name, a)
 		}
 		want := policyTable[tool.Name]
-		if a.ReadOnlyHint != want.readOnly || *a.DestructiveHint != want.destructive || a.IdempotentHint != want.idempotent || !*a.OpenWorldHint {
+		if a.ReadOnlyHint != want.ReadOnly || *a.DestructiveHint != want.Destructive || a.IdempotentHint != want.Idempotent || !*a.OpenWorldHint {
 			t.Errorf("%s: annotations %+v", tool.Name, a)
 		}
 		props := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
