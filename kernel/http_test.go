@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -326,5 +327,54 @@ func TestHTTPTracePropagates(t *testing.T) {
 		if got := <-seen; got != want {
 			t.Errorf("traceparent %q reached the upstream as %q, want %q", tp, got, want)
 		}
+	}
+}
+
+// TestServeHTTPShutsDownGracefully: when the context ends (SIGINT/SIGTERM in
+// the binary), a call in flight finishes and ServeHTTP returns nil.
+func TestServeHTTPShutsDownGracefully(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	tool := kernel.NewTool(kernel.Spec[struct{}, map[string]string]{
+		Name: "slow", Description: "Waits.", Policy: readPolicy,
+		Handle: func(context.Context, *kernel.Call, struct{}) (map[string]string, error) {
+			close(started)
+			<-release
+			return map[string]string{"done": "yes"}, nil
+		},
+	})
+	srv, err := kernel.New(kernel.Info{Name: "t"}, []kernel.Tool{tool}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc, errc := make(chan string, 1), make(chan error, 1)
+	go func() { errc <- srv.ServeHTTP(ctx, kernel.HTTPOptions{Addr: "127.0.0.1:0"}, func(a string) { addrc <- a }) }()
+	addr := <-addrc
+	respc := make(chan string, 1)
+	go func() {
+		_, body := post(t, "http://"+addr+kernel.MCPPath, callBody("slow", map[string]any{}), nil)
+		respc <- body
+	}()
+	<-started
+	cancel()
+	refused := false // once shutdown begins the listener is closed
+	for i := 0; i < 200 && !refused; i++ {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			refused = true
+			break
+		}
+		conn.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !refused {
+		t.Error("new connections were still accepted during shutdown")
+	}
+	close(release)
+	if body := <-respc; !strings.Contains(body, `\"done\":\"yes\"`) {
+		t.Fatalf("in-flight call: %s", body)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("ServeHTTP: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -268,5 +269,43 @@ func TestRustpadNeedsURL(t *testing.T) {
 	}
 	if code, _, errOut := run(t, map[string]string{"RUSTPAD_URL": "https://user:pw@pad.example.com"}, "rustpad"); code != 2 || strings.Contains(errOut, "pw@") {
 		t.Fatalf("%d %s", code, errOut)
+	}
+}
+
+func listToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// TestDNSEnvironmentSelectsTools: the established variables reach the
+// kernel — read-only mode registers no write tool, the tool lists choose,
+// and the zone allowlist hides other zones.
+func TestDNSEnvironmentSelectsTools(t *testing.T) {
+	dir := t.TempDir()
+	cs, _, _ := session(t, map[string]string{"HETZNER_READ_ONLY": "TRUE"}, "-data-dir", dir, "-dns-listen", "off")
+	names := listToolNames(t, cs)
+	if len(names) != 7 || slices.Contains(names, "delete_zone") || !slices.Contains(names, "list_zones") {
+		t.Fatalf("read-only tools: %v", names)
+	}
+
+	cs, _, _ = session(t, map[string]string{"HETZNER_ALLOW_TOOLS": "list_*,create_zone,get_zone", "HETZNER_DENY_TOOLS": "list_zone_actions"}, "-data-dir", dir, "-dns-listen", "off")
+	if got := strings.Join(listToolNames(t, cs), ","); got != "create_zone,get_zone,list_rrsets,list_zones" {
+		t.Fatalf("allow/deny: %s", got)
+	}
+	call(t, cs, "create_zone", map[string]any{"name": "example.com", "mode": "primary"})
+	call(t, cs, "create_zone", map[string]any{"name": "example.org", "mode": "primary"})
+
+	cs, _, _ = session(t, map[string]string{"HETZNER_ALLOW_ZONES": "example.org"}, "-data-dir", dir, "-dns-listen", "off")
+	out := call(t, cs, "list_zones", map[string]any{})
+	if strings.Contains(out, "example.com") || !strings.Contains(out, "example.org") {
+		t.Fatalf("zone allowlist: %s", out)
 	}
 }
