@@ -348,7 +348,9 @@ func TestServeHTTPShutsDownGracefully(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc, errc := make(chan string, 1), make(chan error, 1)
-	go func() { errc <- srv.ServeHTTP(ctx, kernel.HTTPOptions{Addr: "127.0.0.1:0"}, func(a string) { addrc <- a }) }()
+	go func() {
+		errc <- srv.ServeHTTP(ctx, kernel.HTTPOptions{Addr: "127.0.0.1:0"}, func(a string) { addrc <- a })
+	}()
 	addr := <-addrc
 	respc := make(chan string, 1)
 	go func() {
