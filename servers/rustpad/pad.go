@@ -40,11 +40,38 @@ func (s *Server) open(ctx context.Context, id string) (*pad, error) {
 	}
 	if p.st.Length == 0 {
 		if err := s.checkEmpty(ctx, id); err != nil {
-			p.close()
-			return nil, err
+			// Someone may have written between the barrier and the text
+			// route: then the session sees that edit arrive shortly. If it
+			// does not, the pad's history is being withheld: fail closed.
+			if !p.catchUp(ctx) {
+				p.close()
+				return nil, err
+			}
 		}
 	}
 	return p, nil
+}
+
+// catchUpWait bounds how long open waits for an edit that the text route
+// has already shown to reach the session.
+const catchUpWait = time.Second
+
+// catchUp waits briefly for the session to see a pad that is not empty,
+// and reports whether it did.
+func (p *pad) catchUp(ctx context.Context) bool {
+	deadline := time.Now().Add(catchUpWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		st, err := p.sess.State()
+		if err != nil {
+			return false
+		}
+		if st.Length > 0 {
+			p.st = st
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
 
 func (p *pad) close() { _ = p.sess.Close() }
