@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -307,5 +308,20 @@ func TestDNSEnvironmentSelectsTools(t *testing.T) {
 	out := call(t, cs, "list_zones", map[string]any{})
 	if strings.Contains(out, "example.com") || !strings.Contains(out, "example.org") {
 		t.Fatalf("zone allowlist: %s", out)
+	}
+}
+
+// TestResponderPortTaken: when the DNS port is taken, bulwark dns says so
+// and serves its tools anyway.
+func TestResponderPortTaken(t *testing.T) {
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cs, _, stderr := session(t, map[string]string{}, "-data-dir", t.TempDir(), "-dns-listen", taken.LocalAddr().String())
+	call(t, cs, "create_zone", map[string]any{"name": "example.com", "mode": "primary"})
+	if !strings.Contains(stderr.String(), "the DNS responder is off") {
+		t.Fatalf("no warning: %s", stderr.String())
 	}
 }

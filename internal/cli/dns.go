@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
@@ -148,33 +147,29 @@ func (c *dnsFlags) hetznerProvider(opts *kernel.Options, logger *slog.Logger) (*
 }
 
 // serveWithResponder runs the MCP server and, for the local provider, the
-// DNS responder beside it; either ending ends both.
+// DNS responder beside it. A responder that cannot listen (the port is
+// taken, say by an mDNS daemon on 5353) is reported and left off: the zone
+// store and its tools still work. Once listening, either ending ends both.
 func serveWithResponder(ctx context.Context, c *dnsFlags, ks *kernel.Server, r *localzone.Responder, env Env, logger *slog.Logger) error {
 	if r == nil {
 		return c.serve(ctx, ks, env, logger)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	var dnsErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer cancel()
-		dnsErr = r.ListenAndServe(ctx, c.dnsListen)
-	}()
-	go func() {
-		select {
-		case <-r.Ready():
-			logger.Info("DNS responder listening", "addr", r.Addr(), "try", "dig @"+hostOf(r.Addr())+" -p "+portOf(r.Addr())+" <name> <type>")
-		case <-ctx.Done():
-		}
-	}()
+	dnsErr := make(chan error, 1)
+	go func() { dnsErr <- r.ListenAndServe(ctx, c.dnsListen) }()
+	select {
+	case <-r.Ready():
+		logger.Info("DNS responder listening", "addr", r.Addr(), "try", "dig @"+hostOf(r.Addr())+" -p "+portOf(r.Addr())+" <name> <type>")
+	case err := <-dnsErr:
+		logger.Warn("the DNS responder is off: it could not listen; the zone store and its tools work without it",
+			"addr", c.dnsListen, "error", err, "fix", "choose another address with -dns-listen, or -dns-listen off")
+		return c.serve(ctx, ks, env, logger)
+	}
 	err := c.serve(ctx, ks, env, logger)
 	cancel()
-	wg.Wait()
-	if err == nil && dnsErr != nil && !errors.Is(dnsErr, context.Canceled) {
-		return fmt.Errorf("DNS responder: %w", dnsErr)
+	if rerr := <-dnsErr; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
+		return fmt.Errorf("DNS responder: %w", rerr)
 	}
 	return err
 }
