@@ -1,7 +1,11 @@
 package mcptest
 
 import (
+	"context"
+	"sort"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 )
@@ -43,6 +47,45 @@ func CheckPolicies(t testing.TB, tools []kernel.Tool, table map[string]Policy) {
 		}
 		if tool.Description() == "" {
 			t.Errorf("%s: no description", tool.Name())
+		}
+	}
+}
+
+// Tools lists the tools the session sees.
+func Tools(t testing.TB, s *Session) []*mcp.Tool {
+	t.Helper()
+	res, err := s.ListTools(context.Background(), &mcp.ListToolsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tools
+}
+
+// ToolNames lists the names of the tools the session sees, sorted.
+func ToolNames(t testing.TB, s *Session) []string {
+	t.Helper()
+	var names []string
+	for _, tool := range Tools(t, s) {
+		names = append(names, tool.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CheckAnnotations fails unless every advertised tool states all four
+// hints and they are the table's.
+func CheckAnnotations(t testing.TB, s *Session, table map[string]Policy) {
+	t.Helper()
+	for _, tool := range Tools(t, s) {
+		a := tool.Annotations
+		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: annotations not all stated: %+v", tool.Name, a)
+			continue
+		}
+		want := table[tool.Name]
+		got := Policy{ReadOnly: a.ReadOnlyHint, Destructive: *a.DestructiveHint, Idempotent: a.IdempotentHint, OpenWorld: *a.OpenWorldHint, Gate: want.Gate}
+		if got != want {
+			t.Errorf("%s: advertised %+v, want %+v", tool.Name, got, want)
 		}
 	}
 }

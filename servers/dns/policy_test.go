@@ -69,35 +69,12 @@ func TestPoliciesMatchTheSecurityPage(t *testing.T) {
 	mcptest.CheckPolicies(t, declared(t), policyTable)
 }
 
-func listTools(t *testing.T, f *fixture) []*mcp.Tool {
-	t.Helper()
-	res, err := f.sess.ListTools(context.Background(), &mcp.ListToolsParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Tools
-}
+func listTools(t *testing.T, f *fixture) []*mcp.Tool { return mcptest.Tools(t, f.sess) }
 
-func toolNames(t *testing.T, f *fixture) []string {
-	var names []string
-	for _, tool := range listTools(t, f) {
-		names = append(names, tool.Name)
-	}
-	return names
-}
+func toolNames(t *testing.T, f *fixture) []string { return mcptest.ToolNames(t, f.sess) }
 
 func TestAnnotationsAllStated(t *testing.T) {
-	f := newFixture(t, backends[1], setup{})
-	for _, tool := range listTools(t, f) {
-		a := tool.Annotations
-		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
-			t.Fatalf("%s: annotations %+v", tool.Name, a)
-		}
-		want := policyTable[tool.Name]
-		if a.ReadOnlyHint != want.ReadOnly || *a.DestructiveHint != want.Destructive || a.IdempotentHint != want.Idempotent || !*a.OpenWorldHint {
-			t.Errorf("%s: annotations %+v", tool.Name, a)
-		}
-	}
+	mcptest.CheckAnnotations(t, newFixture(t, backends[1], setup{}).sess, policyTable)
 }
 
 func TestReadOnlyMode(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -44,35 +43,14 @@ func TestPolicies(t *testing.T) {
 	mcptest.CheckPolicies(t, declared(t), policyTable)
 }
 
-func listTools(t *testing.T, f *fixture) []*mcp.Tool {
-	t.Helper()
-	res, err := f.sess.ListTools(context.Background(), &mcp.ListToolsParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Tools
-}
+func listTools(t *testing.T, f *fixture) []*mcp.Tool { return mcptest.Tools(t, f.sess) }
 
-func toolNames(t *testing.T, f *fixture) []string {
-	var names []string
-	for _, tool := range listTools(t, f) {
-		names = append(names, tool.Name)
-	}
-	sort.Strings(names)
-	return names
-}
+func toolNames(t *testing.T, f *fixture) []string { return mcptest.ToolNames(t, f.sess) }
 
 func TestAnnotationsAllStated(t *testing.T) {
 	f := newFixture(t, setup{})
+	mcptest.CheckAnnotations(t, f.sess, policyTable)
 	for _, tool := range listTools(t, f) {
-		a := tool.Annotations
-		if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil {
-			t.Fatalf("%s: annotations %+v", tool.Name, a)
-		}
-		want := policyTable[tool.Name]
-		if a.ReadOnlyHint != want.ReadOnly || *a.DestructiveHint != want.Destructive || a.IdempotentHint != want.Idempotent || !*a.OpenWorldHint {
-			t.Errorf("%s: annotations %+v", tool.Name, a)
-		}
 		props := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
 		if _, has := props["confirmToken"]; has != (tool.Name == "set_document") {
 			t.Errorf("%s: confirmToken advertised %v", tool.Name, has)
