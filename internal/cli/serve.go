@@ -11,12 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
+	"github.com/bulwarkmcp/bulwark/kernel/store"
 )
 
 // serving holds the flags every server shares: transport, tool selection,
@@ -42,6 +45,7 @@ type serving struct {
 	floodLimit     int
 	maxBodyPtr     *int
 	env            string
+	redisURL       secret
 }
 
 // register adds the shared flags. prefix names the established variables
@@ -70,6 +74,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.Int(&maxBody, "max-body-bytes", "BULWARK_MAX_BODY_BYTES", httpguard.DefaultMaxBodyBytes, "HTTP: the largest request body")
 	s.maxBodyPtr = &maxBody
 	s.env = f.getenv("BULWARK_ENV")
+	f.Secret(&s.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "shared state for replicas: a redis:// URL")
 }
 
 // options builds the kernel options shared by every server.
@@ -83,7 +88,16 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 	if s.confirmTTL <= 0 {
 		return opts, nil, fmt.Errorf("%w: -confirm-ttl must be positive", errUsage)
 	}
-	opts.Confirm = confirm.NewIssuer(nil, &confirm.Options{TTL: s.confirmTTL})
+	var tokens confirm.Store   // nil: in memory
+	var limits ratelimit.Store // nil: in memory
+	if s.redisURL.value != "" {
+		shared, err := s.sharedStore()
+		if err != nil {
+			return opts, nil, err
+		}
+		tokens, limits = shared, shared
+	}
+	opts.Confirm = confirm.NewIssuer(tokens, &confirm.Options{TTL: s.confirmTTL})
 	plans := s.plans
 	if len(plans) == 0 {
 		plans = ratelimit.DefaultPlans
@@ -97,7 +111,7 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 		return opts, nil, fmt.Errorf("%w: -rate-limit must not be negative", errUsage)
 	}
 	if s.rateLimit > 0 {
-		if opts.Limiter, err = ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: s.rateLimit, Window: time.Minute}); err != nil {
+		if opts.Limiter, err = ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: s.rateLimit, Window: time.Minute, Store: limits}); err != nil {
 			return opts, nil, err
 		}
 	}
@@ -107,6 +121,24 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 	}
 	opts.Audit = sink
 	return opts, logger, nil
+}
+
+// sharedStore connects to the Redis that -redis-url-file or
+// BULWARK_REDIS_URL names, and stops startup unless it answers within 5 s.
+// No error repeats the URL: it may hold a password.
+func (s *serving) sharedStore() (*store.Redis, error) {
+	o, err := store.ParseRedisURL(s.redisURL.value)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errUsage, s.redisURL.source, err)
+	}
+	client := redis.NewClient(o)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := client.Ping(ctx).Err(); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("reaching the shared-state Redis at %s: %w", o.Addr, err)
+	}
+	return store.NewRedis(client, nil), nil
 }
 
 func (s *serving) auditSink(stderr io.Writer) (audit.Sink, error) {
