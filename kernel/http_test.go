@@ -380,3 +380,38 @@ func TestServeHTTPShutsDownGracefully(t *testing.T) {
 		t.Fatalf("ServeHTTP: %v", err)
 	}
 }
+
+// TestStdioAnswersBeforeEOF: a client that writes its requests and closes
+// stdin at once still gets every answer.
+func TestStdioAnswersBeforeEOF(t *testing.T) {
+	f := newFixture(t, kernel.Options{})
+	in := io.NopCloser(strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"0"}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_item","arguments":{"zone":"z","name":"n"}}}` + "\n"))
+	var out syncWriter
+	if err := f.srv.ServeStdio(context.Background(), in, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if !strings.Contains(got, `"id":1,"result"`) || !strings.Contains(got, `"id":2,"result"`) {
+		t.Fatalf("answers: %s", got)
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+func (w *syncWriter) Close() error { return nil }
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
