@@ -100,6 +100,7 @@ func TestInvalidConfigurationStops(t *testing.T) {
 		{"unreadable JWKS", nil, []string{"-http", "127.0.0.1:0", "-auth", "oauth", "-oauth-resource", "https://mcp.example.com/mcp", "-oauth-issuer", "https://issuer.example.com", "-oauth-jwks", "DIR/missing.json", "-dns-listen", "off", "-data-dir", "DIR"}, "jwks"},
 		{"unreachable JWKS URL", nil, []string{"-http", "127.0.0.1:0", "-auth", "oauth", "-oauth-resource", "https://mcp.example.com/mcp", "-oauth-issuer", "https://issuer.example.com", "-oauth-jwks", "http://127.0.0.1:1/jwks.json", "-dns-listen", "off", "-data-dir", "DIR"}, "jwks"},
 		{"unreadable keys file", nil, []string{"-http", "127.0.0.1:0", "-auth", "apikey", "-api-keys-file", "DIR/none", "-dns-listen", "off", "-data-dir", "DIR"}, "key"},
+		{"bad Redis URL", map[string]string{"BULWARK_REDIS_URL": "rediss://:s3cr3t@[bad"}, []string{"-dns-listen", "off", "-data-dir", "DIR"}, "BULWARK_REDIS_URL"},
 		{"unknown tool in allow list", nil, []string{"-allow-tools", "no_such_tool", "-dns-listen", "off", "-data-dir", "DIR"}, "no_such_tool"},
 		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "read-only"},
 	}
@@ -323,5 +324,19 @@ func TestResponderPortTaken(t *testing.T) {
 	call(t, cs, "create_zone", map[string]any{"name": "example.com", "mode": "primary"})
 	if !strings.Contains(stderr.String(), "the DNS responder is off") {
 		t.Fatalf("no warning: %s", stderr.String())
+	}
+}
+
+// TestUnreachableRedisStops: a shared store that does not answer stops
+// startup (replicas must not run on private state), with no password shown,
+// and the variable is gone from the environment.
+func TestUnreachableRedisStops(t *testing.T) {
+	vars := map[string]string{"BULWARK_REDIS_URL": "redis://:s3cr3t@127.0.0.1:1/0"}
+	code, _, errOut := run(t, vars, "dns", "-dns-listen", "off", "-data-dir", t.TempDir())
+	if code == 0 || !strings.Contains(errOut, "shared-state Redis") || strings.Contains(errOut, "s3cr3t") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, ok := vars["BULWARK_REDIS_URL"]; ok {
+		t.Fatal("BULWARK_REDIS_URL is still in the environment")
 	}
 }

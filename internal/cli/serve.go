@@ -91,7 +91,7 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 	var tokens confirm.Store   // nil: in memory
 	var limits ratelimit.Store // nil: in memory
 	if s.redisURL.value != "" {
-		shared, err := s.sharedStore()
+		shared, err := s.sharedStore(logger)
 		if err != nil {
 			return opts, nil, err
 		}
@@ -126,7 +126,11 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 // sharedStore connects to the Redis that -redis-url-file or
 // BULWARK_REDIS_URL names, and stops startup unless it answers within 5 s.
 // No error repeats the URL: it may hold a password.
-func (s *serving) sharedStore() (*store.Redis, error) {
+func (s *serving) sharedStore(logger *slog.Logger) (*store.Redis, error) {
+	// The command owns the process, so it may route go-redis's own
+	// (process-wide) log lines into ours; they name addresses, never
+	// passwords.
+	redis.SetLogger(redisLog{logger})
 	o, err := store.ParseRedisURL(s.redisURL.value)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", errUsage, s.redisURL.source, err)
@@ -139,6 +143,13 @@ func (s *serving) sharedStore() (*store.Redis, error) {
 		return nil, fmt.Errorf("reaching the shared-state Redis at %s: %w", o.Addr, err)
 	}
 	return store.NewRedis(client, nil), nil
+}
+
+// redisLog passes go-redis's log lines to the server's logger.
+type redisLog struct{ l *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.l.WarnContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 func (s *serving) auditSink(stderr io.Writer) (audit.Sink, error) {
