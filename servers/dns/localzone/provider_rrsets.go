@@ -266,14 +266,8 @@ func (p *Provider) RemoveRecords(ctx context.Context, zone, name, typ string, re
 			if err != nil {
 				return false, err
 			}
-			for i, r := range rs {
-				j := slices.IndexFunc(s.records, func(o record) bool { return o.value == r.value })
-				if j < 0 {
-					return false, errInvalid(fieldIndex("records", i, "value"), "rrset %s has no value %q", s.key(), r.value)
-				}
-				s.records = slices.Delete(s.records, j, j+1)
-			}
-			return true, nil
+			err = s.eachHeld(rs, func(j int, _ record) { s.records = slices.Delete(s.records, j, j+1) })
+			return err == nil, err
 		},
 	})
 }
@@ -288,14 +282,8 @@ func (p *Provider) UpdateRecords(ctx context.Context, zone, name, typ string, re
 			if err != nil {
 				return false, err
 			}
-			for i, r := range rs {
-				j := slices.IndexFunc(s.records, func(o record) bool { return o.value == r.value })
-				if j < 0 {
-					return false, errInvalid(fieldIndex("records", i, "value"), "rrset %s has no value %q", s.key(), r.value)
-				}
-				s.records[j].comment = r.comment
-			}
-			return true, nil
+			err = s.eachHeld(rs, func(j int, r record) { s.records[j].comment = r.comment })
+			return err == nil, err
 		},
 	})
 }
@@ -335,4 +323,17 @@ func clonePtr(p *int) *int {
 
 func fieldIndex(field string, i int, sub string) string {
 	return field + "[" + strconv.Itoa(i) + "]." + sub
+}
+
+// eachHeld finds each of rs among the RRSet's records by value and calls
+// f with its index; a value the RRSet does not hold is 422 invalid_input.
+func (s *rrset) eachHeld(rs []record, f func(j int, r record)) error {
+	for i, r := range rs {
+		j := slices.IndexFunc(s.records, func(o record) bool { return o.value == r.value })
+		if j < 0 {
+			return errInvalid(fieldIndex("records", i, "value"), "rrset %s has no value %q", s.key(), r.value)
+		}
+		f(j, r)
+	}
+	return nil
 }
