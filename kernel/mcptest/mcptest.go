@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,6 +24,9 @@ import (
 type Session struct {
 	*mcp.ClientSession
 	rec *recorder
+
+	mu       sync.Mutex
+	progress []*mcp.ProgressNotificationParams
 }
 
 type recorder struct {
@@ -53,11 +57,21 @@ func Connect(t testing.TB, srv *mcp.Server, opts *Options) *Session {
 	if err != nil {
 		t.Fatalf("server connect: %v", err)
 	}
-	var copts *mcp.ClientOptions
-	if opts != nil {
-		copts = opts.Client
+	s := &Session{rec: rec}
+	var copts mcp.ClientOptions
+	if opts != nil && opts.Client != nil {
+		copts = *opts.Client
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, copts)
+	next := copts.ProgressNotificationHandler
+	copts.ProgressNotificationHandler = func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+		s.mu.Lock()
+		s.progress = append(s.progress, r.Params)
+		s.mu.Unlock()
+		if next != nil {
+			next(ctx, r)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, &copts)
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatalf("client connect: %v", err)
@@ -66,9 +80,23 @@ func Connect(t testing.TB, srv *mcp.Server, opts *Options) *Session {
 		_ = cs.Close()
 		_ = ss.Wait()
 	})
-	s := &Session{ClientSession: cs, rec: rec}
+	s.ClientSession = cs
 	s.Reset()
 	return s
+}
+
+// Progress waits briefly for at least n progress notifications (they are
+// delivered beside the result, not before it) and returns all received.
+func (s *Session) Progress(n int) []*mcp.ProgressNotificationParams {
+	for i := 0; ; i++ {
+		s.mu.Lock()
+		got := append([]*mcp.ProgressNotificationParams(nil), s.progress...)
+		s.mu.Unlock()
+		if len(got) >= n || i == 200 {
+			return got
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // Call calls a tool and fails the test on a protocol error. Tool errors come

@@ -134,9 +134,6 @@ type fixture struct {
 	k     *kernel.Server
 	sess  *mcptest.Session
 	clock *fakeClock
-
-	mu       sync.Mutex
-	progress []*mcp.ProgressNotificationParams
 }
 
 // setup configures a fixture; all fields are optional.
@@ -181,13 +178,7 @@ func (f *fixture) start(t *testing.T, su setup) {
 		t.Fatal(err)
 	}
 	f.srv, f.k = srv, k
-	f.sess = mcptest.Connect(t, k.MCP(), &mcptest.Options{Client: &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.progress = append(f.progress, r.Params)
-		},
-	}})
+	f.sess = mcptest.Connect(t, k.MCP(), nil)
 }
 
 // call calls a tool and returns the result.

@@ -26,22 +26,8 @@ func (f *fixture) callWithProgress(t *testing.T, tool string, args map[string]an
 	return res
 }
 
-// progressSeen waits briefly for n progress notifications (they travel
-// beside the result) and returns them.
-func (f *fixture) progressSeen(n int) []*mcp.ProgressNotificationParams {
-	for range 200 {
-		f.mu.Lock()
-		got := append([]*mcp.ProgressNotificationParams(nil), f.progress...)
-		f.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*mcp.ProgressNotificationParams(nil), f.progress...)
-}
+// progressSeen waits briefly for n progress notifications and returns them.
+func (f *fixture) progressSeen(n int) []*mcp.ProgressNotificationParams { return f.sess.Progress(n) }
 
 func TestProgressWhileActionRuns(t *testing.T) {
 	f := newFixture(t, hetznerOnly(t), setup{before: standard(t), hopts: &hetznerapi.Options{ActionPolls: 4}})

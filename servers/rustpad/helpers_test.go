@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,9 +32,6 @@ type fixture struct {
 	k    *kernel.Server
 	sess *mcptest.Session
 	url  string // the base URL the server uses
-
-	mu       sync.Mutex
-	progress []*mcp.ProgressNotificationParams
 }
 
 // setup configures a fixture; all fields are optional.
@@ -102,13 +98,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 		t.Fatal(err)
 	}
 	f.srv, f.k = srv, k
-	f.sess = mcptest.Connect(t, k.MCP(), &mcptest.Options{Client: &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.progress = append(f.progress, r.Params)
-		},
-	}})
+	f.sess = mcptest.Connect(t, k.MCP(), nil)
 	return f
 }
 

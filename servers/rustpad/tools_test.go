@@ -223,16 +223,7 @@ func TestWriteProgress(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("%v %v", err, res)
 	}
-	var got []*mcp.ProgressNotificationParams
-	for range 200 {
-		f.mu.Lock()
-		got = append(got[:0], f.progress...)
-		f.mu.Unlock()
-		if len(got) >= 3 {
-			break
-		}
-		waitABit()
-	}
+	got := f.sess.Progress(3)
 	if len(got) != 3 || got[0].Progress != 1 || got[2].Progress != 3 || got[2].Total != 3 {
 		t.Fatalf("progress %+v", got)
 	}
