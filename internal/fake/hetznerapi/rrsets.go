@@ -129,17 +129,8 @@ func updateRRSet(s *Server, c *call) (int, any, *apiError) {
 	if e != nil {
 		return 0, nil, e
 	}
-	var req struct {
-		Labels map[string]string `json:"labels"`
-	}
-	if e := c.decode(&req); e != nil {
+	if e := c.replaceLabels(&rs.Labels); e != nil {
 		return 0, nil, e
-	}
-	if e := checkLabels(req.Labels); e != nil {
-		return 0, nil, e
-	}
-	if req.Labels != nil {
-		rs.Labels = cloneLabels(req.Labels)
 	}
 	return 200, map[string]any{"rrset": rs.snapshot()}, nil
 }

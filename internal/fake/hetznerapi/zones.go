@@ -323,19 +323,28 @@ func updateZone(s *Server, c *call) (int, any, *apiError) {
 	if e != nil {
 		return 0, nil, e
 	}
+	if e := c.replaceLabels(&z.Labels); e != nil {
+		return 0, nil, e
+	}
+	return 200, map[string]any{"zone": s.snapshot(z)}, nil
+}
+
+// replaceLabels reads a label update's body and, when it names labels,
+// replaces *labels with them (a PUT replaces the whole map).
+func (c *call) replaceLabels(labels *map[string]string) *apiError {
 	var req struct {
 		Labels map[string]string `json:"labels"`
 	}
 	if e := c.decode(&req); e != nil {
-		return 0, nil, e
+		return e
 	}
 	if e := checkLabels(req.Labels); e != nil {
-		return 0, nil, e
+		return e
 	}
 	if req.Labels != nil {
-		z.Labels = cloneLabels(req.Labels)
+		*labels = cloneLabels(req.Labels)
 	}
-	return 200, map[string]any{"zone": s.snapshot(z)}, nil
+	return nil
 }
 
 func deleteZone(s *Server, c *call) (int, any, *apiError) {
