@@ -1,7 +1,8 @@
 // Package archtest enforces the shape of the tree (design.md): servers import
 // kernel packages; the kernel never imports a server; servers never import
-// each other; servers/dns never imports a provider; rustpad's ot knows
-// nothing of its session.
+// each other (nor each other's internals); servers/dns never imports a
+// provider; rustpad's ot knows nothing of its session; cmd imports only
+// internal/cli.
 package archtest
 
 import (
@@ -77,24 +78,73 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	}
 	for pkg, deps := range graph {
 		for _, dep := range deps {
-			switch {
-			case under(pkg, "kernel") && !under(dep, "kernel"):
-				t.Errorf("%s imports %s: the kernel imports only the kernel", pkg, dep)
-			case server(pkg) != "" && server(dep) != "" && server(pkg) != server(dep):
-				t.Errorf("%s imports %s: servers never import each other", pkg, dep)
-			case server(pkg) != "" && under(dep, "internal"):
-				t.Errorf("%s imports %s: servers import only the kernel and themselves", pkg, dep)
-			case pkg == "servers/dns" && under(dep, "servers/dns/"):
-				t.Errorf("servers/dns imports the provider %s: internal/cli picks the provider", dep)
-			case under(pkg, "servers/rustpad/ot") && !under(dep, "servers/rustpad/ot"):
-				t.Errorf("%s imports %s: ot knows nothing of the session or the tools", pkg, dep)
-			case under(pkg, "servers/rustpad/session") && under(dep, "servers/rustpad") && !under(dep, "servers/rustpad/ot") && !under(dep, "servers/rustpad/session"):
-				t.Errorf("%s imports %s: the session knows nothing of the tools", pkg, dep)
-			case under(pkg, "internal/fake") && (under(dep, "servers") || under(dep, "kernel")) && dep != "servers/rustpad/ot":
-				// The one exception: the Rustpad peer transforms with ot, a pure
-				// algorithm pinned by the reference's own test vectors.
-				t.Errorf("%s imports %s: fakes follow the references, not our code", pkg, dep)
+			if why := violation(pkg, dep); why != "" {
+				t.Errorf("%s imports %s: %s", pkg, dep, why)
 			}
+		}
+	}
+}
+
+// violation says which rule an import of dep by pkg breaks, or "".
+func violation(pkg, dep string) string {
+	switch {
+	case under(pkg, "kernel") && !under(dep, "kernel"):
+		return "the kernel imports only the kernel"
+	case under(pkg, "kernel") && under(dep, "kernel/mcptest") && !under(pkg, "kernel/mcptest"):
+		return "the test harness is for tests, not for the kernel itself"
+	case under(pkg, "cmd") && dep != "internal/cli":
+		return "cmd imports only internal/cli"
+	case server(pkg) != "" && server(dep) != "" && server(pkg) != server(dep):
+		return "servers never import each other, nor each other's internals"
+	case server(pkg) != "" && under(dep, "internal"):
+		return "servers import only the kernel and themselves"
+	case pkg == "servers/dns" && strings.HasPrefix(dep, "servers/dns/"):
+		return "internal/cli picks the provider; servers/dns never imports one"
+	case under(pkg, "servers/rustpad/ot") && !under(dep, "servers/rustpad/ot"):
+		return "ot knows nothing of the session or the tools"
+	case under(pkg, "servers/rustpad/session") && under(dep, "servers/rustpad") && !under(dep, "servers/rustpad/ot") && !under(dep, "servers/rustpad/session"):
+		return "the session knows nothing of the tools"
+	case under(pkg, "internal/fake") && (under(dep, "servers") || under(dep, "kernel")) && dep != "servers/rustpad/ot":
+		// The one exception: the Rustpad peer transforms with ot, a pure
+		// algorithm pinned by the reference's own test vectors.
+		return "fakes follow the references, not our code"
+	}
+	return ""
+}
+
+// TestRulesCatch feeds each rule an import that breaks it, so a rule that
+// stops matching fails here rather than passing silently over the tree.
+func TestRulesCatch(t *testing.T) {
+	bad := [][2]string{
+		{"kernel", "servers/dns"},
+		{"kernel/identity", "internal/cli"},
+		{"kernel", "kernel/mcptest"},
+		{"cmd/bulwark", "servers/dns"},
+		{"cmd/bulwark", "kernel"},
+		{"servers/vdb", "servers/dns/localzone"},
+		{"servers/gateway", "servers/rustpad/session"},
+		{"servers/dns", "internal/fake/hetznerapi"},
+		{"servers/dns", "servers/dns/hetzner"},
+		{"servers/rustpad/ot", "servers/rustpad/session"},
+		{"servers/rustpad/session", "servers/rustpad"},
+		{"internal/fake/vdbapi", "kernel/untrusted"},
+	}
+	for _, c := range bad {
+		if violation(c[0], c[1]) == "" {
+			t.Errorf("%s importing %s passes the rules", c[0], c[1])
+		}
+	}
+	good := [][2]string{
+		{"cmd/bulwark", "internal/cli"},
+		{"internal/cli", "servers/dns/hetzner"},
+		{"servers/dns/hetzner", "servers/dns"},
+		{"servers/rustpad", "servers/rustpad/session"},
+		{"kernel/mcptest", "kernel"},
+		{"internal/fake/rustpad", "servers/rustpad/ot"},
+	}
+	for _, c := range good {
+		if why := violation(c[0], c[1]); why != "" {
+			t.Errorf("%s importing %s refused: %s", c[0], c[1], why)
 		}
 	}
 }
