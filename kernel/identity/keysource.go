@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // Defaults of JWKSOptions.
@@ -280,16 +281,8 @@ func checkFetchURL(raw string) (*url.URL, error) {
 		return nil, errors.New("fragment is not allowed")
 	case u.Scheme == "https":
 		return u, nil
-	case u.Scheme == "http" && loopbackHost(u.Hostname()):
+	case u.Scheme == "http" && upstream.IsLoopbackHost(u.Hostname()):
 		return u, nil
 	}
 	return nil, errors.New("must be https (http only for loopback)")
-}
-
-func loopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }

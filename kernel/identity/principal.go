@@ -22,7 +22,8 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/netip"
+
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // Credential schemes a Principal can carry.
@@ -120,11 +121,13 @@ func (n *None) Authenticate(r *http.Request) (Principal, error) {
 	return n.principal, nil
 }
 
+// loopbackPeer reports whether a request's RemoteAddr (the connection's
+// IP address and port) is on loopback, by upstream.IsLoopbackHost: one
+// rule for what loopback is, in the kernel's lowest package that has it.
 func loopbackPeer(remoteAddr string) bool {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	return upstream.IsLoopbackHost(host)
 }
