@@ -1,6 +1,7 @@
 // Package identity answers "who is calling, on which plan": it turns an HTTP
-// request into a Principal, and carries the caller's own provider
-// credentials (BYOK) beside it.
+// request into a Principal. The caller's own provider credentials (BYOK)
+// are the kernel's (kernel.Credential); CheckCredentialHeader says which
+// headers may carry them.
 //
 // Three authenticators implement Authenticator:
 //
@@ -8,7 +9,8 @@
 //     Local directly). Every caller is the principal "local".
 //   - APIKeys: bearer API keys checked against SHA-256 hashes from a file.
 //   - OAuth: an OAuth 2.1 resource server that verifies JWT access tokens
-//     against a JWKS and serves RFC 9728 protected-resource metadata.
+//     against a JWKS (JOSE by go-jose, bulwark's policy on top) and serves
+//     RFC 9728 protected-resource metadata.
 //
 // Middleware runs an Authenticator, stores the Principal in the request
 // context and answers refusals with a WWW-Authenticate challenge and a short
