@@ -46,24 +46,17 @@ func CallFrom(ctx context.Context) *Call {
 	return c
 }
 
-// CredentialFrom returns the named credential of the call ctx belongs to;
-// outside a call it fails closed like a missing credential.
-func CredentialFrom(ctx context.Context, name string) (string, error) {
-	c := CallFrom(ctx)
-	if c == nil {
-		return "", &Error{Code: Unauthenticated, Message: "Missing credentials", Hint: "This operation runs only inside a tool call."}
-	}
-	return c.Credential(name)
-}
-
-// Header returns the HTTP request's headers (nil over stdio). Handlers
-// should not need it: credentials come through Credential.
-func (c *Call) Header() http.Header { return c.header }
+// Header returns a copy of the HTTP request's headers without the
+// declared credential headers (nil over stdio). Handlers should not need
+// it: credentials come through Credential.
+func (c *Call) Header() http.Header { return c.server.withoutCredentials(c.header) }
 
 // Credential returns the value of a provider credential declared in the
 // server's Options.Credentials: over HTTP with BYOK, from this request's own
 // header; otherwise from the configuration. It fails closed with a tool
-// error "Missing <provider> credentials" when there is none.
+// error (unauthenticated) "Missing <provider> credentials" when there is
+// none, and "Malformed <provider> credentials" when the header is sent more
+// than once or is not 1 to 8192 printable ASCII characters without spaces.
 func (c *Call) Credential(name string) (string, error) {
 	return c.server.credential(c, name)
 }

@@ -2,9 +2,10 @@ package kernel
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/errorid"
 )
 
 // Code is a stable error code a client can act on.
@@ -86,8 +87,6 @@ func asToolError(err error) (te *Error, internal bool) {
 	return &Error{Code: Internal, Message: "An internal error occurred.", Hint: "Report the error id to the operator.", Cause: err}, true
 }
 
-// newErrorID returns a short random id that ties a client's error to a log
-// line.
-func newErrorID() string {
-	return rand.Text()[:12]
-}
+// newErrorID returns the id that ties a client's error to a log line; the
+// format is errorid's, shared with identity's refusals.
+func newErrorID() string { return errorid.New() }

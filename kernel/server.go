@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -65,20 +64,6 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Credential is a provider credential a handler may need.
-type Credential struct {
-	// Name is how handlers ask for it: call.Credential(Name).
-	Name string
-	// Provider names the upstream in the fail-closed message
-	// "Missing <Provider> credentials".
-	Provider string
-	// Header is the request header that carries it under BYOK.
-	Header string
-	// Value is the configured credential (stdio, single tenant). It is
-	// never logged, returned or audited.
-	Value string
-}
-
 // Server is an MCP server with the kernel's controls around its tools.
 type Server struct {
 	name      string
@@ -91,6 +76,7 @@ type Server struct {
 	audit     audit.Sink
 	logger    *slog.Logger
 	digestKey []byte
+	creds     []credential // declared credentials, values in closures
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -155,13 +141,16 @@ func (s *Server) setDefaults() error {
 	if _, err := io.ReadFull(rand.Reader, s.digestKey); err != nil {
 		return err
 	}
-	for _, c := range s.opts.Credentials {
-		if c.Name == "" || c.Provider == "" {
-			return errors.New("kernel: a credential needs a name and a provider")
-		}
-		if s.opts.BYOK && c.Header == "" {
-			return fmt.Errorf("kernel: BYOK needs a header for credential %s", c.Name)
-		}
+	creds, err := checkCredentials(s.opts.Credentials, s.opts.BYOK)
+	if err != nil {
+		return err
+	}
+	s.creds = creds
+	// The server keeps the values only in s.creds; its copy of the
+	// declarations carries none.
+	s.opts.Credentials = slices.Clone(s.opts.Credentials)
+	for i := range s.opts.Credentials {
+		s.opts.Credentials[i].Value = ""
 	}
 	return nil
 }
@@ -255,27 +244,6 @@ func (s *Server) argsDigest(args map[string]any) string {
 	m := hmac.New(sha256.New, s.digestKey)
 	m.Write(canon)
 	return hex.EncodeToString(m.Sum(nil)[:16])
-}
-
-// credential looks up a declared credential for a call.
-func (s *Server) credential(c *Call, name string) (string, error) {
-	i := slices.IndexFunc(s.opts.Credentials, func(cr Credential) bool { return cr.Name == name })
-	if i < 0 {
-		return "", fmt.Errorf("kernel: credential %q is not declared", name)
-	}
-	cr := s.opts.Credentials[i]
-	v := cr.Value
-	if s.opts.BYOK && c.header != nil {
-		v = strings.TrimSpace(c.header.Get(cr.Header))
-	}
-	if v == "" {
-		hint := "Set the credential in the server's environment."
-		if s.opts.BYOK {
-			hint = fmt.Sprintf("Send it in the %s request header.", cr.Header)
-		}
-		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Missing %s credentials", cr.Provider), Hint: hint}
-	}
-	return v, nil
 }
 
 // Context returns ctx with the server's error logger, for handlers that want

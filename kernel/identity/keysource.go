@@ -2,16 +2,16 @@ package identity
 
 import (
 	"context"
-	"crypto"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // Defaults of JWKSOptions.
@@ -155,7 +155,7 @@ func (j *JWKS) doFetch(ctx context.Context) error {
 
 // key returns the key for a token's kid and alg, refreshing the set when
 // it is old, or early (at most once per MinRefresh) when kid is unknown.
-func (j *JWKS) key(ctx context.Context, kid, alg string) (crypto.PublicKey, error) {
+func (j *JWKS) key(ctx context.Context, kid, alg string) (any, error) {
 	set, err := j.current(ctx, false)
 	if err != nil {
 		return nil, err
@@ -281,16 +281,8 @@ func checkFetchURL(raw string) (*url.URL, error) {
 		return nil, errors.New("fragment is not allowed")
 	case u.Scheme == "https":
 		return u, nil
-	case u.Scheme == "http" && loopbackHost(u.Hostname()):
+	case u.Scheme == "http" && upstream.IsLoopbackHost(u.Hostname()):
 		return u, nil
 	}
 	return nil, errors.New("must be https (http only for loopback)")
-}
-
-func loopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // wellKnownPRM is the RFC 9728 well-known path segment.
@@ -77,7 +79,7 @@ func metadataURL(resource string) (string, error) {
 		return "", errors.New("resource must be an absolute URI")
 	case u.User != nil || u.Fragment != "" || u.RawQuery != "" || u.ForceQuery:
 		return "", errors.New("resource must have no user information, query or fragment")
-	case u.Scheme != "https" && !(u.Scheme == "http" && loopbackHost(u.Hostname())):
+	case u.Scheme != "https" && !(u.Scheme == "http" && upstream.IsLoopbackHost(u.Hostname())):
 		return "", errors.New("resource must be https (http only for loopback)")
 	case u.String() != resource:
 		return "", errors.New("resource is not in canonical form")

@@ -1,12 +1,12 @@
 package identity
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/errorid"
 )
 
 // Middleware authenticates each request with auth. On success it stores the
@@ -49,7 +49,7 @@ type refusalBody struct {
 // writeRefusal answers an authentication failure. The body says only the
 // kind of failure; the detail is logged with an id the client also sees.
 func writeRefusal(w http.ResponseWriter, r *http.Request, err error, logger *slog.Logger) {
-	id := errorID()
+	id := errorid.New()
 	var ae *AuthError
 	if !errors.As(err, &ae) {
 		ae = &AuthError{Status: http.StatusInternalServerError, Kind: errors.New("internal error"), Detail: err}
@@ -89,12 +89,4 @@ func logRefusal(r *http.Request, logger *slog.Logger, ae *AuthError, id string) 
 		slog.String("detail", detail),
 		slog.String("remote", r.RemoteAddr),
 	)
-}
-
-// errorID returns a short random id that ties a client-visible refusal to
-// its log record.
-func errorID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -1,6 +1,7 @@
 // Package identity answers "who is calling, on which plan": it turns an HTTP
-// request into a Principal, and carries the caller's own provider
-// credentials (BYOK) beside it.
+// request into a Principal. The caller's own provider credentials (BYOK)
+// are the kernel's (kernel.Credential); CheckCredentialHeader says which
+// headers may carry them.
 //
 // Three authenticators implement Authenticator:
 //
@@ -8,7 +9,8 @@
 //     Local directly). Every caller is the principal "local".
 //   - APIKeys: bearer API keys checked against SHA-256 hashes from a file.
 //   - OAuth: an OAuth 2.1 resource server that verifies JWT access tokens
-//     against a JWKS and serves RFC 9728 protected-resource metadata.
+//     against a JWKS (JOSE by go-jose, bulwark's policy on top) and serves
+//     RFC 9728 protected-resource metadata.
 //
 // Middleware runs an Authenticator, stores the Principal in the request
 // context and answers refusals with a WWW-Authenticate challenge and a short
@@ -22,7 +24,8 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/netip"
+
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // Credential schemes a Principal can carry.
@@ -120,11 +123,13 @@ func (n *None) Authenticate(r *http.Request) (Principal, error) {
 	return n.principal, nil
 }
 
+// loopbackPeer reports whether a request's RemoteAddr (the connection's
+// IP address and port) is on loopback, by upstream.IsLoopbackHost: one
+// rule for what loopback is, in the kernel's lowest package that has it.
 func loopbackPeer(remoteAddr string) bool {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	return upstream.IsLoopbackHost(host)
 }

@@ -2,7 +2,9 @@ package identity
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"net/textproto"
 	"strings"
 )
 
@@ -12,6 +14,21 @@ const (
 	headerAuthorization = "Authorization"
 	headerAPIKey        = "X-Api-Key"
 )
+
+// CheckCredentialHeader reports whether a header may carry a provider
+// credential (BYOK): a header name of at most 128 characters that is not
+// read by authentication (Authorization, X-API-Key, which Middleware
+// removes) and is not Cookie.
+func CheckCredentialHeader(name string) error {
+	c := textproto.CanonicalMIMEHeaderKey(name)
+	switch {
+	case !validToken(name, 128, "!#$%&'*+-.^_`|~"):
+		return fmt.Errorf("%q is not a header name", name)
+	case c == headerAuthorization || c == headerAPIKey || c == "Cookie":
+		return fmt.Errorf("%s is reserved for authentication", c)
+	}
+	return nil
+}
 
 var (
 	errTokenInQuery     = errors.New("access token in the query string")

@@ -18,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/errorid"
 )
 
 // Session is a connected client session whose messages are recorded.
@@ -185,8 +187,8 @@ func Normalize(pattern, repl string) Normalizer {
 // DefaultNormalizers hide error ids (tokens are made deterministic instead,
 // by the test's confirm.Options.Rand).
 var DefaultNormalizers = []Normalizer{
-	Normalize(`Error id: [A-Za-z0-9]{12}`, "Error id: <error-id>"),
-	Normalize(`"id": "[A-Z2-7]{12}"`, `"id": "<error-id>"`),
+	Normalize(`Error id: `+errorid.Pattern, "Error id: <error-id>"),
+	Normalize(`"id": "`+errorid.Pattern+`"`, `"id": "<error-id>"`),
 }
 
 // Golden compares got with the section named name of the txtar file at

@@ -1,0 +1,195 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/textproto"
+	"slices"
+	"strings"
+
+	"github.com/bulwarkmcp/bulwark/kernel/identity"
+)
+
+// maxCredentialBytes caps one credential value.
+const maxCredentialBytes = 8 << 10
+
+// redacted is what every printed form of a credential value shows.
+const redacted = "[redacted]"
+
+// Credential is a provider credential a handler may need. With
+// Options.BYOK over HTTP it comes from each request's own header (bring
+// your own key) and is never stored; otherwise it is Value. The value never
+// prints: fmt (every verb), log/slog and encoding/json show "[redacted]".
+type Credential struct {
+	// Name is how handlers ask for it: call.Credential(Name).
+	Name string
+	// Provider names the upstream in the fail-closed messages
+	// "Missing <Provider> credentials" and "Malformed <Provider>
+	// credentials".
+	Provider string
+	// Header is the request header that carries it under BYOK. It may not
+	// be a header authentication reads (Authorization, X-API-Key) or
+	// Cookie, and two credentials may not share one.
+	Header string
+	// Value is the configured credential (stdio, single tenant): 1 to 8192
+	// bytes of printable ASCII without spaces, or empty. It is never
+	// logged, returned or audited.
+	Value string
+}
+
+// String shows the declaration with the value redacted.
+func (c Credential) String() string {
+	return fmt.Sprintf("kernel.Credential{Name:%q Provider:%q Header:%q Value:%s}", c.Name, c.Provider, c.Header, redacted)
+}
+
+// GoString is String, for %#v.
+func (c Credential) GoString() string { return c.String() }
+
+// Format prints String for every fmt verb.
+func (c Credential) Format(f fmt.State, _ rune) { f.Write([]byte(c.String())) }
+
+// LogValue shows the declaration with the value redacted, for log/slog.
+func (c Credential) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", c.Name), slog.String("provider", c.Provider),
+		slog.String("header", c.Header), slog.String("value", redacted))
+}
+
+// MarshalJSON encodes the declaration with the value redacted.
+func (c Credential) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct{ Name, Provider, Header, Value string }{c.Name, c.Provider, c.Header, redacted})
+}
+
+// credential is a declared credential as the server keeps it. The
+// configured value lives in a closure, so that a reflection-based printer
+// walking into a Server sees only a function address.
+type credential struct {
+	name, provider, header string
+	value                  func() string
+}
+
+// checkCredentials validates the declarations and returns the server's
+// form of them. Invalid declarations fail here, at startup.
+func checkCredentials(list []Credential, byok bool) ([]credential, error) {
+	var out []credential
+	for _, c := range list {
+		if err := checkCredential(c, byok, out); err != nil {
+			return nil, fmt.Errorf("kernel: credential %q: %w", c.Name, err)
+		}
+		v := c.Value
+		out = append(out, credential{name: c.Name, provider: c.Provider,
+			header: textproto.CanonicalMIMEHeaderKey(c.Header), value: func() string { return v }})
+	}
+	return out, nil
+}
+
+func checkCredential(c Credential, byok bool, before []credential) error {
+	header := textproto.CanonicalMIMEHeaderKey(c.Header)
+	switch {
+	case c.Name == "" || c.Provider == "" || strings.ContainsFunc(c.Provider, isControl):
+		return errors.New("needs a name and a provider name without control characters")
+	case slices.ContainsFunc(before, func(b credential) bool { return b.name == c.Name }):
+		return errors.New("declared twice")
+	case byok && c.Header == "":
+		return errors.New("BYOK needs a header")
+	case c.Header != "" && identity.CheckCredentialHeader(c.Header) != nil:
+		return fmt.Errorf("header: %w", identity.CheckCredentialHeader(c.Header))
+	case c.Header != "" && slices.ContainsFunc(before, func(b credential) bool { return b.header == header }):
+		return fmt.Errorf("header %s is used by another credential", header)
+	case c.Value != "" && !validCredential(c.Value):
+		return errors.New("the configured value is not 1 to 8192 bytes of printable ASCII without spaces (value not shown)")
+	}
+	return nil
+}
+
+// validCredential reports whether v is 1 to 8192 bytes of printable ASCII
+// without spaces: what any HTTP API accepts as a token, and nothing that
+// could split or inject a header upstream.
+func validCredential(v string) bool {
+	if v == "" || len(v) > maxCredentialBytes {
+		return false
+	}
+	for i := range len(v) {
+		if v[i] <= ' ' || v[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// credential returns the named credential for a call. Under BYOK over HTTP
+// it is the request's own header, sent exactly once; there is no fallback
+// to a configured value. A missing or malformed credential is a tool error
+// (unauthenticated) that names the provider and the header, never the
+// value.
+func (s *Server) credential(c *Call, name string) (string, error) {
+	i := slices.IndexFunc(s.creds, func(cr credential) bool { return cr.name == name })
+	if i < 0 {
+		return "", fmt.Errorf("kernel: credential %q is not declared", name)
+	}
+	cr := s.creds[i]
+	if !s.opts.BYOK || c.header == nil {
+		if v := cr.value(); v != "" {
+			return v, nil
+		}
+		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Missing %s credentials", cr.provider),
+			Hint: "Set the credential in the server's environment."}
+	}
+	v, err := fromHeader(c.header, cr.header)
+	switch {
+	case err != nil:
+		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Malformed %s credentials", cr.provider),
+			Hint:  fmt.Sprintf("Send exactly one %s request header: 1 to 8192 printable ASCII characters, no spaces.", cr.header),
+			Cause: err}
+	case v == "":
+		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Missing %s credentials", cr.provider),
+			Hint: fmt.Sprintf("Send it in the %s request header.", cr.header)}
+	}
+	return v, nil
+}
+
+// fromHeader reads a BYOK header: "" when absent or blank, an error
+// (which never quotes the value) when sent twice or malformed.
+func fromHeader(h http.Header, name string) (string, error) {
+	vals := h.Values(name)
+	switch {
+	case len(vals) == 0:
+		return "", nil
+	case len(vals) > 1:
+		return "", fmt.Errorf("BYOK header %s sent %d times", name, len(vals))
+	}
+	v := strings.TrimSpace(vals[0])
+	if v != "" && !validCredential(v) {
+		return "", fmt.Errorf("BYOK header %s: %d bytes, not all printable ASCII without spaces, or over 8192", name, len(v))
+	}
+	return v, nil
+}
+
+// withoutCredentials returns a copy of h without the credential headers.
+func (s *Server) withoutCredentials(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	h = h.Clone()
+	for _, cr := range s.creds {
+		if cr.header != "" {
+			h.Del(cr.header)
+		}
+	}
+	return h
+}
+
+// CredentialFrom returns the named credential of the call ctx belongs to;
+// outside a call it fails closed like a missing credential.
+func CredentialFrom(ctx context.Context, name string) (string, error) {
+	c := CallFrom(ctx)
+	if c == nil {
+		return "", &Error{Code: Unauthenticated, Message: "Missing credentials", Hint: "This operation runs only inside a tool call."}
+	}
+	return c.Credential(name)
+}
