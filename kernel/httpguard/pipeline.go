@@ -42,7 +42,7 @@ type PipelineOptions struct {
 //
 // so that nothing reads the body before the size guard, no disallowed
 // browser origin reaches authentication, and the body is parsed once, after
-// authentication, for every later stage (see RequestEnvelope).
+// authentication, for every later stage (see RequestMessage).
 type Pipeline struct {
 	flood       *Flood
 	hosts       *Hosts

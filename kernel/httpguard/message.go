@@ -17,11 +17,11 @@ const MetaKeyProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 // metaKeyLogLevel is the _meta key of a 2026-07-28 request's log level.
 const metaKeyLogLevel = "io.modelcontextprotocol/logLevel"
 
-// Envelope is the part of a JSON-RPC message the kernel's policy stages need:
+// Message is the part of a JSON-RPC message the kernel's policy stages need:
 // parsed once per request, reused by the header-agreement guard, the tier
 // check, the rate limiter and the audit record. Every field comes from the
 // body; mirrored headers never feed it.
-type Envelope struct {
+type Message struct {
 	// ID is the raw JSON id (a string or a number), nil for a notification.
 	ID json.RawMessage
 	// Method is the request's method; empty for a response.
@@ -42,11 +42,11 @@ type Envelope struct {
 }
 
 // IsNotification reports whether e is a notification (a method, no id).
-func (e Envelope) IsNotification() bool { return e.Method != "" && e.ID == nil }
+func (e Message) IsNotification() bool { return e.Method != "" && e.ID == nil }
 
 // Target returns what Mcp-Name mirrors: params.name for tools/call and
 // prompts/get, params.uri for resources/read. ok is false for other methods.
-func (e Envelope) Target() (target string, ok bool) {
+func (e Message) Target() (target string, ok bool) {
 	switch e.Method {
 	case "tools/call", "prompts/get":
 		return e.Name, true
@@ -56,7 +56,7 @@ func (e Envelope) Target() (target string, ok bool) {
 	return "", false
 }
 
-// ParseEnvelope decodes one JSON-RPC message, reading only the members the
+// ParseMessage decodes one JSON-RPC message, reading only the members the
 // kernel needs and skipping (but validating) the rest. It is stricter than a
 // general decoder on purpose, so no other decoder can read the same bytes
 // differently: keys match exactly (case-sensitive, like the go-sdk's
@@ -65,38 +65,38 @@ func (e Envelope) Target() (target string, ok bool) {
 // 1000 levels.
 //
 // Errors: ErrInvalidJSON (not JSON), ErrBatch (a JSON array) and
-// ErrInvalidEnvelope (JSON, but not one JSON-RPC 2.0 message MCP accepts:
+// ErrInvalidMessage (JSON, but not one JSON-RPC 2.0 message MCP accepts:
 // a null, boolean or object id, non-object params, a missing jsonrpc "2.0").
-func ParseEnvelope(data []byte) (Envelope, error) {
+func ParseMessage(data []byte) (Message, error) {
 	s := jsonscan.Scanner{Data: data}
 	s.SkipSpace()
 	if s.Pos >= len(s.Data) {
-		return Envelope{}, ErrInvalidJSON
+		return Message{}, ErrInvalidJSON
 	}
 	if s.Data[s.Pos] != '{' {
-		err := ErrInvalidEnvelope
+		err := ErrInvalidMessage
 		if s.Data[s.Pos] == '[' {
 			err = ErrBatch
 		}
 		if s.Skip(0) != nil || !s.AtEnd() {
 			err = ErrInvalidJSON
 		}
-		return Envelope{}, err
+		return Message{}, err
 	}
-	var p envParser
+	var p msgParser
 	if err := p.object(&s); err != nil {
-		return Envelope{}, scanError(err)
+		return Message{}, scanError(err)
 	}
 	if !s.AtEnd() {
-		return Envelope{}, ErrInvalidJSON
+		return Message{}, ErrInvalidJSON
 	}
 	return p.finish()
 }
 
-// RequestEnvelope returns the request's envelope, reading the body (through
+// RequestMessage returns the request's message, reading the body (through
 // ReadBody's cache) and parsing it on first use; later calls in the same
 // request return the same result without reading or parsing again.
-func RequestEnvelope(r *http.Request) (Envelope, error) {
+func RequestMessage(r *http.Request) (Message, error) {
 	st := stateFrom(r.Context())
 	if st != nil && st.envDone {
 		return st.env, st.envErr
@@ -108,9 +108,9 @@ func RequestEnvelope(r *http.Request) (Envelope, error) {
 	} else {
 		data, err = ReadBody(r)
 	}
-	var env Envelope
+	var env Message
 	if err == nil {
-		env, err = ParseEnvelope(data)
+		env, err = ParseMessage(data)
 	}
 	if st != nil {
 		st.envDone, st.env, st.envErr = true, env, err
@@ -118,12 +118,12 @@ func RequestEnvelope(r *http.Request) (Envelope, error) {
 	return env, err
 }
 
-// EnvelopeFromContext returns the envelope already parsed for the request
+// MessageFromContext returns the message already parsed for the request
 // whose context this is. ok is false when none was parsed (or parsing failed).
-func EnvelopeFromContext(ctx context.Context) (env Envelope, ok bool) {
+func MessageFromContext(ctx context.Context) (env Message, ok bool) {
 	st := stateFrom(ctx)
 	if st == nil || !st.envDone || st.envErr != nil {
-		return Envelope{}, false
+		return Message{}, false
 	}
 	return st.env, true
 }
@@ -141,9 +141,9 @@ const (
 	seenVersion
 )
 
-// envParser collects the members of one message; values are subslices of
+// msgParser collects the members of one message; values are subslices of
 // the input until finish copies what it keeps.
-type envParser struct {
+type msgParser struct {
 	seen                      int
 	jsonrpc, id, method       []byte
 	name, uri, version        []byte // raw JSON values (strings when used)
@@ -153,15 +153,15 @@ type envParser struct {
 	notify                    bool // progressToken or logLevel in _meta
 }
 
-func (p *envParser) mark(bit int) error {
+func (p *msgParser) mark(bit int) error {
 	if p.seen&bit != 0 {
-		return fmt.Errorf("duplicate member: %w", ErrInvalidEnvelope)
+		return fmt.Errorf("duplicate member: %w", ErrInvalidMessage)
 	}
 	p.seen |= bit
 	return nil
 }
 
-func (p *envParser) object(s *jsonscan.Scanner) error {
+func (p *msgParser) object(s *jsonscan.Scanner) error {
 	return s.Members(1, func(key []byte) error {
 		switch string(key) {
 		case "jsonrpc":
@@ -181,7 +181,7 @@ func (p *envParser) object(s *jsonscan.Scanner) error {
 	})
 }
 
-func (p *envParser) str(s *jsonscan.Scanner, bit int, dst *[]byte, esc *bool) error {
+func (p *msgParser) str(s *jsonscan.Scanner, bit int, dst *[]byte, esc *bool) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
@@ -189,21 +189,21 @@ func (p *envParser) str(s *jsonscan.Scanner, bit int, dst *[]byte, esc *bool) er
 		if s.Skip(1) != nil {
 			return ErrInvalidJSON
 		}
-		return fmt.Errorf("member is not a string: %w", ErrInvalidEnvelope)
+		return fmt.Errorf("member is not a string: %w", ErrInvalidMessage)
 	}
 	raw, e, err := s.String()
 	*dst, *esc = raw, e
 	return err
 }
 
-func (p *envParser) skip(s *jsonscan.Scanner, bit int) error {
+func (p *msgParser) skip(s *jsonscan.Scanner, bit int) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
 	return s.Skip(1)
 }
 
-func (p *envParser) idValue(s *jsonscan.Scanner) error {
+func (p *msgParser) idValue(s *jsonscan.Scanner) error {
 	if err := p.mark(seenID); err != nil {
 		return err
 	}
@@ -213,13 +213,13 @@ func (p *envParser) idValue(s *jsonscan.Scanner) error {
 		return err
 	}
 	if c != '"' && c != '-' && (c < '0' || c > '9') {
-		return fmt.Errorf("id must be a string or a number: %w", ErrInvalidEnvelope)
+		return fmt.Errorf("id must be a string or a number: %w", ErrInvalidMessage)
 	}
 	p.id = s.Data[start:s.Pos]
 	return nil
 }
 
-func (p *envParser) params(s *jsonscan.Scanner) error {
+func (p *msgParser) params(s *jsonscan.Scanner) error {
 	if err := p.mark(seenParams); err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (p *envParser) params(s *jsonscan.Scanner) error {
 		if s.Skip(1) != nil {
 			return ErrInvalidJSON
 		}
-		return fmt.Errorf("params must be an object: %w", ErrInvalidEnvelope)
+		return fmt.Errorf("params must be an object: %w", ErrInvalidMessage)
 	}
 	return s.Members(2, func(key []byte) error {
 		switch string(key) {
@@ -247,7 +247,7 @@ func (p *envParser) params(s *jsonscan.Scanner) error {
 }
 
 // maybeStr records a member that is used only when it is a string.
-func (p *envParser) maybeStr(s *jsonscan.Scanner, bit int, dst *[]byte, esc, isStr *bool) error {
+func (p *msgParser) maybeStr(s *jsonscan.Scanner, bit int, dst *[]byte, esc, isStr *bool) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func (p *envParser) maybeStr(s *jsonscan.Scanner, bit int, dst *[]byte, esc, isS
 	return err
 }
 
-func (p *envParser) meta(s *jsonscan.Scanner) error {
+func (p *msgParser) meta(s *jsonscan.Scanner) error {
 	if err := p.mark(seenMeta); err != nil {
 		return err
 	}
@@ -277,22 +277,22 @@ func (p *envParser) meta(s *jsonscan.Scanner) error {
 	})
 }
 
-func (p *envParser) finish() (Envelope, error) {
-	var env Envelope
+func (p *msgParser) finish() (Message, error) {
+	var env Message
 	var err error
 	if p.seen&seenJSONRPC == 0 {
-		return env, fmt.Errorf("missing jsonrpc member: %w", ErrInvalidEnvelope)
+		return env, fmt.Errorf("missing jsonrpc member: %w", ErrInvalidMessage)
 	}
 	if v, e := decodeStr(p.jsonrpc, p.jsonrpcEsc); e != nil || v != "2.0" {
-		return env, fmt.Errorf("jsonrpc must be \"2.0\": %w", ErrInvalidEnvelope)
+		return env, fmt.Errorf("jsonrpc must be \"2.0\": %w", ErrInvalidMessage)
 	}
 	hasMethod := p.seen&seenMethod != 0
 	answered := p.seen&(seenResult|seenError) != 0
 	switch {
 	case hasMethod && answered:
-		return env, fmt.Errorf("both method and result or error: %w", ErrInvalidEnvelope)
+		return env, fmt.Errorf("both method and result or error: %w", ErrInvalidMessage)
 	case !hasMethod && (!answered || p.id == nil):
-		return env, fmt.Errorf("neither a request nor a response: %w", ErrInvalidEnvelope)
+		return env, fmt.Errorf("neither a request nor a response: %w", ErrInvalidMessage)
 	}
 	env.Response = answered
 	env.WantsNotifications = p.notify
@@ -300,24 +300,24 @@ func (p *envParser) finish() (Envelope, error) {
 		env.ID = append(json.RawMessage(nil), p.id...)
 	}
 	if env.Method, err = decodeStr(p.method, p.methodEsc); err != nil {
-		return Envelope{}, err
+		return Message{}, err
 	}
 	if hasMethod && env.Method == "" {
-		return Envelope{}, fmt.Errorf("empty method: %w", ErrInvalidEnvelope)
+		return Message{}, fmt.Errorf("empty method: %w", ErrInvalidMessage)
 	}
 	if p.nameStr {
 		if env.Name, err = decodeStr(p.name, p.nameEsc); err != nil {
-			return Envelope{}, err
+			return Message{}, err
 		}
 	}
 	if p.uriStr {
 		if env.URI, err = decodeStr(p.uri, p.uriEsc); err != nil {
-			return Envelope{}, err
+			return Message{}, err
 		}
 	}
 	if p.verIsStr {
 		if env.ProtocolVersion, err = decodeStr(p.version, p.verEsc); err != nil {
-			return Envelope{}, err
+			return Message{}, err
 		}
 	}
 	return env, nil
@@ -358,7 +358,7 @@ func decodeStr(raw []byte, escaped bool) (string, error) {
 func scanError(err error) error {
 	switch {
 	case errors.Is(err, jsonscan.ErrUTF8):
-		return fmt.Errorf("%w: %w", ErrInvalidEnvelope, err)
+		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
 	case errors.Is(err, jsonscan.ErrSyntax), errors.Is(err, jsonscan.ErrDepth):
 		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
 	}
