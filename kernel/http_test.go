@@ -377,7 +377,7 @@ func TestServeHTTPShutsDownGracefully(t *testing.T) {
 		t.Fatalf("in-flight call: %s", body)
 	}
 	if err := <-errc; err != nil {
-		t.Fatalf("ServeHTTP: %v", err)
+		t.Fatalf("ListenAndServe: %v", err)
 	}
 }
 

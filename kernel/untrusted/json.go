@@ -64,6 +64,7 @@ type writer struct {
 	rep       Report
 	st        stats
 	scratch   []byte
+	keys      []*jsonscan.KeySet // by depth: the keys written in the open object
 }
 
 func (w *writer) skipSpace() { w.in.SkipSpace() }
@@ -114,9 +115,13 @@ func (w *writer) container(depth int, open, close byte) error {
 		w.out = append(w.out, close)
 		return nil
 	}
+	var keys *jsonscan.KeySet // the keys written, for an object
+	if open == '{' {
+		keys = w.keySet(depth)
+	}
 	for {
 		w.skipSpace()
-		wrote, err := w.element(depth, open == '{', written > 0)
+		wrote, err := w.element(depth, keys, written > 0)
 		if err != nil {
 			return err
 		}
@@ -139,14 +144,47 @@ func (w *writer) container(depth int, open, close byte) error {
 		w.in.Pos++
 		break
 	}
-	w.marker(open == '{', written, omitted)
+	w.marker(keys, written, omitted)
 	w.out = append(w.out, close)
 	return nil
 }
 
+// keySet returns an empty set for the keys of an object at depth, reusing
+// the one of the last object at that depth (which is closed by now).
+func (w *writer) keySet(depth int) *jsonscan.KeySet {
+	for len(w.keys) <= depth {
+		w.keys = append(w.keys, new(jsonscan.KeySet))
+	}
+	k := w.keys[depth]
+	k.Reset()
+	return k
+}
+
+// uniqueKey makes the key written at out[start:] differ from every key
+// already written in its object. Cleaning removes invisible characters and
+// cutting shortens long keys, so two keys of the input can come out the
+// same ("note" and "no\u200bte"); decoders then keep one value or the
+// other, and the text a model reads disagrees with the structured content
+// a client decodes. A repeated key gets a numbered suffix instead:
+// "note (2)".
+func (w *writer) uniqueKey(keys *jsonscan.KeySet, start int) {
+	if keys.Add(w.out[start:]) {
+		return
+	}
+	base := len(w.out) - 1 // before the closing quote
+	for n := 2; ; n++ {
+		w.out = fmt.Appendf(w.out[:base], ` (%d)"`, n)
+		if keys.Add(w.out[start:]) {
+			w.rep.KeysRenamed++
+			return
+		}
+	}
+}
+
 // element copies one array item or object member (key, colon, value) and
 // reports whether it was written or left out.
-func (w *writer) element(depth int, member, comma bool) (bool, error) {
+func (w *writer) element(depth int, keys *jsonscan.KeySet, comma bool) (bool, error) {
+	member := keys != nil
 	var key []byte
 	if member {
 		var err error
@@ -163,7 +201,9 @@ func (w *writer) element(depth int, member, comma bool) (bool, error) {
 	}
 	var err error
 	if member {
+		start := len(w.out)
 		w.appendString(key, true)
+		w.uniqueKey(keys, start)
 		w.out = append(w.out, ':')
 		err = w.member(key, depth)
 	} else {
@@ -195,7 +235,7 @@ func (w *writer) memberKey() ([]byte, error) {
 
 // marker closes a container that left elements out with a note saying how
 // many.
-func (w *writer) marker(object bool, written, omitted int) {
+func (w *writer) marker(keys *jsonscan.KeySet, written, omitted int) {
 	if omitted == 0 {
 		return
 	}
@@ -203,8 +243,11 @@ func (w *writer) marker(object bool, written, omitted int) {
 	if written > 0 {
 		w.out = append(w.out, ',')
 	}
-	if object {
-		w.out = fmt.Appendf(w.out, `"_truncated":"%d more member(s) left out"`, omitted)
+	if keys != nil {
+		start := len(w.out)
+		w.out = append(w.out, `"_truncated"`...)
+		w.uniqueKey(keys, start)
+		w.out = fmt.Appendf(w.out, `:"%d more member(s) left out"`, omitted)
 	} else {
 		w.out = fmt.Appendf(w.out, `"[truncated: %d more item(s) left out]"`, omitted)
 	}

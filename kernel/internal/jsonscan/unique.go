@@ -68,6 +68,12 @@ type KeySet struct {
 	m    map[string]struct{}
 }
 
+// Reset empties the set, keeping its memory for the next object.
+func (k *KeySet) Reset() {
+	clear(k.list)
+	k.list, k.m = k.list[:0], nil
+}
+
 // Add adds key and reports whether it was new. The set keeps key itself,
 // so the caller must not change it afterwards.
 func (k *KeySet) Add(key []byte) bool {
