@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
@@ -66,7 +67,9 @@ func (e Message) Target() (target string, ok bool) {
 //
 // Errors: ErrInvalidJSON (not JSON), ErrBatch (a JSON array) and
 // ErrInvalidMessage (JSON, but not one JSON-RPC 2.0 message MCP accepts:
-// a null, boolean or object id, non-object params, a missing jsonrpc "2.0").
+// a null, boolean or object id, a numeric id that is not an integer of at
+// most 2^53 written in digits, non-object params, a missing jsonrpc "2.0", a repeated
+// params.arguments).
 func ParseMessage(data []byte) (Message, error) {
 	s := jsonscan.Scanner{Data: data}
 	s.SkipSpace()
@@ -139,6 +142,7 @@ const (
 	seenURI
 	seenMeta
 	seenVersion
+	seenArguments
 )
 
 // msgParser collects the members of one message; values are subslices of
@@ -216,7 +220,25 @@ func (p *msgParser) idValue(s *jsonscan.Scanner) error {
 		return fmt.Errorf("id must be a string or a number: %w", ErrInvalidMessage)
 	}
 	p.id = s.Data[start:s.Pos]
+	if c != '"' && !exactID(p.id) {
+		return fmt.Errorf("id must be a string or an integer of at most 2^53: %w", ErrInvalidMessage)
+	}
 	return nil
+}
+
+// maxExactID is the largest integer every JSON number reader holds exactly
+// (a float64 has 53 bits of mantissa).
+const maxExactID = 1 << 53
+
+// exactID reports whether a numeric id is an integer, written without a
+// fraction or exponent (JSON-RPC: numbers SHOULD NOT contain fractional
+// parts), that the go-sdk gives back as sent: it reads ids as float64 and
+// answers with their int64 value, so 1e400 overflowed its decoder (which
+// then answered a text/plain 400 naming Go types), 1.5 came back as 1 and
+// 2^53+1 as 2^53.
+func exactID(raw []byte) bool {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil && -maxExactID <= n && n <= maxExactID
 }
 
 func (p *msgParser) params(s *jsonscan.Scanner) error {
@@ -241,6 +263,10 @@ func (p *msgParser) params(s *jsonscan.Scanner) error {
 			return p.maybeStr(s, seenURI, &p.uri, &p.uriEsc, &p.uriStr)
 		case "_meta":
 			return p.meta(s)
+		case "arguments": // decoders keep the first or the last: refuse two
+			if err := p.mark(seenArguments); err != nil {
+				return err
+			}
 		}
 		return s.Skip(2)
 	})
