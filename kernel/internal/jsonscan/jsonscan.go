@@ -205,12 +205,24 @@ func (s *Scanner) literal(lit string) error {
 
 // Skip reads one value, checking it, after skipping whitespace. depth is
 // the nesting of the value's container (0 at the top).
-func (s *Scanner) Skip(depth int) error {
+func (s *Scanner) Skip(depth int) error { return s.walk(depth, false) }
+
+// walk is Skip; with unique set it also refuses an object that repeats a
+// key (see CheckUnique).
+func (s *Scanner) walk(depth int, unique bool) error {
 	switch s.Peek() {
 	case '{':
-		return s.Members(depth+1, func([]byte) error { return s.Skip(depth + 1) })
+		var keys KeySet
+		return s.Members(depth+1, func(key []byte) error {
+			if unique {
+				if err := keys.check(key); err != nil {
+					return err
+				}
+			}
+			return s.walk(depth+1, unique)
+		})
 	case '[':
-		return s.Elements(depth+1, func() error { return s.Skip(depth + 1) })
+		return s.Elements(depth+1, func() error { return s.walk(depth+1, unique) })
 	case '"':
 		_, _, err := s.String()
 		return err

@@ -15,7 +15,7 @@ import (
 // ErrDuplicateKey.
 func CheckUnique(data []byte) error {
 	s := Scanner{Data: data}
-	if err := s.unique(0); err != nil {
+	if err := s.walk(0, true); err != nil {
 		return err
 	}
 	if !s.AtEnd() {
@@ -24,27 +24,16 @@ func CheckUnique(data []byte) error {
 	return nil
 }
 
-// unique is Skip that also checks the keys of every object.
-func (s *Scanner) unique(depth int) error {
-	switch s.Peek() {
-	case '{':
-		var keys KeySet
-		return s.Members(depth+1, func(key []byte) error {
-			if !utf8.Valid(key) {
-				return ErrUTF8 // decoders differ on what such a key is
-			}
-			if !keys.Add(key) {
-				return &DuplicateKeyError{Key: string(key)}
-			}
-			return s.unique(depth + 1)
-		})
-	case '[':
-		return s.Elements(depth+1, func() error { return s.unique(depth + 1) })
-	case '"':
-		_, _, err := s.String()
-		return err
+// check adds key, refusing a key that is not UTF-8 (decoders differ on
+// what it is) or that the set already holds.
+func (k *KeySet) check(key []byte) error {
+	if !utf8.Valid(key) {
+		return ErrUTF8
 	}
-	return s.Scalar()
+	if !k.Add(key) {
+		return &DuplicateKeyError{Key: string(key)}
+	}
+	return nil
 }
 
 // DuplicateKeyError names the key CheckUnique found twice; it matches
