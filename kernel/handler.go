@@ -13,6 +13,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
@@ -96,6 +97,9 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, resolved *jsonsch
 func (s *Server) arguments(raw json.RawMessage, resolved *jsonschema.Resolved) (map[string]any, string, error) {
 	args := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
+		if err := uniqueKeys(raw); err != nil {
+			return nil, "", err
+		}
 		if err := json.Unmarshal(raw, &args); err != nil {
 			return nil, "", Errorf(InvalidArgument, "The arguments must be a JSON object.")
 		}
@@ -110,6 +114,22 @@ func (s *Server) arguments(raw json.RawMessage, resolved *jsonschema.Resolved) (
 	token, _ := args[confirmTokenProperty].(string)
 	delete(args, confirmTokenProperty)
 	return args, token, nil
+}
+
+// uniqueKeys refuses arguments that repeat a key at any depth, as the HTTP
+// layer refuses a message that repeats a member: decoding keeps the last
+// value while a host may show the person the first, so what was approved
+// would not be what runs.
+func uniqueKeys(raw json.RawMessage) error {
+	var dup *jsonscan.DuplicateKeyError
+	switch err := jsonscan.CheckUnique(raw); {
+	case errors.As(err, &dup):
+		return Errorf(InvalidArgument, "The arguments repeat the key %.64q.", dup.Key).
+			WithHint("Send each key once: a repeated key can be shown one way and read another.")
+	case err != nil:
+		return Errorf(InvalidArgument, "The arguments must be a JSON object with UTF-8 keys.")
+	}
+	return nil
 }
 
 // gate enforces the confirmation gate. It returns nil when the token

@@ -64,9 +64,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 			g.CORS.ExtraHeaders = append(g.CORS.ExtraHeaders, cr.Header)
 		}
 	}
-	if g.CORS.WarnIfWildcardInProduction(opts.Env, s.logger) {
-		// warned; "*" stays the operator's explicit choice
-	}
+	// A "*" list in production is logged; it stays the operator's choice.
+	g.CORS.WarnIfWildcardInProduction(opts.Env, s.logger)
 	auth := opts.Auth
 	if auth == nil {
 		auth = identity.NewNone(nil)
@@ -108,7 +107,7 @@ func (s *Server) sdkHandler() http.Handler {
 	}
 	plain, stream := newHandler(true), newHandler(false)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if env, err := httpguard.RequestEnvelope(r); err == nil && env.WantsNotifications {
+		if env, err := httpguard.RequestMessage(r); err == nil && env.WantsNotifications {
 			stream.ServeHTTP(w, r)
 			return
 		}
@@ -127,7 +126,7 @@ func (s *Server) admission(next http.Handler) http.Handler {
 		if tc, ok := httpguard.TraceFromContext(ctx); ok {
 			ctx = upstream.WithTrace(ctx, tc.Traceparent, tc.Tracestate)
 		}
-		env, err := httpguard.RequestEnvelope(r)
+		env, err := httpguard.RequestMessage(r)
 		if err == nil && env.Method == "tools/call" {
 			p, ok := identity.FromContext(ctx)
 			if !ok {
@@ -187,10 +186,12 @@ func loopbackOrigins(addr string) []string {
 	return []string{"http://localhost:" + port, "http://127.0.0.1:" + port, "http://[::1]:" + port}
 }
 
-// ServeHTTP serves the server on opts.Addr until ctx ends, then shuts down
-// gracefully (in-flight calls get up to 10 seconds). ready, when not nil,
-// receives the bound address once the listener is open.
-func (s *Server) ServeHTTP(ctx context.Context, opts HTTPOptions, ready func(addr string)) error {
+// ListenAndServe serves the server over Streamable HTTP on opts.Addr until
+// ctx ends, then shuts down gracefully (in-flight calls get up to 10
+// seconds). ready, when not nil, receives the bound address once the
+// listener is open. (HTTPHandler is the http.Handler, for a server of
+// one's own.)
+func (s *Server) ListenAndServe(ctx context.Context, opts HTTPOptions, ready func(addr string)) error {
 	if os.Getenv("MCPGODEBUG") != "" {
 		return errors.New("refusing to start: MCPGODEBUG is set, and its compatibility flags restore weaker go-sdk behaviour")
 	}

@@ -349,7 +349,7 @@ func TestServeHTTPShutsDownGracefully(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	addrc, errc := make(chan string, 1), make(chan error, 1)
 	go func() {
-		errc <- srv.ServeHTTP(ctx, kernel.HTTPOptions{Addr: "127.0.0.1:0"}, func(a string) { addrc <- a })
+		errc <- srv.ListenAndServe(ctx, kernel.HTTPOptions{Addr: "127.0.0.1:0"}, func(a string) { addrc <- a })
 	}()
 	addr := <-addrc
 	respc := make(chan string, 1)
@@ -377,7 +377,7 @@ func TestServeHTTPShutsDownGracefully(t *testing.T) {
 		t.Fatalf("in-flight call: %s", body)
 	}
 	if err := <-errc; err != nil {
-		t.Fatalf("ServeHTTP: %v", err)
+		t.Fatalf("ListenAndServe: %v", err)
 	}
 }
 

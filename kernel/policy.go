@@ -3,20 +3,34 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// Hint is a tri-state flag of a Policy: a tool must say Yes or No; the zero
-// value means "not stated" and fails validation.
-type Hint uint8
+// YesNo is a tri-state answer of a Policy, behind each of the tool's MCP
+// hints (readOnlyHint, destructiveHint, …): a tool must say Yes or No; the
+// zero value means "not stated" and fails validation. (Error.Hint is
+// something else: advice to the caller.)
+type YesNo uint8
 
-// Hint values.
+// YesNo values.
 const (
-	unset Hint = iota
+	unset YesNo = iota
 	Yes
 	No
 )
 
-func (h Hint) bool() bool { return h == Yes }
+func (h YesNo) bool() bool { return h == Yes }
+
+// String is "yes", "no" or "unset".
+func (h YesNo) String() string {
+	switch h {
+	case Yes:
+		return "yes"
+	case No:
+		return "no"
+	}
+	return "unset"
+}
 
 // Open is the tier of a tool that every plan may call.
 const Open = "open"
@@ -27,14 +41,14 @@ const Open = "open"
 type Policy struct {
 	// ReadOnly: the tool changes nothing. Read-only mode registers only
 	// tools with ReadOnly: Yes.
-	ReadOnly Hint
+	ReadOnly YesNo
 	// Destructive: the tool may remove or overwrite data.
-	Destructive Hint
+	Destructive YesNo
 	// Idempotent: calling it twice with the same arguments has no further
 	// effect.
-	Idempotent Hint
+	Idempotent YesNo
 	// OpenWorld: the tool talks to a system outside this server.
-	OpenWorld Hint
+	OpenWorld YesNo
 	// Confirm is the confirmation gate: Never, Always(...) or When(...).
 	Confirm Gate
 	// Tier is the lowest plan that may call the tool, or Open.
@@ -104,24 +118,33 @@ func (g Gate) applies(args map[string]any) bool {
 	return false
 }
 
-// String describes the gate for documentation.
+// String describes the gate, for the README's tool tables and for policy
+// tests alike: "never", "always", a conditional gate's condition (see
+// Described; "conditional" when it has none), followed by
+// "; bound to `records`" when the token is bound to payload fields.
 func (g Gate) String() string {
+	var kind string
 	switch g.mode {
 	case gateNever:
 		return "never"
 	case gateAlways:
-		return "always" + g.bind.describe()
+		kind = "always"
 	case gateWhen:
-		return "conditional" + g.bind.describe()
+		kind = "conditional"
+	default:
+		return "unset"
 	}
-	return "unset"
-}
-
-func (b Bind) describe() string {
-	if len(b.Payload) == 0 {
-		return ""
+	if g.condition != "" {
+		kind = g.condition
 	}
-	return fmt.Sprintf(", bound to %v", b.Payload)
+	if len(g.bind.Payload) == 0 {
+		return kind
+	}
+	fields := make([]string, len(g.bind.Payload))
+	for i, f := range g.bind.Payload {
+		fields[i] = "`" + f + "`"
+	}
+	return kind + "; bound to " + strings.Join(fields, ", ")
 }
 
 // ErrPolicy reports a tool whose policy is incomplete or contradictory.
@@ -129,9 +152,13 @@ var ErrPolicy = errors.New("kernel: invalid tool policy")
 
 // Validate checks that every field is set and that the fields agree.
 func (p Policy) Validate() error {
-	for name, h := range map[string]Hint{"ReadOnly": p.ReadOnly, "Destructive": p.Destructive, "Idempotent": p.Idempotent, "OpenWorld": p.OpenWorld} {
-		if h != Yes && h != No {
-			return fmt.Errorf("%w: %s is not set", ErrPolicy, name)
+	// In field order, so the first unset field is the one reported.
+	for _, f := range []struct {
+		name string
+		v    YesNo
+	}{{"ReadOnly", p.ReadOnly}, {"Destructive", p.Destructive}, {"Idempotent", p.Idempotent}, {"OpenWorld", p.OpenWorld}} {
+		if f.v != Yes && f.v != No {
+			return fmt.Errorf("%w: %s is not set", ErrPolicy, f.name)
 		}
 	}
 	switch {

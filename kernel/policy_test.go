@@ -205,3 +205,43 @@ func TestTierCheckSpendsNoSlot(t *testing.T) {
 		t.Fatalf("over the limit: %v", err)
 	}
 }
+
+// TestPolicyReportsTheFirstUnsetField: with every hint unset, the error
+// names ReadOnly on every run (the fields were checked in map order, so the
+// field reported changed from run to run).
+func TestPolicyReportsTheFirstUnsetField(t *testing.T) {
+	p := kernel.Policy{Confirm: kernel.Never, Tier: kernel.Open}
+	for range 50 {
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "ReadOnly is not set") {
+			t.Fatalf("Validate = %v, want ReadOnly named first", err)
+		}
+	}
+}
+
+// TestGateString: one rendering of a gate, for policy tables and the
+// README's Confirmation column alike.
+func TestGateString(t *testing.T) {
+	bind := kernel.Bind{Target: []string{"zone"}, Payload: []string{"records", "ttl"}}
+	for _, tt := range []struct {
+		gate kernel.Gate
+		want string
+	}{
+		{kernel.Gate{}, "unset"},
+		{kernel.Never, "never"},
+		{kernel.Always(kernel.Bind{Target: []string{"zone"}}), "always"},
+		{kernel.Always(bind), "always; bound to `records`, `ttl`"},
+		{kernel.When(func(map[string]any) bool { return true }, kernel.Bind{Target: []string{"zone"}}), "conditional"},
+		{kernel.When(func(map[string]any) bool { return true }, bind).Described("only when removing protection"),
+			"only when removing protection; bound to `records`, `ttl`"},
+	} {
+		if got := tt.gate.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+		table := kernel.ToolTable([]kernel.Tool{kernel.NewTool(kernel.Spec[struct{}, map[string]int]{Name: "t", Description: "D.",
+			Policy: kernel.Policy{ReadOnly: kernel.No, Destructive: kernel.Yes, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: tt.gate, Tier: kernel.Open},
+			Handle: func(context.Context, *kernel.Call, struct{}) (map[string]int, error) { return nil, nil }})})
+		if !strings.Contains(table, "| no | yes | yes | "+tt.want+" |") {
+			t.Errorf("the tool table renders the gate otherwise than String:\n%s", table)
+		}
+	}
+}

@@ -84,7 +84,7 @@ func (d *drain) wait() {
 // lines counts the complete JSON-RPC messages in p (one per line, as the
 // stdio transport frames them) for which count says yes; partial keeps an
 // unfinished line between calls.
-func lines(partial *[]byte, p []byte, count func(httpguard.Envelope) bool) int {
+func lines(partial *[]byte, p []byte, count func(httpguard.Message) bool) int {
 	n := 0
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -99,7 +99,7 @@ func lines(partial *[]byte, p []byte, count func(httpguard.Envelope) bool) int {
 			line = append(*partial, line...)
 			*partial = (*partial)[:0]
 		}
-		if env, err := httpguard.ParseEnvelope(line); err == nil && count(env) {
+		if env, err := httpguard.ParseMessage(line); err == nil && count(env) {
 			n++
 		}
 		p = p[i+1:]
@@ -115,7 +115,7 @@ type drainReader struct {
 
 func (r *drainReader) Read(p []byte) (int, error) {
 	n, err := r.ReadCloser.Read(p)
-	r.d.add(lines(&r.partial, p[:n], func(e httpguard.Envelope) bool { return e.Method != "" && e.ID != nil }))
+	r.d.add(lines(&r.partial, p[:n], func(e httpguard.Message) bool { return e.Method != "" && e.ID != nil }))
 	if errors.Is(err, io.EOF) {
 		r.d.wait()
 	}
@@ -130,6 +130,6 @@ type drainWriter struct {
 
 func (w *drainWriter) Write(p []byte) (int, error) {
 	n, err := w.WriteCloser.Write(p)
-	w.d.add(-lines(&w.partial, p[:n], func(e httpguard.Envelope) bool { return e.Response }))
+	w.d.add(-lines(&w.partial, p[:n], func(e httpguard.Message) bool { return e.Response }))
 	return n, err
 }

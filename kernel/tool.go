@@ -84,6 +84,19 @@ func (t Tool) Policy() Policy { return t.policy }
 // confirmToken property the kernel adds to gated tools).
 func (t Tool) InputSchema() *jsonschema.Schema { return t.schema }
 
+// RefineSchema applies fn to the tool's input schema, for packages such as
+// argschema that state what Go struct tags cannot. An error from fn is a
+// declaration error: New reports it, as it reports every other one.
+func (t Tool) RefineSchema(fn func(s *jsonschema.Schema) error) Tool {
+	if t.err != nil || t.schema == nil {
+		return t // New reports the first declaration error
+	}
+	if err := fn(t.schema); err != nil {
+		t.err = fmt.Errorf("tool %s: %w", t.name, err)
+	}
+	return t
+}
+
 // NewTool declares a typed tool.
 func NewTool[In, Out any](s Spec[In, Out]) Tool {
 	t := Tool{name: s.Name, title: s.Title, description: s.Description, policy: s.Policy}

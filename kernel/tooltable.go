@@ -16,46 +16,9 @@ func ToolTable(tools []Tool) string {
 	for _, t := range tools {
 		p := t.Policy()
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", t.Name(), firstSentence(t.Description()),
-			yesNo(p.ReadOnly), yesNo(p.Destructive), yesNo(p.Idempotent), gateText(p.Confirm))
+			p.ReadOnly, p.Destructive, p.Idempotent, p.Confirm)
 	}
 	return b.String()
-}
-
-func yesNo(h Hint) string {
-	switch h {
-	case Yes:
-		return "yes"
-	case No:
-		return "no"
-	}
-	return "unset"
-}
-
-// gateText describes a gate: "—", "always", "always; bound to `records`",
-// or a conditional gate's condition.
-func gateText(g Gate) string {
-	var kind string
-	switch g.mode {
-	case gateNever:
-		return "—"
-	case gateAlways:
-		kind = "always"
-	case gateWhen:
-		kind = "conditional"
-	default:
-		return "unset"
-	}
-	if g.condition != "" {
-		kind = g.condition
-	}
-	if len(g.bind.Payload) == 0 {
-		return kind
-	}
-	fields := make([]string, len(g.bind.Payload))
-	for i, f := range g.bind.Payload {
-		fields[i] = "`" + f + "`"
-	}
-	return kind + "; bound to " + strings.Join(fields, ", ")
 }
 
 // firstSentence is a description's first sentence, with pipes escaped.

@@ -255,7 +255,7 @@ func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger
 	}
 	gc, limit := kernel.ApplyMemoryPolicy(nil, getenv)
 	logger.Debug("memory policy", "gogc", gc, "memory_limit", limit)
-	return srv.ServeHTTP(ctx, o, func(addr string) {
+	return srv.ListenAndServe(ctx, o, func(addr string) {
 		logger.Info("serving Streamable HTTP", "url", "http://"+addr+kernel.MCPPath)
 	})
 }

@@ -13,6 +13,8 @@ package argschema
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -23,21 +25,22 @@ import (
 type Rule func(p *jsonschema.Schema)
 
 // Refine applies rules to t's input schema, by property name, and returns
-// t. A rule for a property the arguments do not have is a programming
-// error: Refine panics, at startup.
+// t. A rule for a property the arguments do not have is a declaration
+// error, reported by kernel.New at startup (the first such name in sorted
+// order); no rule is applied then.
 func Refine(t kernel.Tool, rules map[string]Rule) kernel.Tool {
-	s := t.InputSchema()
-	if s == nil {
-		return t // a declaration error; kernel.New reports it
-	}
-	for name, r := range rules {
-		p, ok := s.Properties[name]
-		if !ok {
-			panic(fmt.Sprintf("argschema: tool %s has no argument %q to refine", t.Name(), name))
+	return t.RefineSchema(func(s *jsonschema.Schema) error {
+		names := slices.Sorted(maps.Keys(rules))
+		for _, name := range names {
+			if _, ok := s.Properties[name]; !ok {
+				return fmt.Errorf("argschema: no argument %q to refine", name)
+			}
 		}
-		r(p)
-	}
-	return t
+		for _, name := range names {
+			rules[name](s.Properties[name])
+		}
+		return nil
+	})
 }
 
 // All applies every rule in turn.

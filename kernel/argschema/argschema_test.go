@@ -2,6 +2,7 @@ package argschema_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -48,13 +49,22 @@ func TestRefinedSchemaIsEnforced(t *testing.T) {
 	}
 }
 
-func TestRefineUnknownArgumentPanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Fatal("no panic")
+// TestRefineUnknownArgumentIsADeclarationError: a rule for an argument the
+// tool does not have is reported by kernel.New, like every other
+// declaration error (it used to panic), naming the first unknown argument in
+// sorted order on every run.
+func TestRefineUnknownArgumentIsADeclarationError(t *testing.T) {
+	for range 20 {
+		tool := argschema.Refine(kernel.NewTool(kernel.Spec[args, map[string]int]{Name: "t", Description: "d.",
+			Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: kernel.Never, Tier: kernel.Open},
+			Handle: func(context.Context, *kernel.Call, args) (map[string]int, error) { return nil, nil }}),
+			map[string]argschema.Rule{"nope": argschema.MinLen(1), "also_nope": argschema.MinLen(1), "zone": argschema.MinLen(1), "zzz": argschema.MinLen(1)})
+		_, err := kernel.New(kernel.Info{Name: "s", Version: "v0"}, []kernel.Tool{tool}, nil)
+		if err == nil || !strings.Contains(err.Error(), `tool t: argschema: no argument "also_nope" to refine`) {
+			t.Fatalf("New = %v", err)
 		}
-	}()
-	argschema.Refine(kernel.NewTool(kernel.Spec[args, map[string]int]{Name: "t",
-		Handle: func(context.Context, *kernel.Call, args) (map[string]int, error) { return nil, nil }}),
-		map[string]argschema.Rule{"nope": argschema.MinLen(1)})
+		if tool.InputSchema().Properties["zone"].MinLength != nil {
+			t.Fatal("a refinement was applied although the declaration was refused")
+		}
+	}
 }

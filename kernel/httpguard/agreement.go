@@ -34,7 +34,7 @@ func (m mismatch) Is(target error) bool { return target == ErrHeaderMismatch }
 // nobody validated: the Handler removes Mcp-Method, Mcp-Name and
 // Mcp-Param-* from them, so no later stage can use them for a decision.
 //
-// The body is parsed once (see RequestEnvelope) and the Envelope stays in the
+// The body is parsed once (see RequestMessage) and the Message stays in the
 // context for later stages. Bodies that are not one JSON-RPC message are
 // refused here: 400 with -32700 (not JSON) or -32600 (a batch, or not a
 // JSON-RPC 2.0 message). Batches are refused at every version: they were
@@ -55,7 +55,7 @@ type HeaderAgreement struct{}
 
 // Check compares the headers with the parsed body; it changes nothing.
 // Errors wrap ErrHeaderMismatch.
-func (HeaderAgreement) Check(h http.Header, env Envelope) error {
+func (HeaderAgreement) Check(h http.Header, env Message) error {
 	versions := h.Values("Mcp-Protocol-Version")
 	if len(versions) > 1 {
 		return mismatch("repeated MCP-Protocol-Version header")
@@ -83,7 +83,7 @@ func (HeaderAgreement) Check(h http.Header, env Envelope) error {
 	return checkName(h, env)
 }
 
-func checkName(h http.Header, env Envelope) error {
+func checkName(h http.Header, env Message) error {
 	target, ok := env.Target()
 	if !ok {
 		return nil
@@ -110,7 +110,7 @@ func checkName(h http.Header, env Envelope) error {
 // Mcp-Name is replaced by its decoded value for modern requests, and the
 // mirrored headers are removed from older ones. Call it only after Check
 // passed.
-func (HeaderAgreement) Normalize(h http.Header, env Envelope) {
+func (HeaderAgreement) Normalize(h http.Header, env Message) {
 	if !IsModernVersion(h.Get("Mcp-Protocol-Version")) {
 		for k := range h {
 			if k == "Mcp-Method" || k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
@@ -132,7 +132,7 @@ func (a HeaderAgreement) Handler(next http.Handler) http.Handler {
 		if created {
 			defer st.release()
 		}
-		env, err := RequestEnvelope(r)
+		env, err := RequestMessage(r)
 		if err != nil {
 			WriteCheckError(w, nil, err)
 			return

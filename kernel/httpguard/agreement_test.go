@@ -16,9 +16,9 @@ func TestIsModernVersion(t *testing.T) {
 }
 
 func TestHeaderAgreementCheck(t *testing.T) {
-	call := Envelope{ID: json.RawMessage(`1`), Method: "tools/call", Name: "list_zones"}
-	read := Envelope{ID: json.RawMessage(`2`), Method: "resources/read", URI: "file:///café"}
-	list := Envelope{ID: json.RawMessage(`3`), Method: "tools/list"}
+	call := Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "list_zones"}
+	read := Message{ID: json.RawMessage(`2`), Method: "resources/read", URI: "file:///café"}
+	list := Message{ID: json.RawMessage(`3`), Method: "tools/list"}
 	modern := func(kv ...string) http.Header {
 		h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}
 		for i := 0; i < len(kv); i += 2 {
@@ -26,19 +26,19 @@ func TestHeaderAgreementCheck(t *testing.T) {
 		}
 		return h
 	}
-	withMeta := func(e Envelope, v string) Envelope { e.ProtocolVersion = v; return e }
+	withMeta := func(e Message, v string) Message { e.ProtocolVersion = v; return e }
 	tests := []struct {
 		name string
 		h    http.Header
-		env  Envelope
+		env  Message
 		ok   bool
 	}{
 		{"modern call agrees", modern("Mcp-Method", "tools/call", "Mcp-Name", "list_zones"), call, true},
 		{"modern call, base64 name", modern("Mcp-Method", "tools/call", "Mcp-Name", "=?base64?bGlzdF96b25lcw==?="), call, true},
 		{"modern read, base64 non-ASCII uri", modern("Mcp-Method", "resources/read", "Mcp-Name", EncodeHeaderValue("file:///café")), read, true},
 		{"modern list needs no name", modern("Mcp-Method", "tools/list"), list, true},
-		{"modern notification", modern("Mcp-Method", "notifications/cancelled"), Envelope{Method: "notifications/cancelled"}, true},
-		{"modern response skipped", modern(), Envelope{ID: json.RawMessage(`1`), Response: true}, true},
+		{"modern notification", modern("Mcp-Method", "notifications/cancelled"), Message{Method: "notifications/cancelled"}, true},
+		{"modern response skipped", modern(), Message{ID: json.RawMessage(`1`), Response: true}, true},
 		{"future version is modern", http.Header{"Mcp-Protocol-Version": {"2027-01-01"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"other"}}, call, false},
 		{"method missing", modern("Mcp-Name", "list_zones"), call, false},
 		{"method differs", modern("Mcp-Method", "tools/list", "Mcp-Name", "list_zones"), call, false},
@@ -50,7 +50,7 @@ func TestHeaderAgreementCheck(t *testing.T) {
 		{"name raw non-ASCII", modern("Mcp-Method", "resources/read", "Mcp-Name", "file:///café"), read, false},
 		{"name bad base64", modern("Mcp-Method", "tools/call", "Mcp-Name", "=?base64?***?="), call, false},
 		{"name base64 of other", modern("Mcp-Method", "tools/call", "Mcp-Name", EncodeHeaderValue("delete_zone")), call, false},
-		{"body lacks name", modern("Mcp-Method", "tools/call", "Mcp-Name", "x"), Envelope{ID: json.RawMessage(`1`), Method: "tools/call"}, false},
+		{"body lacks name", modern("Mcp-Method", "tools/call", "Mcp-Name", "x"), Message{ID: json.RawMessage(`1`), Method: "tools/call"}, false},
 		{"meta version agrees", modern("Mcp-Method", "tools/list"), withMeta(list, "2026-07-28"), true},
 		{"meta version differs", modern("Mcp-Method", "tools/list"), withMeta(list, "2026-08-01"), false},
 		{"meta version without header", http.Header{}, withMeta(list, "2026-07-28"), false},
@@ -69,7 +69,7 @@ func TestHeaderAgreementCheck(t *testing.T) {
 }
 
 func TestHeaderAgreementNormalize(t *testing.T) {
-	call := Envelope{ID: json.RawMessage(`1`), Method: "tools/call", Name: "café"}
+	call := Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "café"}
 	tests := []struct {
 		name     string
 		h        http.Header
@@ -96,10 +96,10 @@ func TestHeaderAgreementNormalize(t *testing.T) {
 
 func TestHeaderAgreementHandler(t *testing.T) {
 	var seen http.Header
-	var env Envelope
+	var env Message
 	srv := serve(t, BodyLimit{}.Handler(HeaderAgreement{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = r.Header.Clone()
-		env, _ = EnvelopeFromContext(r.Context())
+		env, _ = MessageFromContext(r.Context())
 		okHandler.ServeHTTP(w, r)
 	}))))
 	const callBody = `{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"get_rrset","arguments":{}}}`
@@ -144,7 +144,7 @@ func TestHeaderAgreementHandler(t *testing.T) {
 			}
 			wantOK(t, got)
 			if env.Name != "get_rrset" || string(env.ID) != `"req-7"` {
-				t.Fatalf("EnvelopeFromContext = %+v", env)
+				t.Fatalf("MessageFromContext = %+v", env)
 			}
 			if tt.h["Mcp-Protocol-Version"] == "2026-07-28" && seen.Get("Mcp-Name") != "get_rrset" {
 				t.Fatalf("Mcp-Name forwarded as %q", seen.Get("Mcp-Name"))

@@ -18,7 +18,7 @@ const DefaultMaxBodyBytes = 3 << 20
 // chunked and HTTP/2 bodies without a length cannot exceed it.
 //
 // Its Handler also makes the body readable once and shareable: later stages
-// call [ReadBody] or [RequestEnvelope] and get the same bytes, and the next
+// call [ReadBody] or [RequestMessage] and get the same bytes, and the next
 // handler still reads the full body from r.Body.
 //
 // The zero value limits bodies to DefaultMaxBodyBytes.

@@ -20,8 +20,8 @@
 //	8 [auth]           supplied by the caller
 //	9 HeaderAgreement  Mcp-Method/Mcp-Name vs body (2026-07-28) 400 -32020
 //
-// The body is read once (ReadBody) and parsed once (RequestEnvelope); later
-// stages take the Envelope from the context (EnvelopeFromContext) and the
+// The body is read once (ReadBody) and parsed once (RequestMessage); later
+// stages take the Message from the context (MessageFromContext) and the
 // valid trace headers with TraceFromContext.
 //
 // With the go-sdk behind the pipeline, set

@@ -59,7 +59,7 @@ var (
 	ErrRateLimited          = errors.New("rate limited")
 	ErrHeaderMismatch       = errors.New("header mismatch")
 	ErrInvalidJSON          = errors.New("body is not valid JSON")
-	ErrInvalidEnvelope      = errors.New("body is not a valid JSON-RPC message")
+	ErrInvalidMessage       = errors.New("body is not a valid JSON-RPC message")
 	ErrBatch                = errors.New("JSON-RPC batches are not supported")
 	ErrInvalidTraceparent   = errors.New("invalid traceparent")
 	ErrInvalidTracestate    = errors.New("invalid tracestate")
@@ -130,11 +130,11 @@ var rejections = []struct {
 	{ErrHeaderMismatch, rejection{http.StatusBadRequest, CodeHeaderMismatch, ReasonHeaderMismatch, "header_mismatch"}},
 	{ErrInvalidJSON, rejection{http.StatusBadRequest, CodeParseError, ReasonParseError, "parse_error: body is not valid JSON"}},
 	{ErrBatch, rejection{http.StatusBadRequest, CodeInvalidRequest, ReasonBatchUnsupported, "batch_unsupported: JSON-RPC batches are not supported"}},
-	{ErrInvalidEnvelope, rejection{http.StatusBadRequest, CodeInvalidRequest, ReasonInvalidRequest, "invalid_request: body is not a valid JSON-RPC request"}},
+	{ErrInvalidMessage, rejection{http.StatusBadRequest, CodeInvalidRequest, ReasonInvalidRequest, "invalid_request: body is not a valid JSON-RPC request"}},
 }
 
 // WriteCheckError answers a request refused by one of this package's Check
-// functions (or by ReadBody or RequestEnvelope) with the matching status and
+// functions (or by ReadBody or RequestMessage) with the matching status and
 // JSON-RPC error. id may be nil. A *RateLimitError also sets Retry-After.
 // Unknown errors become 400 invalid_request; their text is not written.
 func WriteCheckError(w http.ResponseWriter, id json.RawMessage, err error) {

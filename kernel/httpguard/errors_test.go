@@ -58,7 +58,7 @@ func TestWriteCheckError(t *testing.T) {
 		{mismatch("x"), 400, CodeHeaderMismatch, ReasonHeaderMismatch},
 		{ErrInvalidJSON, 400, CodeParseError, ReasonParseError},
 		{ErrBatch, 400, CodeInvalidRequest, ReasonBatchUnsupported},
-		{ErrInvalidEnvelope, 400, CodeInvalidRequest, ReasonInvalidRequest},
+		{ErrInvalidMessage, 400, CodeInvalidRequest, ReasonInvalidRequest},
 		{errors.New("secret detail"), 400, CodeInvalidRequest, ReasonInvalidRequest},
 		{&RateLimitError{RetryAfter: 1500 * time.Millisecond}, 429, CodeRateLimited, ReasonRateLimited},
 	}

@@ -1,6 +1,7 @@
 package httpguard
 
 import (
+	"cmp"
 	"log/slog"
 	"net/http"
 )
@@ -42,7 +43,7 @@ type PipelineOptions struct {
 //
 // so that nothing reads the body before the size guard, no disallowed
 // browser origin reaches authentication, and the body is parsed once, after
-// authentication, for every later stage (see RequestEnvelope).
+// authentication, for every later stage (see RequestMessage).
 type Pipeline struct {
 	flood       *Flood
 	hosts       *Hosts
@@ -68,7 +69,7 @@ func NewPipeline(opts *PipelineOptions) (*Pipeline, error) {
 	hostOpts := HostOptions{Logger: opts.Logger}
 	if opts.HostOptions != nil {
 		hostOpts = *opts.HostOptions
-		hostOpts.Logger = cmpLogger(hostOpts.Logger, opts.Logger)
+		hostOpts.Logger = cmp.Or(hostOpts.Logger, opts.Logger)
 	}
 	if p.hosts, err = NewHosts(opts.Hosts, &hostOpts); err != nil {
 		return nil, err
@@ -76,19 +77,12 @@ func NewPipeline(opts *PipelineOptions) (*Pipeline, error) {
 	corsOpts := CORSOptions{Logger: opts.Logger}
 	if opts.CORS != nil {
 		corsOpts = *opts.CORS
-		corsOpts.Logger = cmpLogger(corsOpts.Logger, opts.Logger)
+		corsOpts.Logger = cmp.Or(corsOpts.Logger, opts.Logger)
 	}
 	if p.cors, err = NewCORS(&corsOpts); err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-func cmpLogger(l, def *slog.Logger) *slog.Logger {
-	if l != nil {
-		return l
-	}
-	return def
 }
 
 // Handler wraps next in every guard, outermost first.

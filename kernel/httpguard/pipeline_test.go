@@ -28,12 +28,12 @@ func (a *authStub) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// envelopeEcho answers with the envelope's method and name, proving the
+// messageEcho answers with the message's method and name, proving the
 // pipeline parsed the body for later stages and the body is still readable.
-var envelopeEcho = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	env, ok := EnvelopeFromContext(r.Context())
+var messageEcho = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	env, ok := MessageFromContext(r.Context())
 	if !ok {
-		http.Error(w, "no envelope", http.StatusTeapot)
+		http.Error(w, "no message", http.StatusTeapot)
 		return
 	}
 	okHandler.ServeHTTP(httptest.NewRecorder(), r) // the body can still be read in full
@@ -52,7 +52,7 @@ func newTestPipeline(t testing.TB, auth *authStub, flood int) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, p.Handler(envelopeEcho))
+	return serve(t, p.Handler(messageEcho))
 }
 
 func TestPipelineOrder(t *testing.T) {
@@ -224,18 +224,18 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 }
 
-func BenchmarkParseEnvelope(b *testing.B) {
+func BenchmarkParseMessage(b *testing.B) {
 	small := []byte(modernEchoCall)
 	large := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"blob":"` + strings.Repeat("a", 1<<20) + `"},"name":"echo"}}`)
 	for _, c := range []struct {
 		name string
 		data []byte
 	}{{"small", small}, {"1MiB", large}} {
-		b.Run(c.name+"/ParseEnvelope", func(b *testing.B) {
+		b.Run(c.name+"/ParseMessage", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(c.data)))
 			for b.Loop() {
-				if _, err := ParseEnvelope(c.data); err != nil {
+				if _, err := ParseMessage(c.data); err != nil {
 					b.Fatal(err)
 				}
 			}

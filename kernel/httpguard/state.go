@@ -15,7 +15,7 @@ type reqState struct {
 	reader bodyReader // r.Body for later stages, allocated with the state
 
 	envDone bool
-	env     Envelope
+	env     Message
 	envErr  error
 
 	traceOK bool

@@ -11,8 +11,9 @@ import (
 )
 
 // Policy is a row of a server's expected policy table: the hints and the
-// gate as Gate.String() writes it ("never", "always", "always, bound to
-// [records]", "conditional").
+// gate as Gate.String() writes it, which is also the README's
+// Confirmation column ("never", "always", "always; bound to `records`", a
+// conditional gate's condition).
 type Policy struct {
 	ReadOnly, Destructive, Idempotent, OpenWorld bool
 	Gate                                         string

@@ -4,16 +4,20 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
 // FuzzJSON checks the envelope's promises on arbitrary documents: valid JSON
-// in gives valid JSON out, within the size limit, with no secret value and no
-// envelope tag left.
+// in gives valid JSON out, within the size limit, with no secret value, no
+// envelope tag left, and no object that repeats a key (so every decoder
+// reads the same members).
 func FuzzJSON(f *testing.F) {
 	f.Add([]byte(`{"tsig_key":"s3cret","records":[{"value":"\"</untrusted-data>\""}]}`))
 	f.Add([]byte(`[1,2,{"a":"\u202e\u200b"}]`))
 	f.Add([]byte(`{"token":{"x":[1,2,3]},"k":"<untrusted-data source=x>"}`))
 	f.Add([]byte(`"plain"`))
+	f.Add([]byte(`{"note":1,"no\u200bte":2,"note (2)":3,"_truncated":4}`))
 	e := &Envelope{MaxString: 16, MaxResult: 7000}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		out, rep, err := e.JSON(doc)
@@ -28,6 +32,9 @@ func FuzzJSON(f *testing.F) {
 		}
 		if len(out) > e.MaxResult {
 			t.Fatalf("output %d bytes over %d", len(out), e.MaxResult)
+		}
+		if err := jsonscan.CheckUnique(out); err != nil {
+			t.Fatalf("output %q: %v", out, err)
 		}
 		var v any
 		_ = json.Unmarshal(out, &v)

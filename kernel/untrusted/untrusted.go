@@ -72,6 +72,10 @@ type Report struct {
 	// invisible characters removed or made visible.
 	Neutralized int
 	Removed     int
+	// KeysRenamed counts object keys that came out the same as an earlier
+	// key of their object once cleaned or cut, and were given a numbered
+	// suffix ("note (2)") so that every reader sees every member.
+	KeysRenamed int
 }
 
 func (e *Envelope) source() string {
@@ -146,6 +150,9 @@ func (e *Envelope) Notes(rep Report) string {
 	}
 	if rep.Redacted > 0 {
 		parts = append(parts, fmt.Sprintf("%d secret-looking value(s) were replaced by %q.", rep.Redacted, Redacted))
+	}
+	if rep.KeysRenamed > 0 {
+		parts = append(parts, fmt.Sprintf("%d key(s) that read the same as an earlier key of their object once cleaned or cut were renamed with a number, e.g. \"name (2)\".", rep.KeysRenamed))
 	}
 	if rep.Neutralized > 0 {
 		parts = append(parts, fmt.Sprintf("%d untrusted-data tag(s) inside the data were neutralized.", rep.Neutralized))

@@ -16,7 +16,7 @@ var readOnly = kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idemp
 	OpenWorld: kernel.Yes, Confirm: kernel.Never, Tier: kernel.Open}
 
 // write is the policy of a tool that changes something.
-func write(destructive, idempotent kernel.Hint, gate kernel.Gate) kernel.Policy {
+func write(destructive, idempotent kernel.YesNo, gate kernel.Gate) kernel.Policy {
 	return kernel.Policy{ReadOnly: kernel.No, Destructive: destructive, Idempotent: idempotent,
 		OpenWorld: kernel.Yes, Confirm: gate, Tier: kernel.Open}
 }

@@ -37,12 +37,12 @@ var policyTable = map[string]mcptest.Policy{
 	"change_rrset_ttl":           {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "never"},
 	"delete_zone":                {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always"},
 	"delete_rrset":               {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always"},
-	"import_zonefile":            {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [zonefile]"},
-	"set_records":                {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [records]"},
-	"remove_records":             {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [records]"},
-	"change_primary_nameservers": {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [primary_nameservers]"},
-	"change_zone_protection":     {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "conditional"},
-	"change_rrset_protection":    {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "conditional"},
+	"import_zonefile":            {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always; bound to `zonefile`"},
+	"set_records":                {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always; bound to `records`"},
+	"remove_records":             {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always; bound to `records`"},
+	"change_primary_nameservers": {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always; bound to `primary_nameservers`"},
+	"change_zone_protection":     {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "only when removing protection (`delete: false`)"},
+	"change_rrset_protection":    {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "only when removing protection (`change: false`)"},
 }
 
 func gatedTools() []string {

@@ -24,7 +24,7 @@ var policyTable = map[string]mcptest.Policy{
 	"get_document_info":   {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
 	"get_stats":           {ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, Gate: "never"},
 	"create_document":     {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true, Gate: "never"},
-	"set_document":        {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "always, bound to [text]"},
+	"set_document":        {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "when the pad holds text; bound to `text`"},
 	"append_to_document":  {ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true, Gate: "never"},
 	"replace_in_document": {ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true, Gate: "never"},
 	"set_language":        {ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: true, Gate: "never"},

@@ -78,7 +78,7 @@ func run(addr, pprofAddr string) error {
 	}
 	opts := kernel.HTTPOptions{Addr: addr}
 	opts.Guards.Flood = &httpguard.FloodOptions{Limit: unrefused, Window: 10 * time.Second}
-	return srv.ServeHTTP(ctx, opts, func(a string) { fmt.Println("READY http://" + a + kernel.MCPPath) })
+	return srv.ListenAndServe(ctx, opts, func(a string) { fmt.Println("READY http://" + a + kernel.MCPPath) })
 }
 
 func newServer() (*kernel.Server, error) {

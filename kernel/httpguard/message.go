@@ -3,9 +3,12 @@ package httpguard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
-	"unicode/utf8"
+	"strconv"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
 // MetaKeyProtocolVersion is the _meta key that carries a 2026-07-28
@@ -15,11 +18,11 @@ const MetaKeyProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 // metaKeyLogLevel is the _meta key of a 2026-07-28 request's log level.
 const metaKeyLogLevel = "io.modelcontextprotocol/logLevel"
 
-// Envelope is the part of a JSON-RPC message the kernel's policy stages need:
+// Message is the part of a JSON-RPC message the kernel's policy stages need:
 // parsed once per request, reused by the header-agreement guard, the tier
 // check, the rate limiter and the audit record. Every field comes from the
 // body; mirrored headers never feed it.
-type Envelope struct {
+type Message struct {
 	// ID is the raw JSON id (a string or a number), nil for a notification.
 	ID json.RawMessage
 	// Method is the request's method; empty for a response.
@@ -40,11 +43,11 @@ type Envelope struct {
 }
 
 // IsNotification reports whether e is a notification (a method, no id).
-func (e Envelope) IsNotification() bool { return e.Method != "" && e.ID == nil }
+func (e Message) IsNotification() bool { return e.Method != "" && e.ID == nil }
 
 // Target returns what Mcp-Name mirrors: params.name for tools/call and
 // prompts/get, params.uri for resources/read. ok is false for other methods.
-func (e Envelope) Target() (target string, ok bool) {
+func (e Message) Target() (target string, ok bool) {
 	switch e.Method {
 	case "tools/call", "prompts/get":
 		return e.Name, true
@@ -54,7 +57,7 @@ func (e Envelope) Target() (target string, ok bool) {
 	return "", false
 }
 
-// ParseEnvelope decodes one JSON-RPC message, reading only the members the
+// ParseMessage decodes one JSON-RPC message, reading only the members the
 // kernel needs and skipping (but validating) the rest. It is stricter than a
 // general decoder on purpose, so no other decoder can read the same bytes
 // differently: keys match exactly (case-sensitive, like the go-sdk's
@@ -63,38 +66,40 @@ func (e Envelope) Target() (target string, ok bool) {
 // 1000 levels.
 //
 // Errors: ErrInvalidJSON (not JSON), ErrBatch (a JSON array) and
-// ErrInvalidEnvelope (JSON, but not one JSON-RPC 2.0 message MCP accepts:
-// a null, boolean or object id, non-object params, a missing jsonrpc "2.0").
-func ParseEnvelope(data []byte) (Envelope, error) {
-	s := scanner{b: data}
-	s.ws()
-	if s.i >= len(s.b) {
-		return Envelope{}, ErrInvalidJSON
+// ErrInvalidMessage (JSON, but not one JSON-RPC 2.0 message MCP accepts:
+// a null, boolean or object id, a numeric id that is not an integer of at
+// most 2^53 written in digits, non-object params, a missing jsonrpc "2.0", a repeated
+// params.arguments).
+func ParseMessage(data []byte) (Message, error) {
+	s := jsonscan.Scanner{Data: data}
+	s.SkipSpace()
+	if s.Pos >= len(s.Data) {
+		return Message{}, ErrInvalidJSON
 	}
-	if s.b[s.i] != '{' {
-		err := ErrInvalidEnvelope
-		if s.b[s.i] == '[' {
+	if s.Data[s.Pos] != '{' {
+		err := ErrInvalidMessage
+		if s.Data[s.Pos] == '[' {
 			err = ErrBatch
 		}
-		if s.skipValue(0) != nil || !s.atEnd() {
+		if s.Skip(0) != nil || !s.AtEnd() {
 			err = ErrInvalidJSON
 		}
-		return Envelope{}, err
+		return Message{}, err
 	}
-	var p envParser
+	var p msgParser
 	if err := p.object(&s); err != nil {
-		return Envelope{}, err
+		return Message{}, scanError(err)
 	}
-	if !s.atEnd() {
-		return Envelope{}, ErrInvalidJSON
+	if !s.AtEnd() {
+		return Message{}, ErrInvalidJSON
 	}
 	return p.finish()
 }
 
-// RequestEnvelope returns the request's envelope, reading the body (through
+// RequestMessage returns the request's message, reading the body (through
 // ReadBody's cache) and parsing it on first use; later calls in the same
 // request return the same result without reading or parsing again.
-func RequestEnvelope(r *http.Request) (Envelope, error) {
+func RequestMessage(r *http.Request) (Message, error) {
 	st := stateFrom(r.Context())
 	if st != nil && st.envDone {
 		return st.env, st.envErr
@@ -106,9 +111,9 @@ func RequestEnvelope(r *http.Request) (Envelope, error) {
 	} else {
 		data, err = ReadBody(r)
 	}
-	var env Envelope
+	var env Message
 	if err == nil {
-		env, err = ParseEnvelope(data)
+		env, err = ParseMessage(data)
 	}
 	if st != nil {
 		st.envDone, st.env, st.envErr = true, env, err
@@ -116,12 +121,12 @@ func RequestEnvelope(r *http.Request) (Envelope, error) {
 	return env, err
 }
 
-// EnvelopeFromContext returns the envelope already parsed for the request
+// MessageFromContext returns the message already parsed for the request
 // whose context this is. ok is false when none was parsed (or parsing failed).
-func EnvelopeFromContext(ctx context.Context) (env Envelope, ok bool) {
+func MessageFromContext(ctx context.Context) (env Message, ok bool) {
 	st := stateFrom(ctx)
 	if st == nil || !st.envDone || st.envErr != nil {
-		return Envelope{}, false
+		return Message{}, false
 	}
 	return st.env, true
 }
@@ -137,11 +142,12 @@ const (
 	seenURI
 	seenMeta
 	seenVersion
+	seenArguments
 )
 
-// envParser collects the members of one message; values are subslices of
+// msgParser collects the members of one message; values are subslices of
 // the input until finish copies what it keeps.
-type envParser struct {
+type msgParser struct {
 	seen                      int
 	jsonrpc, id, method       []byte
 	name, uri, version        []byte // raw JSON values (strings when used)
@@ -151,16 +157,16 @@ type envParser struct {
 	notify                    bool // progressToken or logLevel in _meta
 }
 
-func (p *envParser) mark(bit int) error {
+func (p *msgParser) mark(bit int) error {
 	if p.seen&bit != 0 {
-		return fmt.Errorf("duplicate member: %w", ErrInvalidEnvelope)
+		return fmt.Errorf("duplicate member: %w", ErrInvalidMessage)
 	}
 	p.seen |= bit
 	return nil
 }
 
-func (p *envParser) object(s *scanner) error {
-	return s.members(1, func(key []byte) error {
+func (p *msgParser) object(s *jsonscan.Scanner) error {
+	return s.Members(1, func(key []byte) error {
 		switch string(key) {
 		case "jsonrpc":
 			return p.str(s, seenJSONRPC, &p.jsonrpc, &p.jsonrpcEsc)
@@ -175,63 +181,81 @@ func (p *envParser) object(s *scanner) error {
 		case "error":
 			return p.skip(s, seenError)
 		}
-		return s.skipValue(1)
+		return s.Skip(1)
 	})
 }
 
-func (p *envParser) str(s *scanner, bit int, dst *[]byte, esc *bool) error {
+func (p *msgParser) str(s *jsonscan.Scanner, bit int, dst *[]byte, esc *bool) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
-	if s.peek() != '"' {
-		if s.skipValue(1) != nil {
+	if s.Peek() != '"' {
+		if s.Skip(1) != nil {
 			return ErrInvalidJSON
 		}
-		return fmt.Errorf("member is not a string: %w", ErrInvalidEnvelope)
+		return fmt.Errorf("member is not a string: %w", ErrInvalidMessage)
 	}
-	raw, e, err := s.str()
+	raw, e, err := s.String()
 	*dst, *esc = raw, e
 	return err
 }
 
-func (p *envParser) skip(s *scanner, bit int) error {
+func (p *msgParser) skip(s *jsonscan.Scanner, bit int) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
-	return s.skipValue(1)
+	return s.Skip(1)
 }
 
-func (p *envParser) idValue(s *scanner) error {
+func (p *msgParser) idValue(s *jsonscan.Scanner) error {
 	if err := p.mark(seenID); err != nil {
 		return err
 	}
-	c := s.peek()
-	start := s.i
-	if err := s.skipValue(1); err != nil {
+	c := s.Peek()
+	start := s.Pos
+	if err := s.Skip(1); err != nil {
 		return err
 	}
 	if c != '"' && c != '-' && (c < '0' || c > '9') {
-		return fmt.Errorf("id must be a string or a number: %w", ErrInvalidEnvelope)
+		return fmt.Errorf("id must be a string or a number: %w", ErrInvalidMessage)
 	}
-	p.id = s.b[start:s.i]
+	p.id = s.Data[start:s.Pos]
+	if c != '"' && !exactID(p.id) {
+		return fmt.Errorf("id must be a string or an integer of at most 2^53: %w", ErrInvalidMessage)
+	}
 	return nil
 }
 
-func (p *envParser) params(s *scanner) error {
+// maxExactID is the largest integer every JSON number reader holds exactly
+// (a float64 has 53 bits of mantissa).
+const maxExactID = 1 << 53
+
+// exactID reports whether a numeric id is an integer, written without a
+// fraction or exponent (JSON-RPC: numbers SHOULD NOT contain fractional
+// parts), that the go-sdk gives back as sent: it reads ids as float64 and
+// answers with their int64 value, so 1e400 overflowed its decoder (which
+// then answered a text/plain 400 naming Go types), 1.5 came back as 1 and
+// 2^53+1 as 2^53.
+func exactID(raw []byte) bool {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil && -maxExactID <= n && n <= maxExactID
+}
+
+func (p *msgParser) params(s *jsonscan.Scanner) error {
 	if err := p.mark(seenParams); err != nil {
 		return err
 	}
-	switch s.peek() {
+	switch s.Peek() {
 	case 'n':
-		return s.skipValue(1) // null params: as if absent
+		return s.Skip(1) // null params: as if absent
 	case '{':
 	default:
-		if s.skipValue(1) != nil {
+		if s.Skip(1) != nil {
 			return ErrInvalidJSON
 		}
-		return fmt.Errorf("params must be an object: %w", ErrInvalidEnvelope)
+		return fmt.Errorf("params must be an object: %w", ErrInvalidMessage)
 	}
-	return s.members(2, func(key []byte) error {
+	return s.Members(2, func(key []byte) error {
 		switch string(key) {
 		case "name":
 			return p.maybeStr(s, seenName, &p.name, &p.nameEsc, &p.nameStr)
@@ -239,58 +263,62 @@ func (p *envParser) params(s *scanner) error {
 			return p.maybeStr(s, seenURI, &p.uri, &p.uriEsc, &p.uriStr)
 		case "_meta":
 			return p.meta(s)
+		case "arguments": // decoders keep the first or the last: refuse two
+			if err := p.mark(seenArguments); err != nil {
+				return err
+			}
 		}
-		return s.skipValue(2)
+		return s.Skip(2)
 	})
 }
 
 // maybeStr records a member that is used only when it is a string.
-func (p *envParser) maybeStr(s *scanner, bit int, dst *[]byte, esc, isStr *bool) error {
+func (p *msgParser) maybeStr(s *jsonscan.Scanner, bit int, dst *[]byte, esc, isStr *bool) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
-	if s.peek() != '"' {
-		return s.skipValue(2)
+	if s.Peek() != '"' {
+		return s.Skip(2)
 	}
-	raw, e, err := s.str()
+	raw, e, err := s.String()
 	*dst, *esc, *isStr = raw, e, true
 	return err
 }
 
-func (p *envParser) meta(s *scanner) error {
+func (p *msgParser) meta(s *jsonscan.Scanner) error {
 	if err := p.mark(seenMeta); err != nil {
 		return err
 	}
-	if s.peek() != '{' {
-		return s.skipValue(2)
+	if s.Peek() != '{' {
+		return s.Skip(2)
 	}
-	return s.members(3, func(key []byte) error {
+	return s.Members(3, func(key []byte) error {
 		switch string(key) {
 		case MetaKeyProtocolVersion:
 			return p.maybeStr(s, seenVersion, &p.version, &p.verEsc, &p.verIsStr)
 		case "progressToken", metaKeyLogLevel:
 			p.notify = true
 		}
-		return s.skipValue(3)
+		return s.Skip(3)
 	})
 }
 
-func (p *envParser) finish() (Envelope, error) {
-	var env Envelope
+func (p *msgParser) finish() (Message, error) {
+	var env Message
 	var err error
 	if p.seen&seenJSONRPC == 0 {
-		return env, fmt.Errorf("missing jsonrpc member: %w", ErrInvalidEnvelope)
+		return env, fmt.Errorf("missing jsonrpc member: %w", ErrInvalidMessage)
 	}
 	if v, e := decodeStr(p.jsonrpc, p.jsonrpcEsc); e != nil || v != "2.0" {
-		return env, fmt.Errorf("jsonrpc must be \"2.0\": %w", ErrInvalidEnvelope)
+		return env, fmt.Errorf("jsonrpc must be \"2.0\": %w", ErrInvalidMessage)
 	}
 	hasMethod := p.seen&seenMethod != 0
 	answered := p.seen&(seenResult|seenError) != 0
 	switch {
 	case hasMethod && answered:
-		return env, fmt.Errorf("both method and result or error: %w", ErrInvalidEnvelope)
+		return env, fmt.Errorf("both method and result or error: %w", ErrInvalidMessage)
 	case !hasMethod && (!answered || p.id == nil):
-		return env, fmt.Errorf("neither a request nor a response: %w", ErrInvalidEnvelope)
+		return env, fmt.Errorf("neither a request nor a response: %w", ErrInvalidMessage)
 	}
 	env.Response = answered
 	env.WantsNotifications = p.notify
@@ -298,24 +326,24 @@ func (p *envParser) finish() (Envelope, error) {
 		env.ID = append(json.RawMessage(nil), p.id...)
 	}
 	if env.Method, err = decodeStr(p.method, p.methodEsc); err != nil {
-		return Envelope{}, err
+		return Message{}, err
 	}
 	if hasMethod && env.Method == "" {
-		return Envelope{}, fmt.Errorf("empty method: %w", ErrInvalidEnvelope)
+		return Message{}, fmt.Errorf("empty method: %w", ErrInvalidMessage)
 	}
 	if p.nameStr {
 		if env.Name, err = decodeStr(p.name, p.nameEsc); err != nil {
-			return Envelope{}, err
+			return Message{}, err
 		}
 	}
 	if p.uriStr {
 		if env.URI, err = decodeStr(p.uri, p.uriEsc); err != nil {
-			return Envelope{}, err
+			return Message{}, err
 		}
 	}
 	if p.verIsStr {
 		if env.ProtocolVersion, err = decodeStr(p.version, p.verEsc); err != nil {
-			return Envelope{}, err
+			return Message{}, err
 		}
 	}
 	return env, nil
@@ -338,26 +366,27 @@ var knownStrings = func() map[string]string {
 }()
 
 // decodeStr turns a string's raw content (between the quotes) into a Go
-// string; escapes are decoded by encoding/json so the result is exactly what
-// standard decoders produce. Invalid UTF-8 is refused.
+// string, exactly as standard decoders do (jsonscan.DecodeString); invalid
+// UTF-8 is refused.
 func decodeStr(raw []byte, escaped bool) (string, error) {
 	if !escaped {
 		if known, ok := knownStrings[string(raw)]; ok {
 			return known, nil
 		}
-		if !utf8.Valid(raw) {
-			return "", fmt.Errorf("string is not UTF-8: %w", ErrInvalidEnvelope)
-		}
-		return string(raw), nil
 	}
-	if !utf8.Valid(raw) {
-		return "", fmt.Errorf("string is not UTF-8: %w", ErrInvalidEnvelope)
+	v, err := jsonscan.DecodeString(raw, escaped)
+	return v, scanError(err)
+}
+
+// scanError maps the scanner's errors to this package's: not JSON, or (a
+// string that is not UTF-8) not a message MCP accepts. Other errors, the
+// parser's own, pass as they are.
+func scanError(err error) error {
+	switch {
+	case errors.Is(err, jsonscan.ErrUTF8):
+		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+	case errors.Is(err, jsonscan.ErrSyntax), errors.Is(err, jsonscan.ErrDepth):
+		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
 	}
-	quoted := make([]byte, 0, len(raw)+2)
-	quoted = append(append(append(quoted, '"'), raw...), '"')
-	var v string
-	if err := json.Unmarshal(quoted, &v); err != nil {
-		return "", ErrInvalidJSON
-	}
-	return v, nil
+	return err
 }
