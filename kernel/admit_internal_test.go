@@ -23,7 +23,10 @@ func TestAdmissionDecidedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var reached int
-	next := func(context.Context, string, mcp.Request) (mcp.Result, error) { reached++; return &mcp.CallToolResult{}, nil }
+	next := func(context.Context, string, mcp.Request) (mcp.Result, error) {
+		reached++
+		return &mcp.CallToolResult{}, nil
+	}
 	h := s.admitMiddleware(next)
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "pro_tool"}}
 

@@ -65,9 +65,9 @@ func (s *switchStore) Redeem(ctx context.Context, principal string, h, d [32]byt
 // server (what stdio serves) and its HTTP handler, unauthenticated on
 // loopback, so both see the principal "local" on the plan "local".
 type refusalServer struct {
-	srv   *kernel.Server
-	store *switchStore
-	url   string
+	srv     *kernel.Server
+	store   *switchStore
+	url     string
 	audit   chan audit.Record
 	log     *lockedWriter
 	deleted *[]string
@@ -86,7 +86,9 @@ func newRefusalServer(t *testing.T, limit int, outage kernel.StoreOutage) *refus
 	tools := append(testTools(rs.deleted), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
 		Name: "pro_report", Description: "A tool for the pro plan.",
 		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: kernel.Never, Tier: "pro"},
-		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) { return map[string]string{}, nil },
+		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+			return map[string]string{}, nil
+		},
 	}))
 	rs.srv, err = kernel.New(kernel.Info{Name: "t"}, tools, &kernel.Options{Tiers: tiers, Limiter: lim, Now: clock.Now,
 		StoreOutage: outage, Confirm: confirm.NewIssuer(st, &confirm.Options{Now: clock.Now}),
