@@ -170,6 +170,11 @@ func (s *Server) setDefaults() error {
 	return nil
 }
 
+// ErrWriteToolReadOnly is New's error when the allow list names a write tool
+// while ReadOnly is set: the two settings contradict each other. The error
+// names the tool; the caller names its own settings.
+var ErrWriteToolReadOnly = errors.New("read-only mode registers no write tool, but the allow list names one")
+
 // selectTools applies read-only mode and the allow and deny lists.
 func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, error) {
 	for _, list := range [][]string{allow, deny} {
@@ -185,7 +190,7 @@ func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, err
 		if readOnly && write {
 			for _, p := range allow {
 				if strings.EqualFold(p, t.name) {
-					return nil, fmt.Errorf("tool %s is allowed by name, but read-only mode registers no write tool", t.name)
+					return nil, fmt.Errorf("%w: %s", ErrWriteToolReadOnly, t.name)
 				}
 			}
 			continue

@@ -104,7 +104,7 @@ func TestInvalidConfigurationStops(t *testing.T) {
 		{"unknown tool in allow list", nil, []string{"-allow-tools", "no_such_tool", "-dns-listen", "off", "-data-dir", "DIR"}, "no_such_tool"},
 		{"unknown store-outage mode", nil, []string{"-store-outage", "maybe", "-dns-listen", "off", "-data-dir", "DIR"}, "-store-outage"},
 		{"flood guard off", nil, []string{"-http", "127.0.0.1:0", "-flood-limit", "0", "-dns-listen", "off", "-data-dir", "DIR"}, "-flood-limit"},
-		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "read-only"},
+		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "delete_zone: -read-only (HETZNER_READ_ONLY) is on, so remove the tool from -allow-tools (HETZNER_ALLOW_TOOLS)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -47,11 +47,13 @@ type serving struct {
 	maxBodyPtr     *int
 	env            string
 	redisURL       secret
+	prefix         string // the upstream's variable prefix (HETZNER, RUSTPAD)
 }
 
 // register adds the shared flags. prefix names the established variables
 // of the server's upstream (HETZNER → HETZNER_READ_ONLY, …).
 func (s *serving) register(f *flags, prefix string) {
+	s.prefix = prefix
 	f.String(&s.http, "http", "BULWARK_HTTP", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio (a bare :port binds 127.0.0.1)")
 	f.Bool(&s.readOnly, "read-only", prefix+"_READ_ONLY", false, "register only the read-only tools")
 	f.List(&s.allow, "allow-tools", prefix+"_ALLOW_TOOLS", "only these tools (exact names or prefix*)")
@@ -109,6 +111,16 @@ func (s *serving) limits() (rate, flood int) {
 		rate, flood = ratelimit.DefaultLimit, httpguard.DefaultFloodLimit
 	}
 	return s.rateLimit.or(rate), s.floodLimit.or(flood)
+}
+
+// kernelError reports kernel.New's error as a usage error that names the
+// settings to change.
+func (s *serving) kernelError(err error) error {
+	if errors.Is(err, kernel.ErrWriteToolReadOnly) {
+		return fmt.Errorf("%w: %v: -read-only (%s_READ_ONLY) is on, so remove the tool from -allow-tools (%s_ALLOW_TOOLS) or turn read-only off",
+			errUsage, err, s.prefix, s.prefix)
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
 }
 
 // options builds the kernel options shared by every server.
