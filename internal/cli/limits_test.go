@@ -157,3 +157,20 @@ func TestHTTPRefusalsNameTheirFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAnyOriginNeedsTheInsecureFlag: with the Insecure-named flag, "*"
+// starts and a browser request from any origin is served.
+func TestAnyOriginNeedsTheInsecureFlag(t *testing.T) {
+	url := serveHTTP(t, "-allowed-origins", "*", "-insecure-allow-any-origin")
+	req, _ := http.NewRequest("OPTIONS", url, nil)
+	req.Header.Set("Origin", "https://any.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+}

@@ -36,6 +36,7 @@ type serving struct {
 	plans          []string
 	allowedHosts   []string
 	allowedOrigins []string
+	anyOrigin      bool
 	auth           string
 	apiKeysFile    string
 	oauthResource  string
@@ -66,6 +67,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.List(&s.plans, "plans", "BULWARK_PLANS", "plan names, lowest first, that tool tiers refer to (default free,pro,enterprise)")
 	f.List(&s.allowedHosts, "allowed-hosts", "BULWARK_ALLOWED_HOSTS", "HTTP: Host values to accept (default: the loopback names); set it behind a reverse proxy")
 	f.List(&s.allowedOrigins, "allowed-origins", "BULWARK_ALLOWED_ORIGINS", "HTTP: browser origins to accept, or * (default: the server's own loopback origins)")
+	f.Bool(&s.anyOrigin, "insecure-allow-any-origin", "BULWARK_INSECURE_ALLOW_ANY_ORIGIN", false, "HTTP: accept -allowed-origins * (any web page may then call this server from a browser)")
 	f.String(&s.auth, "auth", "BULWARK_AUTH", "none", "HTTP: authentication: none (loopback only), apikey or oauth")
 	f.String(&s.apiKeysFile, "api-keys-file", "BULWARK_API_KEYS_FILE", "", "HTTP: `FILE` of \"<sha256-hex> <plan> [id]\" lines, for -auth apikey")
 	f.String(&s.oauthResource, "oauth-resource", "BULWARK_OAUTH_RESOURCE", "", "HTTP: this server's canonical URL, the audience tokens must name (-auth oauth)")
@@ -230,6 +232,9 @@ func (s *serving) httpOptions() (kernel.HTTPOptions, error) {
 		o.Guards.CORS = &httpguard.CORSOptions{Origins: s.allowedOrigins}
 		if err := o.Guards.CORS.Validate(); err != nil {
 			return o, fmt.Errorf("%w: -allowed-origins: %v", errUsage, err)
+		}
+		if len(s.allowedOrigins) == 1 && s.allowedOrigins[0] == "*" && !s.anyOrigin {
+			return o, fmt.Errorf("%w: -allowed-origins *: any web page the user opens could call this server from the browser, whatever -auth is; list the origins, or pass -insecure-allow-any-origin to accept that", errUsage)
 		}
 	}
 	_, flood := s.limits()
