@@ -230,3 +230,31 @@ func (l *lockedWriter) String() string {
 	defer l.mu.Unlock()
 	return l.w.String()
 }
+
+// TestAuditDigestOnlyOnceArgumentsAreRead pins what docs/security.md says:
+// a call that ran carries the argument digest; a call refused at admission
+// (tier, rate limit, store outage) was refused without reading its
+// arguments and carries none, over HTTP and stdio alike.
+func TestAuditDigestOnlyOnceArgumentsAreRead(t *testing.T) {
+	rs := newRefusalServer(t, 1, kernel.StoreOutage{})
+	sess := mcptest.Connect(t, rs.srv.MCP(), nil)
+	args := map[string]any{"zone": "z", "name": "n"}
+	check := func(what string, outcome audit.Outcome, digest bool) {
+		t.Helper()
+		r := lastRecord(rs.audit)
+		if r.Outcome != outcome || (r.ArgsDigest != "") != digest {
+			t.Fatalf("%s: record %+v", what, r)
+		}
+	}
+	sess.Call(t, "get_item", args)
+	check("a call that ran", audit.OK, true)
+	post(t, rs.url, callBody("get_item", args), nil)
+	check("rate limited over HTTP", audit.RateLimited, false)
+	_, _ = sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: args})
+	check("rate limited over stdio", audit.RateLimited, false)
+	sess.Call(t, "pro_report", args)
+	check("tier", audit.Refused, false)
+	rs.store.down.Store(true)
+	post(t, rs.url, callBody("get_item", args), nil)
+	check("store outage", audit.Refused, false)
+}
