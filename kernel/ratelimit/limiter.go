@@ -143,9 +143,3 @@ func (l *Limiter) allow(ctx context.Context, store Store, principalID string) (D
 	d.RetryAfter = max(resetAt.Sub(now), 0)
 	return d, nil
 }
-
-// Limit returns the number of calls a window allows.
-func (l *Limiter) Limit() int { return l.limit }
-
-// Window returns the window's length.
-func (l *Limiter) Window() time.Duration { return l.window }
