@@ -258,3 +258,33 @@ func TestAuditDigestOnlyOnceArgumentsAreRead(t *testing.T) {
 	post(t, rs.url, callBody("get_item", args), nil)
 	check("store outage", audit.Refused, false)
 }
+
+// TestGoldenRefusalTranscripts pins the wire form of a rate-limit refusal and
+// of a store outage over the MCP session (stdio's form; HTTP sends the same
+// error objects with 429 and 503). Regenerate with
+// UPDATE_GOLDEN=1 go test ./kernel -run Golden.
+func TestGoldenRefusalTranscripts(t *testing.T) {
+	item := map[string]any{"zone": "example.com", "name": "www"}
+	for _, c := range []struct {
+		name, comment string
+		down          bool
+	}{
+		{"rate_limited", "Over the per-principal limit: JSON-RPC -32000, the limit stated, its flag named, the reset given.", false},
+		{"store_unavailable", "The shared store does not answer: JSON-RPC -32001 store_unavailable with a hint, never a rate-limit message.", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := newRefusalServer(t, 1, kernel.StoreOutage{Setting: "--store-outage"})
+			sess := mcptest.Connect(t, rs.srv.MCP(), nil)
+			if !c.down {
+				sess.Call(t, "get_item", item)
+			}
+			sess.Reset()
+			rs.store.down.Store(c.down)
+			if _, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_item", Arguments: item}); err == nil {
+				t.Fatal("not refused")
+			}
+			mcptest.Golden(t, "testdata/transcripts/"+c.name+".txtar", c.comment,
+				map[string]string{"wire": sess.Transcript()}, []string{"wire"})
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -103,6 +104,9 @@ func Refusal(d Decision) *Error {
 	what := "tool calls per %s for this principal"
 	if d.Scope == ScopeAddress {
 		what = "requests per %s from this address"
+	}
+	if d.Limit == 1 {
+		what = strings.Replace(what, "s per", " per", 1)
 	}
 	setting := ""
 	if d.Setting != "" {
