@@ -62,7 +62,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.auditTo, "audit", "BULWARK_AUDIT", "", "write one JSON line per tool call to `PATH` (or \"stderr\")")
 	f.String(&s.logLevel, "log-level", "BULWARK_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	f.Duration(&s.confirmTTL, "confirm-ttl", "BULWARK_CONFIRM_TTL", confirm.DefaultTTL, "how long a confirmation token stays valid")
-	f.AutoInt(&s.rateLimit, "rate-limit", "BULWARK_RATE_LIMIT", fmt.Sprintf("tool calls per minute per principal, 0 for no limit (auto: none over stdio, %d on a loopback listener, %d beyond)", loopbackRateLimit, ratelimit.DefaultLimit))
+	f.AutoInt(&s.rateLimit, "rate-limit", "BULWARK_RATE_LIMIT", fmt.Sprintf("`N` tool calls per minute per principal, 0 for no limit (auto: none over stdio, %d on a loopback listener, %d beyond)", loopbackRateLimit, ratelimit.DefaultLimit))
 	f.String(&s.storeOutage, "store-outage", "BULWARK_STORE_OUTAGE", outageRefuse, "while the shared-state Redis is unreachable: "+outageRefuse+" every call, or "+outageServeReads+" (read-only tools go on under a per-process limit; writes and confirmations are still refused)")
 	f.List(&s.plans, "plans", "BULWARK_PLANS", "plan names, lowest first, that tool tiers refer to (default free,pro,enterprise)")
 	f.List(&s.allowedHosts, "allowed-hosts", "BULWARK_ALLOWED_HOSTS", "HTTP: Host values to accept (default: the loopback names); set it behind a reverse proxy")
@@ -75,7 +75,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.oauthJWKS, "oauth-jwks", "BULWARK_OAUTH_JWKS", "", "HTTP: the issuer's JWKS, a file or an https URL (-auth oauth)")
 	f.List(&s.oauthScopes, "oauth-scopes", "BULWARK_OAUTH_SCOPES", "HTTP: scopes every token must grant")
 	f.Bool(&s.byok, "byok", "BULWARK_BYOK", false, "HTTP: take provider credentials from each request's headers, never from the environment")
-	f.AutoInt(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", fmt.Sprintf("HTTP: requests per 10 s per client address, before authentication (auto: %d on a loopback listener, %d beyond)", loopbackFloodLimit, httpguard.DefaultFloodLimit))
+	f.AutoInt(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", fmt.Sprintf("HTTP: `N` requests per 10 s per client address, before authentication (auto: %d on a loopback listener, %d beyond)", loopbackFloodLimit, httpguard.DefaultFloodLimit))
 	var maxBody int
 	f.Int(&maxBody, "max-body-bytes", "BULWARK_MAX_BODY_BYTES", httpguard.DefaultMaxBodyBytes, "HTTP: the largest request body")
 	s.maxBodyPtr = &maxBody
