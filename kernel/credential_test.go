@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -220,7 +221,7 @@ func TestCredentialNeverPrints(t *testing.T) {
 	h := holder{C: c, Ptr: &c, Opts: opts}
 	var out []string
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d"} {
-		out = append(out, fmt.Sprintf(verb, c), fmt.Sprintf(verb, h), fmt.Sprintf(verb, &c), fmt.Sprintf(verb, srv), fmt.Sprintf(verb, *srv))
+		out = append(out, fmt.Sprintf(verb, c), fmt.Sprintf(verb, h), fmt.Sprintf(verb, &c), fmt.Sprintf(verb, srv), fmt.Sprintf(verb, reflect.ValueOf(srv).Elem()))
 	}
 	js, _ := json.Marshal(h)
 	out = append(out, string(js))

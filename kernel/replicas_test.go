@@ -2,23 +2,19 @@ package kernel_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
-	"github.com/bulwarkmcp/bulwark/kernel/store"
+	"github.com/bulwarkmcp/bulwark/kernel/store/storetest"
 )
 
 type replicaArgs struct {
@@ -43,38 +39,12 @@ func replicaTools(acted *atomic.Int32) []kernel.Tool {
 	}
 }
 
-// sharedRedis returns a store prefix of its own on the Redis that
-// BULWARK_TEST_REDIS names, or skips the test.
-func sharedRedis(t *testing.T) (*redis.Options, string) {
+// replica is one bulwark process: its own Redis client, its own server,
+// on the test's Redis (storetest: a real Redis or Cluster when the
+// environment names one, else miniredis; never a skip).
+func replica(t *testing.T, tg *storetest.Target, limit int, acted *atomic.Int32) *mcptest.Session {
 	t.Helper()
-	raw := os.Getenv("BULWARK_TEST_REDIS")
-	if raw == "" {
-		t.Skip("BULWARK_TEST_REDIS is not set (a redis:// URL of a disposable Redis); skipping the replica tests")
-	}
-	o, err := store.ParseRedisURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	prefix := "bulwarktest:" + hex.EncodeToString(b) + ":"
-	t.Cleanup(func() {
-		c := redis.NewClient(o)
-		defer c.Close()
-		ctx := context.Background()
-		if keys, err := c.Keys(ctx, prefix+"*").Result(); err == nil && len(keys) > 0 {
-			c.Del(ctx, keys...)
-		}
-	})
-	return o, prefix
-}
-
-// replica is one bulwark process: its own Redis client, its own server.
-func replica(t *testing.T, o *redis.Options, prefix string, limit int, acted *atomic.Int32) *mcptest.Session {
-	t.Helper()
-	c := redis.NewClient(o)
-	t.Cleanup(func() { _ = c.Close() })
-	s := store.NewRedis(c, &store.RedisOptions{Prefix: prefix})
+	s := tg.Store(t)
 	opts := kernel.Options{Confirm: confirm.NewIssuer(s, nil)}
 	if limit > 0 {
 		lim, err := ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: limit, Store: s})
@@ -91,9 +61,9 @@ func replica(t *testing.T, o *redis.Options, prefix string, limit int, acted *at
 }
 
 func TestReplicasShareConfirmationTokens(t *testing.T) {
-	o, prefix := sharedRedis(t)
+	tg := storetest.New(t)
 	var acted atomic.Int32
-	a, b := replica(t, o, prefix, 0, &acted), replica(t, o, prefix, 0, &acted)
+	a, b := replica(t, tg, 0, &acted), replica(t, tg, 0, &acted)
 	args := map[string]any{"name": "www"}
 
 	tok := token(t, a.Call(t, "delete_object", args))
@@ -111,10 +81,10 @@ func TestReplicasShareConfirmationTokens(t *testing.T) {
 }
 
 func TestReplicasShareRateLimit(t *testing.T) {
-	o, prefix := sharedRedis(t)
+	tg := storetest.New(t)
 	var acted atomic.Int32
 	const limit = 3
-	replicas := []*mcptest.Session{replica(t, o, prefix, limit, &acted), replica(t, o, prefix, limit, &acted)}
+	replicas := []*mcptest.Session{replica(t, tg, limit, &acted), replica(t, tg, limit, &acted)}
 	args := map[string]any{"name": "www"}
 	for i := range limit {
 		if res := replicas[i%2].Call(t, "get_object", args); res.IsError {

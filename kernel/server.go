@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -55,6 +56,9 @@ type Options struct {
 	Tiers *ratelimit.Tiers
 	// Limiter limits calls per principal; nil means no limit.
 	Limiter *ratelimit.Limiter
+	// StoreOutage decides what happens while the Limiter's shared store
+	// cannot be reached; the zero value refuses every call (fail closed).
+	StoreOutage StoreOutage
 	// Credentials are the provider credentials handlers may ask for.
 	Credentials []Credential
 	// BYOK takes credentials from each HTTP request's own headers, never
@@ -77,6 +81,7 @@ type Server struct {
 	logger    *slog.Logger
 	digestKey []byte
 	creds     []credential // declared credentials, values in closures
+	outage    outage
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -155,6 +160,11 @@ func (s *Server) setDefaults() error {
 	return nil
 }
 
+// ErrWriteToolReadOnly is New's error when the allow list names a write tool
+// while ReadOnly is set: the two settings contradict each other. The error
+// names the tool; the caller names its own settings.
+var ErrWriteToolReadOnly = errors.New("read-only mode registers no write tool, but the allow list names one")
+
 // selectTools applies read-only mode and the allow and deny lists.
 func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, error) {
 	for _, list := range [][]string{allow, deny} {
@@ -170,7 +180,7 @@ func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, err
 		if readOnly && write {
 			for _, p := range allow {
 				if strings.EqualFold(p, t.name) {
-					return nil, fmt.Errorf("tool %s is allowed by name, but read-only mode registers no write tool", t.name)
+					return nil, fmt.Errorf("%w: %s", ErrWriteToolReadOnly, t.name)
 				}
 			}
 			continue

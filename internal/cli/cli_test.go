@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -102,13 +104,21 @@ func TestInvalidConfigurationStops(t *testing.T) {
 		{"unreadable keys file", nil, []string{"-http", "127.0.0.1:0", "-auth", "apikey", "-api-keys-file", "DIR/none", "-dns-listen", "off", "-data-dir", "DIR"}, "key"},
 		{"bad Redis URL", map[string]string{"BULWARK_REDIS_URL": "rediss://:s3cr3t@[bad"}, []string{"-dns-listen", "off", "-data-dir", "DIR"}, "BULWARK_REDIS_URL"},
 		{"unknown tool in allow list", nil, []string{"-allow-tools", "no_such_tool", "-dns-listen", "off", "-data-dir", "DIR"}, "no_such_tool"},
-		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "read-only"},
+		{"cors * without auth", nil, []string{"-http", "127.0.0.1:0", "-allowed-origins", "*", "-dns-listen", "off", "-data-dir", "DIR"}, "-insecure-allow-any-origin"},
+		{"cors * with API keys", nil, []string{"-http", "127.0.0.1:0", "-allowed-origins", "*", "-auth", "apikey", "-api-keys-file", "KEYS", "-dns-listen", "off", "-data-dir", "DIR"}, "-insecure-allow-any-origin"},
+		{"unknown store-outage mode", nil, []string{"-store-outage", "maybe", "-dns-listen", "off", "-data-dir", "DIR"}, "-store-outage"},
+		{"flood guard off", nil, []string{"-http", "127.0.0.1:0", "-flood-limit", "0", "-dns-listen", "off", "-data-dir", "DIR"}, "-flood-limit"},
+		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "delete_zone: -read-only (HETZNER_READ_ONLY) is on, so remove the tool from -allow-tools (HETZNER_ALLOW_TOOLS)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			args := []string{"dns"}
+			keys := filepath.Join(t.TempDir(), "keys.txt")
+			if err := os.WriteFile(keys, []byte(strings.Repeat("ab", 32)+" pro alice\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			for _, a := range c.args {
-				args = append(args, strings.ReplaceAll(a, "DIR", t.TempDir()))
+				args = append(args, strings.ReplaceAll(strings.ReplaceAll(a, "DIR", t.TempDir()), "KEYS", keys))
 			}
 			vars := map[string]string{}
 			for k, v := range c.vars {

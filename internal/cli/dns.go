@@ -95,7 +95,7 @@ func runDNS(ctx context.Context, c *dnsFlags, env Env) error {
 	opts.Envelope = srv.Envelope()
 	ks, err := kernel.New(kernel.Info{Name: "bulwark-dns", Title: "bulwark dns", Version: version(), Instructions: dnsInstructions}, srv.Tools(), &opts)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return c.kernelError(err)
 	}
 	return serveWithResponder(ctx, c, ks, responder, env, logger)
 }

@@ -49,7 +49,7 @@ func runRustpad(ctx context.Context, c *rustpadFlags, env Env) error {
 	opts.Envelope = srv.Envelope()
 	ks, err := kernel.New(kernel.Info{Name: "bulwark-rustpad", Title: "bulwark rustpad", Version: version(), Instructions: rustpadInstructions}, srv.Tools(), &opts)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return c.kernelError(err)
 	}
 	logger.Info("bulwark rustpad", "url", c.url, "insecure_tls", c.insecureTLS)
 	if c.insecureTLS {

@@ -31,10 +31,12 @@ type serving struct {
 	auditTo        string
 	logLevel       string
 	confirmTTL     time.Duration
-	rateLimit      int
+	rateLimit      autoInt
+	storeOutage    string
 	plans          []string
 	allowedHosts   []string
 	allowedOrigins []string
+	anyOrigin      bool
 	auth           string
 	apiKeysFile    string
 	oauthResource  string
@@ -42,15 +44,17 @@ type serving struct {
 	oauthJWKS      string
 	oauthScopes    []string
 	byok           bool
-	floodLimit     int
+	floodLimit     autoInt
 	maxBodyPtr     *int
 	env            string
 	redisURL       secret
+	prefix         string // the upstream's variable prefix (HETZNER, RUSTPAD)
 }
 
 // register adds the shared flags. prefix names the established variables
 // of the server's upstream (HETZNER → HETZNER_READ_ONLY, …).
 func (s *serving) register(f *flags, prefix string) {
+	s.prefix = prefix
 	f.String(&s.http, "http", "BULWARK_HTTP", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio (a bare :port binds 127.0.0.1)")
 	f.Bool(&s.readOnly, "read-only", prefix+"_READ_ONLY", false, "register only the read-only tools")
 	f.List(&s.allow, "allow-tools", prefix+"_ALLOW_TOOLS", "only these tools (exact names or prefix*)")
@@ -58,10 +62,12 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.auditTo, "audit", "BULWARK_AUDIT", "", "write one JSON line per tool call to `PATH` (or \"stderr\")")
 	f.String(&s.logLevel, "log-level", "BULWARK_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	f.Duration(&s.confirmTTL, "confirm-ttl", "BULWARK_CONFIRM_TTL", confirm.DefaultTTL, "how long a confirmation token stays valid")
-	f.Int(&s.rateLimit, "rate-limit", "BULWARK_RATE_LIMIT", ratelimit.DefaultLimit, "tool calls per minute per principal (0: no limit)")
+	f.AutoInt(&s.rateLimit, "rate-limit", "BULWARK_RATE_LIMIT", fmt.Sprintf("`N` tool calls per minute per principal, 0 for no limit (auto: none over stdio, %d on a loopback listener, %d beyond)", loopbackRateLimit, ratelimit.DefaultLimit))
+	f.String(&s.storeOutage, "store-outage", "BULWARK_STORE_OUTAGE", outageRefuse, "while the shared-state Redis is unreachable: "+outageRefuse+" every call, or "+outageServeReads+" (read-only tools go on under a per-process limit; writes and confirmations are still refused)")
 	f.List(&s.plans, "plans", "BULWARK_PLANS", "plan names, lowest first, that tool tiers refer to (default free,pro,enterprise)")
 	f.List(&s.allowedHosts, "allowed-hosts", "BULWARK_ALLOWED_HOSTS", "HTTP: Host values to accept (default: the loopback names); set it behind a reverse proxy")
 	f.List(&s.allowedOrigins, "allowed-origins", "BULWARK_ALLOWED_ORIGINS", "HTTP: browser origins to accept, or * (default: the server's own loopback origins)")
+	f.Bool(&s.anyOrigin, "insecure-allow-any-origin", "BULWARK_INSECURE_ALLOW_ANY_ORIGIN", false, "HTTP: accept -allowed-origins * (any web page may then call this server from a browser)")
 	f.String(&s.auth, "auth", "BULWARK_AUTH", "none", "HTTP: authentication: none (loopback only), apikey or oauth")
 	f.String(&s.apiKeysFile, "api-keys-file", "BULWARK_API_KEYS_FILE", "", "HTTP: `FILE` of \"<sha256-hex> <plan> [id]\" lines, for -auth apikey")
 	f.String(&s.oauthResource, "oauth-resource", "BULWARK_OAUTH_RESOURCE", "", "HTTP: this server's canonical URL, the audience tokens must name (-auth oauth)")
@@ -69,12 +75,54 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.oauthJWKS, "oauth-jwks", "BULWARK_OAUTH_JWKS", "", "HTTP: the issuer's JWKS, a file or an https URL (-auth oauth)")
 	f.List(&s.oauthScopes, "oauth-scopes", "BULWARK_OAUTH_SCOPES", "HTTP: scopes every token must grant")
 	f.Bool(&s.byok, "byok", "BULWARK_BYOK", false, "HTTP: take provider credentials from each request's headers, never from the environment")
-	f.Int(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", httpguard.DefaultFloodLimit, "HTTP: requests per 10 s per client address, before authentication")
+	f.AutoInt(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", fmt.Sprintf("HTTP: `N` requests per 10 s per client address, before authentication (auto: %d on a loopback listener, %d beyond)", loopbackFloodLimit, httpguard.DefaultFloodLimit))
 	var maxBody int
 	f.Int(&maxBody, "max-body-bytes", "BULWARK_MAX_BODY_BYTES", httpguard.DefaultMaxBodyBytes, "HTTP: the largest request body")
 	s.maxBodyPtr = &maxBody
 	s.env = f.getenv("BULWARK_ENV")
 	f.Secret(&s.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "shared state for replicas: a redis:// URL")
+}
+
+// Limits by deployment. Over stdio the one local user has no per-principal
+// limit unless one is asked for; a loopback listener serves agents on the
+// same machine, sized for an agent at work (paging a 5,000-record zone
+// twice is about 100 calls in seconds); a listener reachable from elsewhere
+// gets the strict defaults (the HuGR kernel's 100 calls a minute, the
+// Vulnetix edge's 100 requests per 10 s).
+const (
+	loopbackRateLimit  = 1000 // tool calls per minute per principal
+	loopbackFloodLimit = 1000 // requests per 10 s per client address
+)
+
+// The values of -store-outage.
+const (
+	outageRefuse     = "refuse"
+	outageServeReads = "serve-reads"
+)
+
+// limits returns the per-principal limit (calls per minute, 0 for none) and
+// the flood limit (requests per 10 s): the values given, else the
+// deployment's defaults.
+func (s *serving) limits() (rate, flood int) {
+	switch {
+	case s.http == "":
+		rate, flood = 0, 0
+	case loopbackBind(s.http):
+		rate, flood = loopbackRateLimit, loopbackFloodLimit
+	default:
+		rate, flood = ratelimit.DefaultLimit, httpguard.DefaultFloodLimit
+	}
+	return s.rateLimit.or(rate), s.floodLimit.or(flood)
+}
+
+// kernelError reports kernel.New's error as a usage error that names the
+// settings to change.
+func (s *serving) kernelError(err error) error {
+	if errors.Is(err, kernel.ErrWriteToolReadOnly) {
+		return fmt.Errorf("%w: %v: -read-only (%s_READ_ONLY) is on, so remove the tool from -allow-tools (%s_ALLOW_TOOLS) or turn read-only off",
+			errUsage, err, s.prefix, s.prefix)
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
 }
 
 // options builds the kernel options shared by every server.
@@ -107,14 +155,23 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 		return opts, nil, fmt.Errorf("%w: -plans: %v", errUsage, err)
 	}
 	opts.Tiers = tiers
-	if s.rateLimit < 0 {
+	rate, _ := s.limits()
+	if rate < 0 {
 		return opts, nil, fmt.Errorf("%w: -rate-limit must not be negative", errUsage)
 	}
-	if s.rateLimit > 0 {
-		if opts.Limiter, err = ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: s.rateLimit, Window: time.Minute, Store: limits}); err != nil {
+	if rate > 0 {
+		if opts.Limiter, err = ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: rate, Window: time.Minute, Store: limits, Setting: "--rate-limit"}); err != nil {
 			return opts, nil, err
 		}
 	}
+	switch s.storeOutage {
+	case outageRefuse:
+	case outageServeReads:
+		opts.StoreOutage.ServeReads = true
+	default:
+		return opts, nil, fmt.Errorf("%w: -store-outage %q: use %s or %s", errUsage, s.storeOutage, outageRefuse, outageServeReads)
+	}
+	opts.StoreOutage.Setting = "--store-outage"
 	sink, err := s.auditSink(stderr)
 	if err != nil {
 		return opts, nil, err
@@ -176,8 +233,15 @@ func (s *serving) httpOptions() (kernel.HTTPOptions, error) {
 		if err := o.Guards.CORS.Validate(); err != nil {
 			return o, fmt.Errorf("%w: -allowed-origins: %v", errUsage, err)
 		}
+		if len(s.allowedOrigins) == 1 && s.allowedOrigins[0] == "*" && !s.anyOrigin {
+			return o, fmt.Errorf("%w: -allowed-origins *: any web page the user opens could call this server from the browser, whatever -auth is; list the origins, or pass -insecure-allow-any-origin to accept that", errUsage)
+		}
 	}
-	o.Guards.Flood = &httpguard.FloodOptions{Limit: s.floodLimit, Window: 10 * time.Second}
+	_, flood := s.limits()
+	if flood <= 0 {
+		return o, fmt.Errorf("%w: -flood-limit must be positive (put a trusted edge in front and raise it, rather than turn it off)", errUsage)
+	}
+	o.Guards.Flood = &httpguard.FloodOptions{Limit: flood, Window: 10 * time.Second, Setting: "--flood-limit"}
 	o.Guards.MaxBodyBytes = int64(*s.maxBodyPtr)
 	switch s.auth {
 	case "none":

@@ -140,7 +140,7 @@ func TestRemoteAddr(t *testing.T) {
 
 func TestFloodHandler(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	f, _ := NewFlood(&FloodOptions{Limit: 2, Window: 10 * time.Second, Now: func() time.Time { return now }})
+	f, _ := NewFlood(&FloodOptions{Limit: 2, Window: 10 * time.Second, Now: func() time.Time { return now }, Setting: "--flood-limit"})
 	srv := serve(t, f.Handler(okHandler))
 	steps := []struct {
 		at     time.Duration
@@ -163,6 +163,11 @@ func TestFloodHandler(t *testing.T) {
 		wantRefusal(t, got, 429, CodeRateLimited, ReasonRateLimited)
 		if got.header.Get("Retry-After") != s.retry || !strings.HasSuffix(got.rpc.Error.Message, "Resets in "+s.retry+"s.") || got.rpc.ID != nil {
 			t.Fatalf("step %d: Retry-After %q body %s", i, got.header.Get("Retry-After"), got.body)
+		}
+		// One shape for every rate-limit refusal: ratelimit.Refusal's.
+		want := `"data":{"error":"rate_limited","scope":"address","limit":2,"windowSeconds":10,"retryAfterSeconds":` + s.retry + `,"setting":"--flood-limit"}`
+		if !strings.Contains(got.body, want) || !strings.Contains(got.rpc.Error.Message, "2 requests per 10 seconds from this address (the operator's --flood-limit)") {
+			t.Fatalf("step %d: body %s, want %s", i, got.body, want)
 		}
 	}
 }

@@ -8,7 +8,13 @@
 // address; a principal with many addresses shares one window.
 //
 // The Limiter fails closed: when its Store fails, Allow refuses the call and
-// returns the error.
+// returns an error wrapping ErrStoreUnavailable; a caller that chose to keep
+// some calls going during an outage counts them with AllowLocal.
+//
+// Every refusal is shaped here, for every transport: Refusal for both rate
+// limits (the HTTP flood guard per address, this Limiter per principal) and
+// Unavailable for a store outage; RetryAfterSeconds is the one rounding of a
+// retry delay.
 package ratelimit
 
 import (

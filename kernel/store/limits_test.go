@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func hit(t *testing.T, s ratelimit.Store, key string, now time.Time, window time
 }
 
 func TestHitCountsInAWindow(t *testing.T) {
-	s, c, prefix := newStore(t)
+	s, tg, c := newStore(t)
 	now := time.Now().Truncate(time.Millisecond)
 	for i := 1; i <= 3; i++ {
 		n, reset := hit(t, s, "alice", now.Add(time.Duration(i)*time.Second), time.Minute)
@@ -29,7 +30,7 @@ func TestHitCountsInAWindow(t *testing.T) {
 	if n, _ := hit(t, s, "bob", now, time.Minute); n != 1 {
 		t.Fatalf("another key shares the count: %d", n)
 	}
-	keys, _ := keysUnder(context.Background(), c, prefix+"rate:")
+	keys, _ := tg.Keys(context.Background(), c, "rate:")
 	for _, k := range keys {
 		ttl, err := c.PTTL(context.Background(), k).Result()
 		if err != nil || ttl <= 0 || ttl > time.Minute {
@@ -39,7 +40,7 @@ func TestHitCountsInAWindow(t *testing.T) {
 }
 
 func TestHitWindowResets(t *testing.T) {
-	s, _, _ := newStore(t)
+	s, tg, _ := newStore(t)
 	now := time.Now().Truncate(time.Millisecond)
 	hit(t, s, "alice", now, time.Minute)
 	hit(t, s, "alice", now.Add(59*time.Second), time.Minute)
@@ -49,7 +50,7 @@ func TestHitWindowResets(t *testing.T) {
 	}
 	// Redis collects a window's key once its length has passed.
 	hit(t, s, "bob", time.Now(), 100*time.Millisecond)
-	time.Sleep(150 * time.Millisecond)
+	tg.Sleep(150 * time.Millisecond)
 	if n, _ := hit(t, s, "bob", now, 100*time.Millisecond); n != 1 {
 		t.Fatalf("count %d after the key expired", n)
 	}
@@ -81,5 +82,30 @@ func TestLimitsFailClosed(t *testing.T) {
 	}
 	if d, err := lim.Allow(context.Background(), "alice"); err == nil || d.Allowed {
 		t.Fatalf("Allow without Redis = %+v, %v", d, err)
+	}
+}
+
+// TestKeysAreSlotSafe: every key carries a Redis Cluster hash tag, the same
+// for all of one principal's keys, so each script touches one slot.
+func TestKeysAreSlotSafe(t *testing.T) {
+	s, tg, c := newStore(t)
+	now := time.Now()
+	put(t, s, pending("tok", "alice", "b", now.Add(time.Minute)), 8)
+	hit(t, s, "alice", now, time.Minute)
+	keys, err := tg.Keys(context.Background(), c, "")
+	if err != nil || len(keys) != 3 {
+		t.Fatalf("keys %v, %v", keys, err)
+	}
+	var tags []string
+	for _, k := range keys {
+		_, rest, ok := strings.Cut(k, "{")
+		tag, _, closed := strings.Cut(rest, "}")
+		if !ok || !closed || tag == "" {
+			t.Fatalf("key %q has no hash tag", k)
+		}
+		tags = append(tags, tag)
+	}
+	if tags[0] != tags[1] || tags[1] != tags[2] {
+		t.Fatalf("one principal's keys hash to different slots: %v", keys)
 	}
 }

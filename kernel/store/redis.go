@@ -12,11 +12,13 @@
 //
 //	confirm:{P}:<sha256(token) hex>  hash: principal, digest, expiry (ms); PEXPIREAT the expiry
 //	pending:{P}                      sorted set of the principal's pending token hashes, oldest first
-//	rate:<P>                         hash: count and window end (ms); PEXPIRE the window, to collect it
+//	rate:{P}                         hash: count and window end (ms); PEXPIRE the window, to collect it
 //
 // where P is the hex of the first 16 bytes of SHA-256(principal): principal
-// IDs never appear in keys, and the braces keep one principal's keys in one
-// Redis Cluster slot. A token is never stored in clear, only its SHA-256.
+// IDs never appear in keys, and the braces (a Redis Cluster hash tag) keep
+// one principal's keys in one slot, so every script touches one slot and
+// works on Redis Cluster (a cluster client: redis.NewClusterClient). A
+// token is never stored in clear, only its SHA-256.
 package store
 
 import (
@@ -45,7 +47,8 @@ var ErrBadURL = errors.New("store: the Redis URL is not a valid redis://, rediss
 // RedisOptions configure a Redis store. The zero value is usable.
 type RedisOptions struct {
 	// Prefix starts every key; DefaultPrefix when empty. Replicas that
-	// share state must use the same prefix.
+	// share state must use the same prefix. It must not hold braces, which
+	// would change the keys' Redis Cluster hash tag.
 	Prefix string
 	// Timeout bounds each operation; DefaultTimeout when zero.
 	Timeout time.Duration

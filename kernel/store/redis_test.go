@@ -1,69 +1,24 @@
 package store_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/bulwarkmcp/bulwark/kernel/store"
+	"github.com/bulwarkmcp/bulwark/kernel/store/storetest"
 )
 
-// newStore connects to the Redis that BULWARK_TEST_REDIS names, or skips
-// the test. Each test gets its own key prefix, deleted when it ends.
-func newStore(t *testing.T) (*store.Redis, *redis.Client, string) {
+// newStore returns a store on the test's Redis (storetest: a real Redis or
+// Cluster when the environment names one, else miniredis; never a skip),
+// with a client to inspect it.
+func newStore(t *testing.T) (*store.Redis, *storetest.Target, redis.UniversalClient) {
 	t.Helper()
-	raw := os.Getenv("BULWARK_TEST_REDIS")
-	if raw == "" {
-		t.Skip("BULWARK_TEST_REDIS is not set (a redis:// URL of a disposable Redis); skipping the tests against a real Redis")
-	}
-	o, err := store.ParseRedisURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(o)
-	t.Cleanup(func() { _ = c.Close() })
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		t.Fatalf("BULWARK_TEST_REDIS is set but Redis does not answer: %v", err)
-	}
-	prefix := "bulwarktest:" + randomHex(t) + ":"
-	t.Cleanup(func() { deletePrefix(t, c, prefix) })
-	return store.NewRedis(c, &store.RedisOptions{Prefix: prefix}), c, prefix
-}
-
-func randomHex(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
-
-func deletePrefix(t *testing.T, c *redis.Client, prefix string) {
-	ctx := context.Background()
-	keys, err := keysUnder(ctx, c, prefix)
-	if err != nil {
-		t.Logf("cleaning up %s*: %v", prefix, err)
-		return
-	}
-	if len(keys) > 0 {
-		_ = c.Del(ctx, keys...).Err()
-	}
-}
-
-func keysUnder(ctx context.Context, c *redis.Client, prefix string) ([]string, error) {
-	var keys []string
-	iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	return keys, iter.Err()
+	tg := storetest.New(t)
+	c := tg.NewClient(t)
+	return store.NewRedis(c, &store.RedisOptions{Prefix: tg.Prefix}), tg, c
 }
 
 // unreachable is a store whose Redis cannot be reached: every operation

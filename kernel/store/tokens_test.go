@@ -64,11 +64,11 @@ func TestTokenMismatchDoesNotSpend(t *testing.T) {
 }
 
 func TestTokenExpiry(t *testing.T) {
-	s, c, prefix := newStore(t)
+	s, tg, c := newStore(t)
 	now := time.Now()
 	exp := now.Add(time.Minute)
 	put(t, s, pending("tok", "alice", "b", exp), 8)
-	keys, err := keysUnder(context.Background(), c, prefix+"confirm:")
+	keys, err := tg.Keys(context.Background(), c, "confirm:")
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("token keys %v, %v", keys, err)
 	}
@@ -84,14 +84,14 @@ func TestTokenExpiry(t *testing.T) {
 	}
 	// Redis itself drops a token whose expiry passed.
 	put(t, s, pending("short", "alice", "b", time.Now().Add(50*time.Millisecond)), 8)
-	time.Sleep(80 * time.Millisecond)
+	tg.Sleep(80 * time.Millisecond)
 	if redeem(t, s, "short", "alice", "b", now) {
 		t.Fatal("redeemed after Redis expired it")
 	}
 }
 
 func TestTokenCapEvictsOldest(t *testing.T) {
-	s, c, prefix := newStore(t)
+	s, tg, c := newStore(t)
 	now := time.Now()
 	for i, tok := range []string{"t1", "t2", "t3", "t4"} {
 		put(t, s, pending(tok, "alice", "b", now.Add(time.Minute)), 3)
@@ -110,7 +110,7 @@ func TestTokenCapEvictsOldest(t *testing.T) {
 	if !redeem(t, s, "b1", "bob", "b", now) {
 		t.Fatal("another principal's token was evicted")
 	}
-	keys, _ := keysUnder(context.Background(), c, prefix)
+	keys, _ := tg.Keys(context.Background(), c, "")
 	if len(keys) != 0 {
 		t.Fatalf("keys left after every token was spent: %v", keys)
 	}

@@ -19,9 +19,9 @@ import (
 // slow.
 //
 // How long: a Retry-After header (seconds or HTTP date) is honoured as given.
-// A 429 carrying only RateLimit-Reset waits the smaller of the time until the
-// reset and the backoff delay, because the reset marks when the bucket is
-// full again and token buckets refill continuously. Otherwise the wait is
+// A 429 carrying only RateLimit-Reset waits until the reset: a retry before
+// it would only be refused again and spend another request of the budget.
+// Otherwise the wait is
 // exponential backoff with full jitter: uniform in [0, min(MaxDelay,
 // BaseDelay·2^(attempt-1))]. A retry whose wait would exceed what is left of
 // MaxWait, or would end after the context's deadline, is not made; the last
@@ -137,7 +137,7 @@ func (c *Client) nextWait(ctx context.Context, req *Request, resp *Response, att
 	if ra, ok := retryAfterHeader(resp.Header, now); ok {
 		d = ra
 	} else if reset, ok := rateLimitReset(resp.Header, now); ok && resp.StatusCode == http.StatusTooManyRequests {
-		d = min(d, reset)
+		d = reset
 	}
 	if waited+d > p.MaxWait {
 		return 0, false
