@@ -3,7 +3,6 @@ package dns
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -73,7 +72,7 @@ func (s *Server) zoneReadTools() []kernel.Tool {
 		argschema.Refine(kernel.NewTool(kernel.Spec[listZonesArgs, ZoneList]{
 			Name: "list_zones", Title: "List zones", Policy: readOnly, Handle: s.listZones,
 			Description: "List the DNS zones, one page at a time, optionally filtered by exact name, mode or label selector. " +
-				"When the operator restricts the server to certain zones, other zones are left out, so a page may hold fewer than per_page items.",
+				"When the operator restricts the server to certain zones, other zones are left out: pages and counts describe only the zones the server may use.",
 		}), listRules(zoneSortFields, maxPerPageZones, map[string]argschema.Rule{"name": zoneRule, "mode": modeRule, "label_selector": selectorRule})),
 		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, zoneResult]{
 			Name: "get_zone", Title: "Get a zone", Policy: readOnly, Handle: s.getZone,
@@ -158,12 +157,15 @@ func (s *Server) listZones(ctx context.Context, _ *kernel.Call, in listZonesArgs
 	if len(in.LabelSelector) > maxSelectorLen {
 		return ZoneList{}, invalid("label_selector", "must be at most %d characters", maxSelectorLen)
 	}
-	list, err := s.p.ListZones(ctx, ListZonesOptions{Name: in.Name, Mode: in.Mode, LabelSelector: in.LabelSelector,
-		Sort: in.Sort, Page: in.Page, PerPage: in.PerPage})
+	opts := ListZonesOptions{Name: in.Name, Mode: in.Mode, LabelSelector: in.LabelSelector,
+		Sort: in.Sort, Page: in.Page, PerPage: in.PerPage}
+	if s.restricted() {
+		return s.listAllowedZones(ctx, opts)
+	}
+	list, err := s.p.ListZones(ctx, opts)
 	if err != nil {
 		return ZoneList{}, mapError(err, subject{what: "zones"})
 	}
-	list.Zones = slices.DeleteFunc(list.Zones, func(z Zone) bool { return !s.allowed(z.Name) })
 	if list.Zones == nil {
 		list.Zones = []Zone{}
 	}
