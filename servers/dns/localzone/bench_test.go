@@ -2,12 +2,17 @@ package localzone
 
 import (
 	"fmt"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	mdns "github.com/miekg/dns"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
 )
 
 // Benchmarks. Run them with
@@ -100,7 +105,7 @@ func exchange(b *testing.B, c *mdns.Client, conn *mdns.Conn, m *mdns.Msg, name s
 
 func BenchmarkQueries(b *testing.B) {
 	p := bigProvider(b)
-	r := startResponder(b, p, nil)
+	r := startResponder(b, p, &ResponderOptions{DisableRateLimit: true})
 	bare := target{addr: startBare(b), names: []string{"fixed.test."}}
 	local := target{addr: r.Addr(), names: benchNames(4096)}
 	for _, tc := range []struct {
@@ -199,4 +204,93 @@ func BenchmarkAnswer(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkImportBudget compares, in one run, refusing the hostile
+// $GENERATE file of issue 10.1 (24 lines, under 1 KB, 1.5 million records
+// once expanded) with importing a legitimate 10,000-record zone, and
+// reports hostile/legit as ratio-% (interleaved, like with like: the same
+// provider, the same call). eight-concurrent runs eight hostile imports at
+// once, and eight imports of the largest file a tool accepts (1 MiB of
+// distinct records, within the budget), sampling the heap every
+// millisecond; it reports the peak against the process's default memory
+// limit (kernel.DefaultMemoryLimit, 256 MiB).
+func BenchmarkImportBudget(b *testing.B) {
+	p, _ := newTestProvider(b, "")
+	mustZone(b, p, "bench.test")
+	legit, hostile := bigZoneText(benchRecords), hostileText("bench.test")
+	importOnce := func(text string, wantErr bool) time.Duration {
+		t0 := time.Now()
+		_, err := p.ImportZonefile(bg, "bench.test", text)
+		if (err != nil) != wantErr {
+			b.Fatalf("import: err = %v, want error %v", err, wantErr)
+		}
+		return time.Since(t0)
+	}
+	b.Run("ratio", func(b *testing.B) {
+		var tl, th time.Duration
+		for b.Loop() {
+			tl += importOnce(legit, false)
+			th += importOnce(hostile, true)
+		}
+		b.ReportMetric(float64(tl.Nanoseconds())/float64(b.N), "legit-ns/op")
+		b.ReportMetric(float64(th.Nanoseconds())/float64(b.N), "hostile-ns/op")
+		b.ReportMetric(100*float64(th)/float64(tl), "ratio-%")
+	})
+	for _, tc := range []struct {
+		name, text string
+		wantErr    bool
+	}{{"eight-hostile", hostile, true}, {"eight-largest", largestText("bench.test"), false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				peak = max(peak, peakDuring(func() {
+					var wg sync.WaitGroup
+					for range 8 {
+						wg.Go(func() { importOnce(tc.text, tc.wantErr) })
+					}
+					wg.Wait()
+				}))
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(kernel.DefaultMemoryLimit)/(1<<20), "limit-MiB")
+		})
+	}
+}
+
+// largestText is a zone file of just under 1 MiB (the tools' limit) of
+// distinct TXT records.
+func largestText(zone string) string {
+	var sb strings.Builder
+	sb.WriteString("$ORIGIN " + zone + ".\n$TTL 3600\n@ IN SOA localhost. hostmaster.bench.test. 1 86400 10800 3600000 3600\n@ IN NS localhost.\n")
+	for i := 0; sb.Len() < 1<<20-64; i++ {
+		fmt.Fprintf(&sb, "t%06d IN TXT \"v%d\"\n", i, i)
+	}
+	return sb.String()
+}
+
+// peakDuring runs fn and returns the largest heap in use seen meanwhile.
+func peakDuring(fn func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	})
+	fn()
+	close(stop)
+	wg.Wait()
+	return peak.Load()
 }
