@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/bulwarkmcp/bulwark/servers/dns"
+	"github.com/bulwarkmcp/bulwark/servers/dns/zonefile"
 )
 
 // ListZones lists zones, filtered by exact name, mode and label selector.
@@ -270,7 +271,11 @@ func (p *Provider) CheckImport(ctx context.Context, z dns.Zone, zonefile string)
 // prepareImport checks the zone under the read lock, then parses the file
 // with no store lock held (a parse of a hostile file costs at most its
 // budget, and other calls go on meanwhile) and checks the zone's rules.
-func (p *Provider) prepareImport(ctx context.Context, zone, zonefile string) (*zoneData, error) {
+func (p *Provider) prepareImport(ctx context.Context, zone, text string) (*zoneData, error) {
+	// A file over the budget is refused before the store is touched.
+	if err := zonefile.Precount(text, maxRecords); err != nil {
+		return nil, errInvalid("zonefile", "%v", err)
+	}
 	var ttl int
 	var name string
 	var assigned []string
@@ -285,7 +290,7 @@ func (p *Provider) prepareImport(ctx context.Context, zone, zonefile string) (*z
 	if err != nil {
 		return nil, err
 	}
-	data, err := parseImport(ctx, zonefile, name, ttl, false)
+	data, err := parseImport(ctx, text, name, ttl, false)
 	if err != nil {
 		return nil, err
 	}

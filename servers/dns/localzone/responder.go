@@ -68,7 +68,7 @@ type Responder struct {
 	p       *Provider
 	udpSize int
 	recheck time.Duration
-	limit   *rrl // nil: no rate limit
+	limit   *rrl       // nil: no rate limit
 	opt     [2]mdns.RR // the OPT record of answers, without and with DO
 
 	snap      atomic.Pointer[snapshot]
