@@ -168,22 +168,25 @@ type Pagination struct {
 	TotalEntries *int `json:"total_entries"`
 }
 
+// The lists put their pagination first: a result cut to the envelope's
+// size keeps what comes first, and the paging metadata must survive.
+
 // ZoneList is one page of zones.
 type ZoneList struct {
-	Zones      []Zone     `json:"zones"`
 	Pagination Pagination `json:"pagination"`
+	Zones      []Zone     `json:"zones"`
 }
 
 // RRSetList is one page of RRSets.
 type RRSetList struct {
-	RRSets     []RRSet    `json:"rrsets"`
 	Pagination Pagination `json:"pagination"`
+	RRSets     []RRSet    `json:"rrsets"`
 }
 
 // ActionList is one page of actions.
 type ActionList struct {
-	Actions    []Action   `json:"actions"`
 	Pagination Pagination `json:"pagination"`
+	Actions    []Action   `json:"actions"`
 }
 
 // ListZonesOptions filters, sorts and pages ListZones. Zero values mean the

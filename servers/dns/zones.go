@@ -79,10 +79,11 @@ func (s *Server) zoneReadTools() []kernel.Tool {
 			Description: "Get one zone: mode, default TTL, protection, record count, nameservers and delegation status. " +
 				"With the local zone store the assigned nameservers are the local responder's names and no delegation is checked.",
 		}), map[string]argschema.Rule{"zone": zoneRule}),
-		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, kernel.Text]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[exportArgs, kernel.Text]{
 			Name: "export_zonefile", Title: "Export a zone file", Policy: readOnly, Handle: s.exportZonefile,
-			Description: "Export a primary zone as a BIND zone file. It is the only backup there is: take one before import_zonefile.",
-		}), map[string]argschema.Rule{"zone": zoneRule}),
+			Description: "Export a primary zone as a BIND zone file. It is the only backup there is: take one before import_zonefile. " +
+				"A long file comes in parts: each names the next part's cursor and the SHA-256 of the whole file; call again with the cursor until the last part.",
+		}), map[string]argschema.Rule{"zone": zoneRule, "cursor": argschema.MaxLen(64)}),
 	}
 }
 
@@ -184,13 +185,17 @@ func (s *Server) getZone(ctx context.Context, _ *kernel.Call, in zoneArgs) (zone
 	return zoneResult{Zone: z}, mapError(err, zoneSubject(in.Zone))
 }
 
-func (s *Server) exportZonefile(ctx context.Context, _ *kernel.Call, in zoneArgs) (kernel.Text, error) {
+func (s *Server) exportZonefile(ctx context.Context, _ *kernel.Call, in exportArgs) (kernel.Text, error) {
 	ref, err := s.zoneRef(ctx, in.Zone)
 	if err != nil {
 		return "", err
 	}
 	text, err := s.p.ExportZonefile(ctx, ref)
-	return kernel.Text(text), mapError(err, zoneSubject(in.Zone))
+	if err != nil {
+		return "", mapError(err, zoneSubject(in.Zone))
+	}
+	part, err := exportPart(in.Zone, text, in.Cursor)
+	return kernel.Text(part), err
 }
 
 func (s *Server) createZone(ctx context.Context, call *kernel.Call, in createZoneArgs) (createZoneResult, error) {
