@@ -128,6 +128,16 @@ func presentLine(line string) string {
 	return b.String()
 }
 
+// presentValues presents an RRSet's record values as presentZonefile does
+// a zone file (a value is zone-file text). The local store reads such a
+// value back to the same record; a value given back to the Hetzner API is
+// matched as the API stores it.
+func presentValues(rs *RRSet) {
+	for i := range rs.Records {
+		rs.Records[i].Value = presentLine(rs.Records[i].Value)
+	}
+}
+
 // isDDD reports whether s starts with three digits forming a byte value.
 func isDDD(s string) bool {
 	if len(s) < 3 || s[0] < '0' || s[0] > '2' || s[1] < '0' || s[1] > '9' || s[2] < '0' || s[2] > '9' {

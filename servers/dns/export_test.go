@@ -116,5 +116,14 @@ func TestExportShowsDecodedEscapes(t *testing.T) {
 		if n := strings.Count(text, "</untrusted-data>"); n != 1 {
 			t.Errorf("%d closing tags in the export:\n%s", n, text)
 		}
+		for tool, args := range map[string]map[string]any{"get_rrset": rrsetArgs("example.com", "x", "TXT"),
+			"list_rrsets": {"zone": "example.com", "name": "x"}} {
+			text := f.ok(t, tool, args, nil)
+			lacks(t, text, `\\226\\128\\139`, "\u200b", `\\060/untrusted`, "\U000E0001")
+			contains(t, text, "paypal", "[U+202E]")
+			if n := strings.Count(text, "</untrusted-data>"); n != 1 {
+				t.Errorf("%s: %d closing tags:\n%s", tool, n, text)
+			}
+		}
 	})
 }
