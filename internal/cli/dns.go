@@ -34,7 +34,7 @@ func setupDNS(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	c.register(f, "HETZNER")
 	f.String(&c.provider, "provider", "BULWARK_DNS_PROVIDER", "", "hetzner or local (default: hetzner when a Hetzner token is configured, else local)")
 	f.String(&c.dataDir, "data-dir", "BULWARK_DNS_DATA_DIR", "", "local: the zone-file directory (default $XDG_DATA_HOME/bulwark/zones or ~/.local/share/bulwark/zones)")
-	f.String(&c.dnsListen, "dns-listen", "BULWARK_DNS_LISTEN", "127.0.0.1:5353", "local: where the authoritative DNS responder listens, UDP and TCP (\"off\" to disable)")
+	f.String(&c.dnsListen, "dns-listen", "BULWARK_DNS_LISTEN", "127.0.0.1:5353", "local: where the authoritative DNS responder listens, UDP and TCP (a bare :port binds 127.0.0.1; \"off\" to disable)")
 	// The base URL is read once and removed too: a URL with credentials in
 	// it would otherwise linger in the environment.
 	base := f.getenv("HETZNER_API_BASE_URL")
@@ -76,6 +76,15 @@ func runDNS(ctx context.Context, c *dnsFlags, env Env) error {
 		p = lp
 		logger.Info("bulwark dns", "provider", "local", "data_dir", dir)
 		if c.dnsListen != "off" {
+			addr, beyond, err := localzone.ListenAddr(c.dnsListen)
+			if err != nil {
+				return fmt.Errorf("%w: -dns-listen: %v (or \"off\")", errUsage, err)
+			}
+			if beyond {
+				logger.Warn("the DNS responder listens beyond loopback: anyone who can reach it can query every local zone",
+					"addr", addr, "rate_limit", fmt.Sprintf("%d UDP responses/s per source", localzone.DefaultResponseRate))
+			}
+			c.dnsListen = addr
 			responder = localzone.NewResponder(lp, nil)
 		}
 	case "hetzner":

@@ -1,10 +1,14 @@
 package dns
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 )
@@ -16,8 +20,10 @@ import (
 //     is checked; a name outside the list is refused before any request;
 //   - the refusal is one message for "outside the list" and "does not
 //     exist", so it never confirms that a zone exists;
-//   - list_zones drops zones outside the list (a page may then hold fewer
-//     than per_page items; how many were dropped is not said);
+//   - list_zones lists only zones on the list: each allowed zone is looked
+//     up by name with the caller's filters, and the page, its order and
+//     meta.pagination are computed over those alone, so no count or page
+//     boundary tells that a hidden zone exists;
 //   - list_zone_actions needs a zone while the list is active;
 //   - get_zone_action checks every zone the action names; zone ids seen
 //     while resolving are remembered, so the delete action of an allowed
@@ -147,4 +153,81 @@ func (s *Server) checkAction(ctx context.Context, a Action) error {
 func actionDenied(id int64) *kernel.Error {
 	return kernel.Errorf(kernel.PermissionDenied, "Action %d is not available to this server: it does not exist, or it belongs to a zone the server may not use.", id).
 		WithHint("The operator restricts this server to certain zones; list_zone_actions with a zone shows that zone's actions.")
+}
+
+// defaultPerPage is the API's page size when per_page is not given.
+const defaultPerPage = 25
+
+// listAllowedZones is list_zones under the allowlist: each allowed zone
+// (at most one provider request per allowlist entry) that matches the
+// caller's filters, sorted and paged here, so that the counts describe
+// only what the caller may see.
+func (s *Server) listAllowedZones(ctx context.Context, opts ListZonesOptions) (ZoneList, error) {
+	names := slices.Sorted(maps.Keys(s.allow))
+	if opts.Name != "" {
+		names = nil
+		if s.allowed(opts.Name) {
+			names = []string{normalizeZone(opts.Name)}
+		}
+	}
+	zones := []Zone{}
+	for _, name := range names {
+		list, err := s.p.ListZones(ctx, ListZonesOptions{Name: name, Mode: opts.Mode, LabelSelector: opts.LabelSelector, PerPage: 1})
+		if err != nil {
+			return ZoneList{}, mapError(err, subject{what: "zones"})
+		}
+		for _, z := range list.Zones {
+			if normalizeZone(z.Name) == name {
+				s.remember(z)
+				zones = append(zones, z)
+			}
+		}
+	}
+	sortZones(zones, opts.Sort)
+	page, pg := pageOf(zones, opts.Page, opts.PerPage)
+	return ZoneList{Zones: page, Pagination: pg}, nil
+}
+
+// sortZones orders zones by the list's sort keys (validated before), then
+// by id, as the API does.
+func sortZones(zones []Zone, keys []string) {
+	slices.SortStableFunc(zones, func(a, b Zone) int {
+		for _, k := range append(slices.Clone(keys), "id") {
+			field, dir, _ := strings.Cut(k, ":")
+			c := 0
+			switch field {
+			case "name":
+				c = strings.Compare(a.Name, b.Name)
+			case "created":
+				c = a.Created.Compare(b.Created)
+			default:
+				c = cmp.Compare(a.ID, b.ID)
+			}
+			if dir == "desc" {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+}
+
+// pageOf cuts one page out of items and describes it as meta.pagination.
+func pageOf[T any](items []T, page, perPage int) ([]T, Pagination) {
+	page, perPage = cmp.Or(page, 1), cmp.Or(perPage, defaultPerPage)
+	total := len(items)
+	last := max(1, (total+perPage-1)/perPage)
+	pg := Pagination{Page: page, PerPage: perPage, LastPage: &last, TotalEntries: &total}
+	if page > 1 {
+		prev := min(page-1, last)
+		pg.PreviousPage = &prev
+	}
+	if page < last {
+		next := page + 1
+		pg.NextPage = &next
+	}
+	lo := min((page-1)*perPage, total)
+	return slices.Clone(items[lo:min(lo+perPage, total)]), pg
 }

@@ -1,6 +1,7 @@
 package dns_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -170,4 +171,57 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := dns.New(dns.Config{}, dns.Deps{}); err == nil {
 		t.Fatal("New without a provider")
 	}
+}
+
+// TestAllowlistCountsOnlyVisibleZones: under the allowlist, list_zones'
+// counts and paging describe only the zones the server may use. Filtering
+// by a hidden zone's name answers exactly as for a zone that does not
+// exist, and total_entries never counts hidden zones (issue 10.18).
+func TestAllowlistCountsOnlyVisibleZones(t *testing.T) {
+	forEach(t, func(t *testing.T, mk backendMaker) {
+		su := allowSetup(t)
+		su.cfg.AllowZones = append(su.cfg.AllowZones, "allowed-b.com", "missing-allowed.com")
+		before := su.before
+		su.before = func(b backend) {
+			before(b)
+			seedZone(t, b, "allowed-b.com")
+			for _, z := range []string{"hidden1.org", "hidden2.org", "hidden3.org"} {
+				seedZone(t, b, z)
+			}
+		}
+		f := newFixture(t, mk, su)
+		list := func(args map[string]any) dns.ZoneList {
+			t.Helper()
+			var zl dns.ZoneList
+			f.ok(t, "list_zones", args, &zl)
+			return zl
+		}
+		hidden, missing := list(map[string]any{"name": "secret.org"}), list(map[string]any{"name": "nope.org"})
+		if *hidden.Pagination.TotalEntries != 0 || !equalJSON(t, hidden, missing) {
+			t.Errorf("a hidden name answers differently from a missing one:\n%+v\n%+v", hidden, missing)
+		}
+		all := list(map[string]any{})
+		if len(all.Zones) != 2 || *all.Pagination.TotalEntries != 2 || *all.Pagination.LastPage != 1 || all.Pagination.NextPage != nil {
+			t.Errorf("list_zones counts hidden zones: %d zones, pagination %+v", len(all.Zones), all.Pagination)
+		}
+		p1 := list(map[string]any{"per_page": 1, "sort": []any{"name:desc"}})
+		p2 := list(map[string]any{"per_page": 1, "page": 2, "sort": []any{"name:desc"}})
+		if len(p1.Zones) != 1 || p1.Zones[0].Name != "example.com" || len(p2.Zones) != 1 || p2.Zones[0].Name != "allowed-b.com" ||
+			*p2.Pagination.LastPage != 2 || p2.Pagination.NextPage != nil {
+			t.Errorf("paging over visible zones: %+v / %+v", p1, p2)
+		}
+		if sec := list(map[string]any{"mode": "secondary"}); *sec.Pagination.TotalEntries != 0 {
+			t.Errorf("mode filter counts the hidden secondary zone: %+v", sec.Pagination)
+		}
+	})
+}
+
+func equalJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	return string(ja) == string(jb)
 }

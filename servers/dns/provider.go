@@ -29,6 +29,12 @@ type Provider interface {
 	DeleteZone(ctx context.Context, zone string) (*Action, error)
 	ExportZonefile(ctx context.Context, zone string) (string, error)
 	ImportZonefile(ctx context.Context, zone, zonefile string) (*Action, error)
+	// CheckImport reports, without changing anything, an error ImportZonefile
+	// would surely give for this file on zone z as just read: a secondary
+	// zone, a file that does not parse or is over the record budget, one
+	// that breaks the import rules. The confirmation gate asks it before it
+	// issues a token, so that no token is issued for a call that cannot run.
+	CheckImport(ctx context.Context, z Zone, zonefile string) error
 	ChangeZoneTTL(ctx context.Context, zone string, ttl int) (*Action, error)
 	ChangeZoneProtection(ctx context.Context, zone string, delete bool) (*Action, error)
 	ChangePrimaryNameservers(ctx context.Context, zone string, servers []PrimaryNameserver) (*Action, error)
@@ -162,22 +168,25 @@ type Pagination struct {
 	TotalEntries *int `json:"total_entries"`
 }
 
+// The lists put their pagination first: a result cut to the envelope's
+// size keeps what comes first, and the paging metadata must survive.
+
 // ZoneList is one page of zones.
 type ZoneList struct {
-	Zones      []Zone     `json:"zones"`
 	Pagination Pagination `json:"pagination"`
+	Zones      []Zone     `json:"zones"`
 }
 
 // RRSetList is one page of RRSets.
 type RRSetList struct {
-	RRSets     []RRSet    `json:"rrsets"`
 	Pagination Pagination `json:"pagination"`
+	RRSets     []RRSet    `json:"rrsets"`
 }
 
 // ActionList is one page of actions.
 type ActionList struct {
-	Actions    []Action   `json:"actions"`
 	Pagination Pagination `json:"pagination"`
+	Actions    []Action   `json:"actions"`
 }
 
 // ListZonesOptions filters, sorts and pages ListZones. Zero values mean the

@@ -188,6 +188,9 @@ func (s *Server) listRRSets(ctx context.Context, _ *kernel.Call, in listRRSetsAr
 	if list.RRSets == nil {
 		list.RRSets = []RRSet{}
 	}
+	for i := range list.RRSets {
+		presentValues(&list.RRSets[i])
+	}
 	return list, mapError(err, zoneSubject(in.Zone))
 }
 
@@ -205,6 +208,7 @@ func (s *Server) getRRSet(ctx context.Context, _ *kernel.Call, in rrsetArgs) (rr
 		return rrsetResult{}, err
 	}
 	rs, err := s.p.GetRRSet(ctx, ref, in.Name, in.Type)
+	presentValues(&rs)
 	return rrsetResult{RRSet: rs}, mapError(err, rrsetSubject(in.Zone, in.Name, in.Type))
 }
 

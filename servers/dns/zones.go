@@ -3,7 +3,6 @@ package dns
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -73,17 +72,18 @@ func (s *Server) zoneReadTools() []kernel.Tool {
 		argschema.Refine(kernel.NewTool(kernel.Spec[listZonesArgs, ZoneList]{
 			Name: "list_zones", Title: "List zones", Policy: readOnly, Handle: s.listZones,
 			Description: "List the DNS zones, one page at a time, optionally filtered by exact name, mode or label selector. " +
-				"When the operator restricts the server to certain zones, other zones are left out, so a page may hold fewer than per_page items.",
+				"When the operator restricts the server to certain zones, other zones are left out: pages and counts describe only the zones the server may use.",
 		}), listRules(zoneSortFields, maxPerPageZones, map[string]argschema.Rule{"name": zoneRule, "mode": modeRule, "label_selector": selectorRule})),
 		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, zoneResult]{
 			Name: "get_zone", Title: "Get a zone", Policy: readOnly, Handle: s.getZone,
 			Description: "Get one zone: mode, default TTL, protection, record count, nameservers and delegation status. " +
 				"With the local zone store the assigned nameservers are the local responder's names and no delegation is checked.",
 		}), map[string]argschema.Rule{"zone": zoneRule}),
-		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, kernel.Text]{
+		argschema.Refine(kernel.NewTool(kernel.Spec[exportArgs, kernel.Text]{
 			Name: "export_zonefile", Title: "Export a zone file", Policy: readOnly, Handle: s.exportZonefile,
-			Description: "Export a primary zone as a BIND zone file. It is the only backup there is: take one before import_zonefile.",
-		}), map[string]argschema.Rule{"zone": zoneRule}),
+			Description: "Export a primary zone as a BIND zone file. It is the only backup there is: take one before import_zonefile. " +
+				"A long file comes in parts: each names the next part's cursor and the SHA-256 of the whole file; call again with the cursor until the last part.",
+		}), map[string]argschema.Rule{"zone": zoneRule, "cursor": argschema.MaxLen(64)}),
 	}
 }
 
@@ -158,12 +158,15 @@ func (s *Server) listZones(ctx context.Context, _ *kernel.Call, in listZonesArgs
 	if len(in.LabelSelector) > maxSelectorLen {
 		return ZoneList{}, invalid("label_selector", "must be at most %d characters", maxSelectorLen)
 	}
-	list, err := s.p.ListZones(ctx, ListZonesOptions{Name: in.Name, Mode: in.Mode, LabelSelector: in.LabelSelector,
-		Sort: in.Sort, Page: in.Page, PerPage: in.PerPage})
+	opts := ListZonesOptions{Name: in.Name, Mode: in.Mode, LabelSelector: in.LabelSelector,
+		Sort: in.Sort, Page: in.Page, PerPage: in.PerPage}
+	if s.restricted() {
+		return s.listAllowedZones(ctx, opts)
+	}
+	list, err := s.p.ListZones(ctx, opts)
 	if err != nil {
 		return ZoneList{}, mapError(err, subject{what: "zones"})
 	}
-	list.Zones = slices.DeleteFunc(list.Zones, func(z Zone) bool { return !s.allowed(z.Name) })
 	if list.Zones == nil {
 		list.Zones = []Zone{}
 	}
@@ -182,13 +185,17 @@ func (s *Server) getZone(ctx context.Context, _ *kernel.Call, in zoneArgs) (zone
 	return zoneResult{Zone: z}, mapError(err, zoneSubject(in.Zone))
 }
 
-func (s *Server) exportZonefile(ctx context.Context, _ *kernel.Call, in zoneArgs) (kernel.Text, error) {
+func (s *Server) exportZonefile(ctx context.Context, _ *kernel.Call, in exportArgs) (kernel.Text, error) {
 	ref, err := s.zoneRef(ctx, in.Zone)
 	if err != nil {
 		return "", err
 	}
 	text, err := s.p.ExportZonefile(ctx, ref)
-	return kernel.Text(text), mapError(err, zoneSubject(in.Zone))
+	if err != nil {
+		return "", mapError(err, zoneSubject(in.Zone))
+	}
+	part, err := exportPart(in.Zone, text, in.Cursor)
+	return kernel.Text(part), err
 }
 
 func (s *Server) createZone(ctx context.Context, call *kernel.Call, in createZoneArgs) (createZoneResult, error) {

@@ -2,12 +2,20 @@ package localzone
 
 import (
 	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	mdns "github.com/miekg/dns"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
 )
 
 // Benchmarks. Run them with
@@ -100,7 +108,7 @@ func exchange(b *testing.B, c *mdns.Client, conn *mdns.Conn, m *mdns.Msg, name s
 
 func BenchmarkQueries(b *testing.B) {
 	p := bigProvider(b)
-	r := startResponder(b, p, nil)
+	r := startResponder(b, p, &ResponderOptions{DisableRateLimit: true})
 	bare := target{addr: startBare(b), names: []string{"fixed.test."}}
 	local := target{addr: r.Addr(), names: benchNames(4096)}
 	for _, tc := range []struct {
@@ -199,4 +207,105 @@ func BenchmarkAnswer(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkImportBudget compares, in one run, refusing the hostile
+// $GENERATE file of issue 10.1 (24 lines, under 1 KB, 1.5 million records
+// once expanded) with importing a legitimate 10,000-record zone, and
+// reports hostile/legit as ratio-% (interleaved, like with like: the same
+// provider, the same call). eight-concurrent runs eight hostile imports at
+// once, and eight imports of the largest file a tool accepts (1 MiB of
+// distinct records, within the budget), sampling the heap every
+// millisecond under the binary's memory policy (kernel.ApplyMemoryPolicy:
+// GOGC 400, a 256 MiB soft limit); it reports the peak heap (live objects
+// and garbage not yet collected) and the peak live heap after a collection,
+// against the limit.
+func BenchmarkImportBudget(b *testing.B) {
+	gc, limit := kernel.ApplyMemoryPolicy(nil, os.Getenv)
+	defer debug.SetGCPercent(100)
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	p, _ := newTestProvider(b, "")
+	mustZone(b, p, "bench.test")
+	legit, hostile := bigZoneText(benchRecords), hostileText("bench.test")
+	importOnce := func(text string, wantErr bool) time.Duration {
+		t0 := time.Now()
+		_, err := p.ImportZonefile(bg, "bench.test", text)
+		if (err != nil) != wantErr {
+			b.Fatalf("import: err = %v, want error %v", err, wantErr)
+		}
+		return time.Since(t0)
+	}
+	b.Run("ratio", func(b *testing.B) {
+		var tl, th time.Duration
+		for b.Loop() {
+			tl += importOnce(legit, false)
+			th += importOnce(hostile, true)
+		}
+		b.ReportMetric(float64(tl.Nanoseconds())/float64(b.N), "legit-ns/op")
+		b.ReportMetric(float64(th.Nanoseconds())/float64(b.N), "hostile-ns/op")
+		b.ReportMetric(100*float64(th)/float64(tl), "ratio-%")
+	})
+	for _, tc := range []struct {
+		name, text string
+		wantErr    bool
+	}{{"eight-hostile", hostile, true}, {"eight-largest", largestText("bench.test"), false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var peak, live uint64
+			for b.Loop() {
+				h, l := peakDuring(func() {
+					var wg sync.WaitGroup
+					for range 8 {
+						wg.Go(func() { importOnce(tc.text, tc.wantErr) })
+					}
+					wg.Wait()
+				})
+				peak, live = max(peak, h), max(live, l)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(live)/(1<<20), "peak-live-MiB")
+			b.ReportMetric(float64(limit)/(1<<20), "limit-MiB")
+			b.ReportMetric(float64(gc), "GOGC")
+		})
+	}
+}
+
+// largestText is a zone file of just under 1 MiB (the tools' limit) of
+// distinct TXT records.
+func largestText(zone string) string {
+	var sb strings.Builder
+	sb.WriteString("$ORIGIN " + zone + ".\n$TTL 3600\n@ IN SOA localhost. hostmaster.bench.test. 1 86400 10800 3600000 3600\n@ IN NS localhost.\n")
+	for i := 0; sb.Len() < 1<<20-64; i++ {
+		fmt.Fprintf(&sb, "t%06d IN TXT \"v%d\"\n", i, i)
+	}
+	return sb.String()
+}
+
+// peakDuring runs fn and returns the largest heap in use seen meanwhile,
+// and the largest live heap a collection found.
+func peakDuring(fn func()) (uint64, uint64) {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	var peak, live atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			if v := sample[1].Value.Uint64(); v > live.Load() {
+				live.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	})
+	fn()
+	close(stop)
+	wg.Wait()
+	return peak.Load(), live.Load()
 }

@@ -68,6 +68,16 @@
 //
 // NewResponder and ListenAndServe run an authoritative server for the
 // directory's primary zones over UDP and TCP; see Responder for what it
-// answers. Each zone file is parsed once per version into lookup maps;
+// answers. A bare port binds loopback (ListenAddr), and UDP answers are
+// rate-limited per source, slipping to truncated answers (rrl.go).
+//
+// # Budget
+//
+// Zone files are read through the zonefile package: every record, and
+// every $GENERATE range before expansion, is charged against a budget of
+// 200,000 records before de-duplication, for imports and files on disk
+// alike. An import or creation parses its file with no store lock held,
+// under one of the zonefile package's parse slots, and stops with the
+// caller's context. Each zone file is parsed once per version into lookup maps;
 // changes made through the Provider are seen by the next query.
 package localzone

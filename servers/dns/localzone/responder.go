@@ -1,6 +1,7 @@
 package localzone
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,18 @@ type ResponderOptions struct {
 	// changes. Changes made through the Provider are seen by the next
 	// query without waiting. Default DefaultRecheckInterval.
 	RecheckInterval time.Duration
+	// ResponseRate limits the UDP responses per second to one source (an
+	// IPv4 /24 or IPv6 /56), with a burst of the same size; see rrl.go.
+	// Default DefaultResponseRate.
+	ResponseRate int
+	// Slip: every Slip-th response over the rate is sent truncated (the
+	// client retries over TCP), the others are dropped; 1 truncates every
+	// one. Default DefaultSlip.
+	Slip int
+	// DisableRateLimit turns response-rate limiting off (benchmarks).
+	DisableRateLimit bool
+	// Now is the rate limiter's clock; default time.Now.
+	Now func() time.Time
 }
 
 // Responder is an authoritative DNS server for the Provider's primary
@@ -55,6 +68,7 @@ type Responder struct {
 	p       *Provider
 	udpSize int
 	recheck time.Duration
+	limit   *rrl       // nil: no rate limit
 	opt     [2]mdns.RR // the OPT record of answers, without and with DO
 
 	snap      atomic.Pointer[snapshot]
@@ -90,6 +104,13 @@ func NewResponder(p *Provider, opts *ResponderOptions) *Responder {
 		o.RecheckInterval = DefaultRecheckInterval
 	}
 	r := &Responder{p: p, udpSize: o.UDPSize, recheck: o.RecheckInterval, ready: make(chan struct{})}
+	if !o.DisableRateLimit {
+		now := o.Now
+		if now == nil {
+			now = time.Now
+		}
+		r.limit = newRRL(cmp.Or(max(o.ResponseRate, 0), DefaultResponseRate), cmp.Or(max(o.Slip, 0), DefaultSlip), now)
+	}
 	for i := range r.opt {
 		opt := &mdns.OPT{Hdr: mdns.RR_Header{Name: ".", Rrtype: mdns.TypeOPT}}
 		opt.SetUDPSize(uint16(o.UDPSize))
@@ -112,8 +133,21 @@ func (r *Responder) Addr() string {
 func (r *Responder) Ready() <-chan struct{} { return r.ready }
 
 // ServeDNS answers one query; it makes the Responder an mdns.Handler.
+// UDP responses are rate-limited per source (rrl.go).
 func (r *Responder) ServeDNS(w mdns.ResponseWriter, req *mdns.Msg) {
 	_, udp := w.RemoteAddr().(*net.UDPAddr)
+	if udp {
+		switch r.limit.check(w.RemoteAddr()) {
+		case drop:
+			return
+		case slip:
+			m := new(mdns.Msg)
+			m.SetReply(req)
+			m.Truncated = true
+			_ = w.WriteMsg(m)
+			return
+		}
+	}
 	_ = w.WriteMsg(r.answer(r.current(), req, udp))
 }
 
@@ -180,12 +214,14 @@ func (r *Responder) index(cur *snapshot, zone string) (indexedFile, bool) {
 	return indexedFile{key: key, idx: &zoneIndex{origin: zone + ".", broken: true}}, true
 }
 
-// ListenAndServe answers on addr (DefaultResponderAddr when "") over UDP
-// and TCP until ctx ends; port 0 picks a free port, shared by both (see
-// Addr). It returns nil after ctx ends, or the error that stopped a server.
+// ListenAndServe answers on addr (read by ListenAddr: DefaultResponderAddr
+// when "", loopback for a bare port) over UDP and TCP until ctx ends; port 0
+// picks a free port, shared by both (see Addr). It returns nil after ctx
+// ends, or the error that stopped a server.
 func (r *Responder) ListenAndServe(ctx context.Context, addr string) error {
-	if addr == "" {
-		addr = DefaultResponderAddr
+	addr, _, err := ListenAddr(addr)
+	if err != nil {
+		return err
 	}
 	pc, l, err := listenBoth(addr)
 	if err != nil {

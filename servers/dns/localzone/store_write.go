@@ -124,13 +124,22 @@ func (s *store) writeZoneData(z *zoneData) error {
 	z.setSOA(soa)
 	text := z.render()
 	// Never write a file that would not read back.
-	if _, err := parseZonefile(string(text), z.name, parseOptions{defaultTTL: fallbackTTL}); err != nil {
+	back, err := parseZonefile(context.Background(), string(text), z.name, parseOptions{defaultTTL: fallbackTTL})
+	if err != nil {
 		return errInvalid("records", "the zone would not parse back: %v", err)
 	}
 	if err := writeAtomic(s.dir, zoneFile(z.name), text, 0o644, s.noSync); err != nil {
 		return err
 	}
 	s.gen.Add(1)
+	// The file just written parses to back: cache it under the file's key,
+	// so the next read does not parse it again. The exclusive lock is held,
+	// so no other writer is between the write and the stat.
+	if fi, err := os.Stat(filepath.Join(s.dir, zoneFile(z.name))); err == nil {
+		s.cacheMu.Lock()
+		s.zones[z.name] = cachedZone{key: keyOf(fi), data: back}
+		s.cacheMu.Unlock()
+	}
 	return nil
 }
 
