@@ -100,7 +100,9 @@ func send(t *testing.T, method, url, auth string, hdr map[string]string, body st
 		t.Fatal(err)
 	}
 	r := resp{status: res.StatusCode, header: res.Header, raw: raw}
-	_ = json.Unmarshal(raw, &r.body)
+	if len(raw) < 1<<20 { // big records are checked by their tests
+		_ = json.Unmarshal(raw, &r.body)
+	}
 	return r
 }
 

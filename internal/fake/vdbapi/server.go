@@ -115,7 +115,7 @@ func New(opts *Options) *Server {
 	s.seed()
 	s.api = loopback(s.handler(HostAPI, s.serveAPI))
 	s.site = loopback(s.handler(HostSite, s.serveSite))
-	s.elsewhere = loopback(s.handler(HostElsewhere, serveElsewhere))
+	s.elsewhere = loopbackAt("127.0.0.2:0", s.handler(HostElsewhere, serveElsewhere))
 	return s
 }
 
@@ -129,9 +129,16 @@ func Start(tb testing.TB, opts *Options) *Server {
 	return s
 }
 
-func loopback(h http.Handler) *httptest.Server {
+func loopback(h http.Handler) *httptest.Server { return loopbackAt("127.0.0.1:0", h) }
+
+// loopbackAt listens on addr, falling back to 127.0.0.1 (127.0.0.2 is a
+// distinct host name for net/http's redirect rules, where it exists).
+func loopbackAt(addr string, h http.Handler) *httptest.Server {
 	ts := httptest.NewUnstartedServer(h)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+	}
 	if err != nil {
 		panic(fmt.Sprintf("vdbapi fake: listen on loopback: %v", err))
 	}
@@ -151,7 +158,10 @@ func (s *Server) SiteURL() string { return s.site.URL }
 
 // ElsewhereURL is a third loopback host that answers 200 {} to anything and
 // records it: the target of off-host redirects, to prove a client never
-// follows them with its credential.
+// follows them with its credential. It listens on 127.0.0.2 where the
+// system allows (Linux does), so its host name differs from the API's:
+// net/http keeps Authorization on a redirect to the same host name even on
+// another port.
 func (s *Server) ElsewhereURL() string { return s.elsewhere.URL }
 
 // Close ends slow and endless bodies and stops the three servers. It is
