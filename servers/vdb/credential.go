@@ -1,6 +1,7 @@
 package vdb
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -28,6 +29,9 @@ type credential struct {
 	// shares that organisation's cached answers.
 	cacheID string
 	stored  bool // it came from a sign-in, not the configuration
+	// secrets are the parts scrubbed from every upstream answer: the
+	// credential after its scheme, and an ApiKey's digest alone.
+	secrets []string
 }
 
 // String hides the value from every printer.
@@ -57,7 +61,7 @@ func parseCredential(v string) (credential, error) {
 		rest = strings.TrimSpace(v[i+1:])
 	}
 	for _, c := range []byte(rest) {
-		if c <= ' ' || c >= 0x7f {
+		if c <= ' ' || c >= 0x7f || c == '"' || c == '\\' {
 			return credential{}, errBadCredential
 		}
 	}
@@ -80,7 +84,21 @@ func parseCredential(v string) (credential, error) {
 		h = "ApiKey " + rest
 	}
 	sum := sha256.Sum256([]byte(h))
-	return credential{header: h, scheme: scheme, cacheID: hex.EncodeToString(sum[:16])}, nil
+	c := credential{header: h, scheme: scheme, cacheID: hex.EncodeToString(sum[:16]), secrets: []string{rest}}
+	if _, digest, ok := strings.Cut(rest, ":"); ok && scheme == schemeAPIKey && len(digest) >= 8 {
+		c.secrets = append(c.secrets, digest)
+	}
+	return c, nil
+}
+
+// scrub replaces the credential wherever an upstream answer echoes it.
+func (c credential) scrub(body []byte) []byte {
+	for _, sec := range c.secrets {
+		if bytes.Contains(body, []byte(sec)) {
+			body = bytes.ReplaceAll(body, []byte(sec), []byte("[redacted]"))
+		}
+	}
+	return body
 }
 
 // looksLikeOrg reports a UUID-shaped organisation id.

@@ -68,7 +68,7 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	if !isJSON(resp.Header.Get("Content-Type")) {
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API answered with %s, not JSON.", safeType(resp.Header.Get("Content-Type")))
 	}
-	f := &fetched{body: resp.Body, header: resp.Header}
+	f := &fetched{body: cred.scrub(resp.Body), header: resp.Header}
 	s.cache.put(key, f, resp.Header)
 	return f, nil
 }
@@ -125,6 +125,7 @@ func upstreamMessage(resp *upstream.Response) string {
 // statusError maps a non-2xx answer to a tool error. The upstream's own
 // message travels only inside the envelope (WithUpstream); headers never do.
 func (s *Server) statusError(resp *upstream.Response, cred credential) error {
+	resp.Body = cred.scrub(resp.Body)
 	msg := upstreamMessage(resp)
 	var e *kernel.Error
 	switch st := resp.StatusCode; {

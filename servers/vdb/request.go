@@ -196,11 +196,11 @@ func checkQuery(m map[string]string) (url.Values, error) {
 	}
 	q := url.Values{}
 	for k, v := range m {
-		if !validQueryKey(k) || len(v) > maxQueryValue {
-			return nil, kernel.Errorf(kernel.InvalidArgument, "Query keys must match %s and values be at most %d bytes.", queryKeyPattern, maxQueryValue)
-		}
 		if k == "_t" {
 			continue // the cache-buster: never relayed
+		}
+		if !validQueryKey(k) || len(v) > maxQueryValue {
+			return nil, kernel.Errorf(kernel.InvalidArgument, "Query keys must match %s and values be at most %d bytes.", queryKeyPattern, maxQueryValue)
 		}
 		q.Set(k, v)
 	}

@@ -188,3 +188,26 @@ func TestArgumentsRefusedBeforeAnyRequest(t *testing.T) {
 		t.Fatalf("%d upstream requests, want none: %+v", n, f.fake.Requests())
 	}
 }
+
+// TestRequestEscapeHatch: vdb_request reaches an allowed path, and refuses
+// the forbidden ones before any request is made.
+func TestRequestEscapeHatch(t *testing.T) {
+	f := newFixture(t, setup{})
+	out := f.ok(t, "vdb_request", map[string]any{"path": "/vuln/" + vdbapi.Log4Shell + "/tree-sitter", "query": map[string]any{"language": "java", "_t": "1"}})
+	if out["cacheScope"] != "private" {
+		t.Fatalf("%v", out)
+	}
+	r := f.fake.Requests()[0]
+	if r.Path != "/v2/vuln/CVE-2021-44228/tree-sitter" || r.RawQuery != "language=java" {
+		t.Fatalf("upstream saw %s?%s", r.Path, r.RawQuery)
+	}
+	f.fake.ResetRequests()
+	for _, p := range []string{"/cli.quality-gate-config", "/auth/api-key", "/vuln/%2e%2e/auth/token", "//evil.example/x",
+		"https://evil.example/", "/exploits/6f1c9a7e-0c1e-4b55-9d1a-3f1f6e2a9b01/poc", "/raw/nvd/CVE-2021-44228", "/vuln/x?y=1"} {
+		f.fails(t, "vdb_request", map[string]any{"path": p}, kernel.InvalidArgument)
+	}
+	f.fails(t, "vdb_request", map[string]any{"path": "/kev", "query": map[string]any{"bad key": "x"}}, kernel.InvalidArgument)
+	if n := len(f.fake.Requests()); n != 0 {
+		t.Fatalf("%d requests for refused paths", n)
+	}
+}
