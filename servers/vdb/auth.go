@@ -36,6 +36,7 @@ const (
 type grantBody struct {
 	DeviceCode string `json:"dc"`
 	Interval   int    `json:"iv"` // seconds
+	Issued     int64  `json:"at"` // unix ms: no poll before Issued + Interval
 }
 
 // grantState is what the server remembers of a grant between polls.
@@ -57,7 +58,7 @@ type grants struct {
 func newGrants(now func() time.Time) *grants { return &grants{m: map[[32]byte]*grantState{}, now: now} }
 
 // state returns the grant's state, creating it; expired states are dropped.
-func (g *grants) state(dc string, interval time.Duration, expires time.Time) (*grantState, bool) {
+func (g *grants) state(dc string, interval time.Duration, issued, expires time.Time) (*grantState, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	now := g.now()
@@ -74,7 +75,7 @@ func (g *grants) state(dc string, interval time.Duration, expires time.Time) (*g
 	k := sha256.Sum256([]byte(dc))
 	st, ok := g.m[k]
 	if !ok {
-		st = &grantState{interval: interval, expires: expires}
+		st = &grantState{interval: interval, expires: expires, next: issued.Add(interval)}
 		g.m[k] = st
 	}
 	return st, true
@@ -160,7 +161,7 @@ func (s *Server) authStart(ctx context.Context, call *kernel.Call, _ authStartAr
 	}
 	ttl := clampDuration(time.Duration(a.ExpiresIn)*time.Second, defaultGrantTTL, maxGrantTTL)
 	iv := clampDuration(time.Duration(a.Interval)*time.Second, defaultInterval, maxInterval)
-	body, _ := json.Marshal(grantBody{DeviceCode: a.DeviceCode, Interval: int(iv / time.Second)})
+	body, _ := json.Marshal(grantBody{DeviceCode: a.DeviceCode, Interval: int(iv / time.Second), Issued: s.now().UnixMilli()})
 	handle, err := s.sealer.SealFor(purposeDeviceGrant, call.Principal.ID, body, ttl)
 	if err != nil {
 		return nil, err
@@ -207,7 +208,7 @@ func (s *Server) authPoll(ctx context.Context, call *kernel.Call, in authPollArg
 		return nil, errGrant(seal.ErrInvalid)
 	}
 	now := s.now()
-	st, ok := s.grants.state(g.DeviceCode, time.Duration(g.Interval)*time.Second, now.Add(maxGrantTTL))
+	st, ok := s.grants.state(g.DeviceCode, time.Duration(g.Interval)*time.Second, time.UnixMilli(g.Issued), now.Add(maxGrantTTL))
 	if !ok {
 		return nil, kernel.Errorf(kernel.ResourceExhausted, "Too many sign-ins are pending on this server.").WithHint("Try again in a few minutes.")
 	}
