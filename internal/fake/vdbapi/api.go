@@ -204,6 +204,9 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, a answer, f *Faul
 		return
 	}
 	s.cacheHeaders(w.Header(), r, a)
+	for k, v := range a.header {
+		w.Header().Set(k, v)
+	}
 	if a.stream != nil {
 		a.stream(w, r)
 		return
@@ -220,9 +223,6 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, a answer, f *Faul
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-	}
-	for k, v := range a.header {
-		w.Header().Set(k, v)
 	}
 	w.Header().Set("Content-Type", orString(a.contentType, "application/json"))
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))

@@ -375,6 +375,10 @@ func TestBigRecords(t *testing.T) {
 			t.Fatalf("%s: not a valid record with many ranges", id)
 		}
 	}
+	raw := f.get(t, "/raw/nvd/"+HugeVulnID)
+	if raw.status != 200 || len(raw.raw) != HugeVulnSize || raw.header.Get("Content-Type") != "application/octet-stream" {
+		t.Fatalf("huge raw archive: %d, %d bytes", raw.status, len(raw.raw))
+	}
 	if HugeVulnSize <= 3<<20 || LargeVulnSize <= 2_000_000 {
 		t.Fatal("fixture sizes no longer cross their lines")
 	}

@@ -64,7 +64,9 @@
 //     "Cannot query future months"); /triage?sort=epss without minEpss >= 0.3
 //     or minEpssPercentile → 400. /exploits/{id}/poc and /raw/{source}/{cve}
 //     answer application/octet-stream with X-Vulnetix-Sha256 and
-//     X-Vulnetix-Original-Url or X-Vulnetix-R2-Path.
+//     X-Vulnetix-Original-Url or X-Vulnetix-R2-Path; the raw archive of a
+//     generated record is as large as the record (HugeVulnID: 4 MiB) and
+//     streamed, without the hash header.
 //
 // # Trip-wires
 //
@@ -119,6 +121,17 @@
 // to their scheme, the credential scheme, the org it resolved to, the
 // status and the body. Request.Contains(secret) searches the unredacted
 // request, e.g. to prove the MCP client's own token never went upstream.
+//
+// # Proof
+//
+// Each behaviour above has a test of the fake itself: checklist_test.go
+// (health, the auth refusal table, the request record, rate-limit headers,
+// quota and scripted 429s, cache headers and 304, paging, fixtures, every
+// route of the tool surface, binary routes, org-scoped VEX, the big
+// records), device_test.go (every grant state, the interval, single use,
+// scripts, /approve), hostile_test.go (every trip-wire failing the test,
+// every fault kind, the injection). FuzzParsePage and FuzzMatchRoute cover
+// the fake's own parsers.
 //
 // (R) marks the fake's reconstructions where the reference gives no shape
 // (record and list bodies, Cache-Control values); flip them after a live

@@ -523,16 +523,30 @@ func rawSources(c *call) answer {
 }
 
 // getRaw answers a source document archive (octet-stream, with the hash and
-// storage-path headers).
+// storage-path headers). For a record added with AddBigVuln the archive is
+// as large as the record and streamed; its hash header is then absent, as
+// the fake never holds the body.
 func getRaw(c *call) answer {
-	v, _, found := c.s.vuln(c.p["cve"])
+	v, big, found := c.s.vuln(c.p["cve"])
 	if !found {
 		return notFound("Raw document")
 	}
-	body := append([]byte("\x1f\x8b\x08\x00fake-tar\x00"), mustJSON(record(v))...)
+	head := []byte("\x1f\x8b\x08\x00fake-tar\x00")
+	path := "raw/" + c.p["source"] + "/" + v.ID + ".tar.gz"
+	if big > 0 {
+		return answer{status: http.StatusOK, header: map[string]string{"X-Vulnetix-R2-Path": path},
+			stream: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/octet-stream")
+				w.Header().Set("Content-Length", strconv.Itoa(big))
+				w.WriteHeader(http.StatusOK)
+				_, _ = w.Write(head)
+				writePadding(r.Context(), w, int64(big-len(head)), "raw-bytes ")
+			}}
+	}
+	body := append(head, mustJSON(record(v))...)
 	sum := sha256.Sum256(body)
 	return answer{status: http.StatusOK, raw: body, contentType: "application/octet-stream", header: map[string]string{
-		"X-Vulnetix-Sha256": hex.EncodeToString(sum[:]), "X-Vulnetix-R2-Path": "raw/" + c.p["source"] + "/" + v.ID + ".tar.gz"}}
+		"X-Vulnetix-Sha256": hex.EncodeToString(sum[:]), "X-Vulnetix-R2-Path": path}}
 }
 
 // spec is a minimal OpenAPI document; like the real one it leaves out the
