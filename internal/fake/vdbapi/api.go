@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -44,21 +46,32 @@ func badRequest(msg string) answer { return apiErr(http.StatusBadRequest, msg, "
 var tripPrefixes = []string{APIVersion + "/cli.", APIVersion + "/auth/", APIVersion + "/auth",
 	APIVersion + "/crit/", "/v1/uploads/", "/v1/uploads"}
 
-// isTripWire reports whether an API-host request must never happen: a
-// listed route, or any method that could write.
-func isTripWire(method, path string) bool {
+// isTripWire reports whether an API-host request must never happen: any
+// method that could write, or a listed route in any spelling a server or
+// CDN might normalise to it — the escaped path, the decoded one, the
+// decoded one with dot segments resolved, and each lower-cased.
+func isTripWire(method string, u *url.URL) bool {
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
 		return true
 	}
-	return tripRoute(path)
+	decoded := u.Path
+	if d, err := url.PathUnescape(decoded); err == nil { // double encoding
+		decoded = d
+	}
+	for _, p := range []string{u.EscapedPath(), u.Path, decoded, path.Clean("/" + decoded)} {
+		if tripRoute(p) || tripRoute(strings.ToLower(p)) {
+			return true
+		}
+	}
+	return false
 }
 
-// tripRoute reports whether path is one of the listed routes.
-func tripRoute(path string) bool {
-	for _, p := range tripPrefixes {
-		if path == p || strings.HasPrefix(path, p) && (strings.HasSuffix(p, "/") || strings.HasSuffix(p, ".") ||
-			strings.HasPrefix(path[len(p):], "/")) {
+// tripRoute reports whether p is one of the listed routes.
+func tripRoute(p string) bool {
+	for _, t := range tripPrefixes {
+		if p == t || strings.HasPrefix(p, t) && (strings.HasSuffix(t, "/") || strings.HasSuffix(t, ".") ||
+			strings.HasPrefix(p[len(t):], "/")) {
 			return true
 		}
 	}
@@ -70,7 +83,7 @@ func tripRoute(path string) bool {
 // route (404/405), cache (304), handler.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, rec *Request) {
 	path := r.URL.EscapedPath()
-	if isTripWire(r.Method, path) {
+	if isTripWire(r.Method, r.URL) {
 		s.tripWire(rec)
 		s.serveTripWire(w, r, rec)
 		return
@@ -333,7 +346,7 @@ func mustJSON(v any) []byte {
 // (a write "succeeds", a credential route discloses), so a client that
 // reaches it is caught both by the record and by what it got back.
 func (s *Server) serveTripWire(w http.ResponseWriter, r *http.Request, rec *Request) {
-	path := r.URL.EscapedPath()
+	clean := strings.ToLower(path.Clean("/" + r.URL.Path))
 	s.mu.Lock()
 	o, status, _ := s.authenticateLocked(r)
 	if o != nil {
@@ -343,10 +356,10 @@ func (s *Server) serveTripWire(w http.ResponseWriter, r *http.Request, rec *Requ
 	switch {
 	case status != 0:
 		writeAnswer(w, apiErr(http.StatusUnauthorized, "Invalid or expired credentials", ""))
-	case !tripRoute(path):
+	case !tripRoute(clean):
 		w.Header().Set("Allow", http.MethodGet)
 		writeAnswer(w, apiErr(http.StatusMethodNotAllowed, "Method not allowed", ""))
-	case path == APIVersion+"/auth/api-key":
+	case clean == APIVersion+"/auth/api-key":
 		writeJSON(w, http.StatusOK, map[string]any{"success": true, "orgId": o.id,
 			"apiKey": "0000000000000000000000000000000000000000000000000000000000000000"})
 	case r.Method != http.MethodGet && r.Method != http.MethodPost:

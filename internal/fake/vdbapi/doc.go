@@ -77,7 +77,10 @@
 // them), and a Server made by Start fails the test at once. They are: any
 // POST, PUT, PATCH or DELETE on the API host; /v2/cli.*; /v2/auth and
 // /v2/auth/*; /v2/crit/*; /v1/uploads/*; and POST DevicePath+"/approve" on
-// the site (it answers 401: the fake has no browser session).
+// the site (it answers 401: the fake has no browser session). A listed
+// route is caught in any spelling a server or CDN might normalise to it:
+// percent-encoded ("/v2/%63li.scan"), double-encoded, through dot segments
+// ("/v2/vuln/../cli.scan", "/v2/vuln/%2e%2e/auth/api-key"), in any case.
 //
 // # The site host (SiteURL): device login (reference §8, RFC 8628)
 //

@@ -49,6 +49,12 @@ func TestTripWires(t *testing.T) {
 		{"POST", "/v2/vuln/CVE-2021-44228"},
 		{"DELETE", "/v2/kev"},
 		{"PATCH", "/v2/ecosystems"},
+		{"GET", "/v2/%63li.scan"},
+		{"GET", "/v2/vuln/../cli.scan"},
+		{"GET", "/v2/vuln/%2e%2e/auth/api-key"},
+		{"GET", "/v2/vuln/%252e%252e/auth/token"},
+		{"GET", "/v2/CLI.vuln"},
+		{"GET", "/v2/Auth/api-key"},
 	} {
 		t.Run(tc.method+tc.path, func(t *testing.T) {
 			tb := &recTB{TB: t}
