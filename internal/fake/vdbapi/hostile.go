@@ -81,9 +81,10 @@ const (
 // added.
 type Fault struct {
 	Kind FaultKind
-	// Host selects the host (HostAPI when empty, or HostSite). Method and
-	// PathPrefix (escaped path, e.g. "/v2/vuln/") select requests; empty
-	// matches all.
+	// Host selects the host (HostAPI when empty, or HostSite). On the site
+	// only the proxy-like kinds and FaultSlow apply; script /token answers
+	// with ScriptDevice. Method and PathPrefix (escaped path, e.g.
+	// "/v2/vuln/") select requests; empty matches all.
 	Host       string
 	Method     string
 	PathPrefix string
