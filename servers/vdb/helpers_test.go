@@ -72,7 +72,7 @@ type setup struct {
 	keys       vdb.KeyStore
 }
 
-func newFixture(t *testing.T, su setup) *fixture {
+func newFixture(t testing.TB, su setup) *fixture {
 	t.Helper()
 	f := &fixture{clock: &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, points: &points{}}
 	fo := su.fopts
@@ -117,7 +117,7 @@ func newFixture(t *testing.T, su setup) *fixture {
 	return f
 }
 
-func (f *fixture) call(t *testing.T, tool string, args map[string]any) *mcp.CallToolResult {
+func (f *fixture) call(t testing.TB, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	if args == nil {
 		args = map[string]any{}
@@ -126,7 +126,7 @@ func (f *fixture) call(t *testing.T, tool string, args map[string]any) *mcp.Call
 }
 
 // ok calls a tool, fails on a tool error and decodes the structured result.
-func (f *fixture) ok(t *testing.T, tool string, args map[string]any) map[string]any {
+func (f *fixture) ok(t testing.TB, tool string, args map[string]any) map[string]any {
 	t.Helper()
 	res := f.call(t, tool, args)
 	if res.IsError {
@@ -138,7 +138,7 @@ func (f *fixture) ok(t *testing.T, tool string, args map[string]any) map[string]
 }
 
 // fails calls a tool and asserts a tool error with code; it returns the text.
-func (f *fixture) fails(t *testing.T, tool string, args map[string]any, code kernel.Code) string {
+func (f *fixture) fails(t testing.TB, tool string, args map[string]any, code kernel.Code) string {
 	t.Helper()
 	res := f.call(t, tool, args)
 	text := mcptest.Text(res)
