@@ -23,8 +23,9 @@ type vdbFlags struct {
 }
 
 // vdbForwardHeader carries a request's own Vulnetix credential over HTTP
-// when bulwark authenticates its clients itself (-auth apikey or oauth):
-// their Authorization header is bulwark's, and is never relayed upstream.
+// ("ApiKey <org>:<key>" or "Bearer <token>"). The request's Authorization
+// header is the kernel's (client authentication): it is consumed and
+// stripped before any tool runs, and never relayed upstream.
 const vdbForwardHeader = "X-Vulnetix-Authorization"
 
 func setupVDB(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
@@ -99,14 +100,10 @@ func (c *vdbFlags) vdbCredentials(opts *kernel.Options, deps *vdbsrv.Deps, logge
 		opts.Credentials = []kernel.Credential{{Name: "vdb", Provider: "Vulnetix", Value: c.apiKey.value}}
 	} else {
 		if c.apiKey.set() {
-			return fmt.Errorf("%w: %s is for stdio; over HTTP each caller brings its own credential (Authorization: ApiKey …) or signs in", errUsage, c.apiKey.source)
-		}
-		header := "Authorization"
-		if c.auth != "none" {
-			header = vdbForwardHeader
+			return fmt.Errorf("%w: %s is for stdio; over HTTP each caller brings its own credential (X-Vulnetix-Authorization: ApiKey …) or signs in", errUsage, c.apiKey.source)
 		}
 		opts.BYOK = true
-		opts.Credentials = []kernel.Credential{{Name: "vdb", Provider: "Vulnetix", Header: header}}
+		opts.Credentials = []kernel.Credential{{Name: "vdb", Provider: "Vulnetix", Header: vdbForwardHeader}}
 	}
 	if !c.aeadKey.set() {
 		logger.Warn("the sign-in tools (vdb_auth_start, vdb_auth_poll, vdb_auth_logout) are off: MCP_AEAD_KEY (or -aead-key-file) is not set")

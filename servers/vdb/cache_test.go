@@ -2,6 +2,7 @@ package vdb_test
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,13 @@ type httpFixture struct {
 	url  string
 }
 
-func newHTTPFixture(t *testing.T) *httpFixture {
+func newHTTPFixture(t *testing.T) *httpFixture { return newHTTPFixtureAuth(t, true) }
+
+// newHTTPFixtureAuth: with auth, bulwark authenticates its clients by API
+// key; without, it serves loopback without authentication. Either way the
+// Vulnetix credential travels in X-Vulnetix-Authorization (the kernel
+// consumes and strips Authorization: no token passthrough).
+func newHTTPFixtureAuth(t *testing.T, auth bool) *httpFixture {
 	t.Helper()
 	f := &httpFixture{fake: vdbapi.Start(t, nil)}
 	srv, err := vdb.New(vdb.Config{APIBaseURL: f.fake.APIURL(), SiteBaseURL: f.fake.SiteURL()},
@@ -51,7 +58,11 @@ func newHTTPFixture(t *testing.T) *httpFixture {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	h, err := k.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
+	ho := kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys}
+	if !auth {
+		ho.Auth = nil
+	}
+	h, err := k.HTTPHandler(ho)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,5 +171,45 @@ func TestCacheHonoursNoStore(t *testing.T) {
 	}
 	if n := len(f.fake.Requests()); n != 2 {
 		t.Fatalf("%d upstream requests, want 2", n)
+	}
+}
+
+// TestRelayedAuthorization: on a loopback server without its own
+// authentication, X-Vulnetix-Authorization "ApiKey …" or "Bearer …" is
+// relayed as it is; a credential in the request's own Authorization header
+// is never relayed (the kernel strips it), so the tool says unauthenticated.
+func TestRelayedAuthorization(t *testing.T) {
+	f := newHTTPFixtureAuth(t, false)
+	keyA := f.fake.AddKey(vdbapi.OrgA, "secret-a")
+	f.fake.AddBearer(vdbapi.OrgB, "tok-bob-0123456789")
+	for cred, org := range map[string]string{"ApiKey " + keyA: vdbapi.OrgA, "Bearer tok-bob-0123456789": vdbapi.OrgB} {
+		f.fake.ResetRequests()
+		hc := &http.Client{Transport: headerRT{fwdHeader: cred}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, isErr := callHTTP(t, cs, "vdb_kev_status", map[string]any{"id": vdbapi.Log4Shell}); isErr {
+			t.Fatalf("%v", out)
+		}
+		if r := f.fake.Requests()[0]; r.Org != org {
+			t.Fatalf("upstream resolved %q, want %q", r.Org, org)
+		}
+		_ = cs.Close()
+	}
+	f.fake.ResetRequests()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: &http.Client{Transport: headerRT{"Authorization": "ApiKey " + keyA}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	out, isErr := callHTTP(t, cs, "vdb_kev_status", map[string]any{"id": vdbapi.Log4Shell})
+	if !isErr || !strings.Contains(fmt.Sprint(out), "unauthenticated") {
+		t.Fatalf("no credential: %v", out)
+	}
+	if n := len(f.fake.Requests()); n != 0 {
+		t.Fatalf("the client's Authorization was relayed: %d requests", n)
 	}
 }

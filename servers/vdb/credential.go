@@ -123,7 +123,7 @@ func looksLikeOrg(s string) bool {
 // signInHint names every way to give the server a credential.
 func (s *Server) signInHint() string {
 	h := "Set VULNETIX_API_KEY (or -api-key-file) where the server runs over stdio, or send " +
-		"\"Authorization: ApiKey <org>:<key>\" or \"Bearer <token>\" with each request when it serves HTTP with -byok"
+		"\"X-Vulnetix-Authorization: ApiKey <org>:<key>\" (or \"Bearer <token>\") with each request when it serves HTTP"
 	if s.sealer != nil {
 		h += ", or sign in with vdb_auth_start and vdb_auth_poll"
 	}

@@ -16,7 +16,7 @@ func TestNoCredentialNoAccess(t *testing.T) {
 	f := newFixture(t, setup{noKey: true})
 	for _, tc := range toolCalls {
 		text := f.fails(t, tc.tool, tc.args, kernel.Unauthenticated)
-		contains(t, text, "VULNETIX_API_KEY", "Authorization: ApiKey", "vdb_auth_start")
+		contains(t, text, "VULNETIX_API_KEY", "X-Vulnetix-Authorization: ApiKey", "vdb_auth_start")
 	}
 	f.fails(t, "vdb_request", map[string]any{"path": "/ecosystems"}, kernel.Unauthenticated)
 	if n := f.apiCalls(); n != 0 {
