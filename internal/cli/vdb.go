@@ -20,6 +20,8 @@ type vdbFlags struct {
 	aeadKey           secret
 	keyFile           string
 	analytics         string
+	aiURL, aiModel    string
+	aiKey             secret
 }
 
 // vdbForwardHeader carries a request's own Vulnetix credential over HTTP
@@ -50,6 +52,9 @@ func setupVDB(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	f.Secret(&c.aeadKey, "aead-key-file", "MCP_AEAD_KEY", "the secret (32+ bytes, hex or base64) sealing sign-in handles and stored keys; without it the sign-in tools are off")
 	f.String(&c.keyFile, "key-file", "BULWARK_VDB_KEY_FILE", "", "stdio: where a sign-in stores the key, mode 0600 (default <user config dir>/bulwark/vulnetix-key)")
 	f.String(&c.analytics, "analytics", "BULWARK_VDB_ANALYTICS", "", "write one JSON analytics point per tool call to `PATH` (or \"stderr\")")
+	f.String(&c.aiURL, "ai-url", "BULWARK_VDB_AI_URL", "", "optional AI enrichment: an OpenAI-compatible endpoint's base URL (…/v1)")
+	f.String(&c.aiModel, "ai-model", "BULWARK_VDB_AI_MODEL", "", "the model name for -ai-url")
+	f.Secret(&c.aiKey, "ai-key-file", "BULWARK_VDB_AI_KEY", "the bearer key of -ai-url")
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {
 			return err
@@ -74,7 +79,8 @@ func runVDB(ctx context.Context, c *vdbFlags, env Env) error {
 	if deps.Analytics, err = c.vdbAnalytics(env); err != nil {
 		return err
 	}
-	cfg := vdbsrv.Config{APIBaseURL: c.apiBase, SiteBaseURL: c.siteBase}
+	deps.AIKey = c.aiKey.value
+	cfg := vdbsrv.Config{APIBaseURL: c.apiBase, SiteBaseURL: c.siteBase, AIURL: c.aiURL, AIModel: c.aiModel}
 	srv, err := vdbsrv.New(cfg, deps)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -87,7 +93,7 @@ func runVDB(ctx context.Context, c *vdbFlags, env Env) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	logger.Info("bulwark vdb", "byok", opts.BYOK, "sign_in", srv.SignInEnabled())
+	logger.Info("bulwark vdb", "byok", opts.BYOK, "sign_in", srv.SignInEnabled(), "ai", srv.AIEnabled())
 	return c.serve(ctx, ks, env, logger)
 }
 

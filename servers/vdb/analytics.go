@@ -20,7 +20,7 @@ type Point struct {
 	Plan          string        `json:"plan,omitempty"`
 	Scheme        string        `json:"credential_scheme"` // apikey, bearer or none
 	Outcome       string        `json:"outcome"`           // ok or an error code
-	AI            string        `json:"ai"`                // off (no enrichment in this build)
+	AI            string        `json:"ai"`                // off, ok or failed
 	Latency       time.Duration `json:"latency_ns"`
 	UpstreamCalls int64         `json:"upstream_calls"`
 	Retries       int64         `json:"retries"`
@@ -63,6 +63,7 @@ type notes struct {
 	mu     sync.Mutex
 	scheme string
 	hit    bool
+	ai     string
 }
 
 type notesKey struct{}
@@ -71,6 +72,14 @@ func noteCredential(ctx context.Context, scheme string) {
 	if n, ok := ctx.Value(notesKey{}).(*notes); ok {
 		n.mu.Lock()
 		n.scheme = scheme
+		n.mu.Unlock()
+	}
+}
+
+func noteAI(ctx context.Context, status string) {
+	if n, ok := ctx.Value(notesKey{}).(*notes); ok {
+		n.mu.Lock()
+		n.ai = status
 		n.mu.Unlock()
 	}
 }
@@ -88,14 +97,14 @@ func measured[In, Out any](s *Server, name string, h func(ctx context.Context, c
 	return func(ctx context.Context, call *kernel.Call, in In) (Out, error) {
 		start := s.now()
 		before := upstream.MeterFrom(ctx).Stats()
-		n := &notes{scheme: "none"}
+		n := &notes{scheme: "none", ai: aiOff}
 		out, err := h(context.WithValue(ctx, notesKey{}, n), call, in)
 		st := upstream.MeterFrom(ctx).Stats()
 		p := Point{Time: start, Tool: name, Plan: call.Principal.Plan, Outcome: "ok", AI: "off", Latency: s.now().Sub(start),
 			UpstreamCalls: st.Calls - before.Calls, Retries: st.Retries - before.Retries,
 			BytesIn: st.BytesIn - before.BytesIn, BytesOut: st.BytesOut - before.BytesOut}
 		n.mu.Lock()
-		p.Scheme, p.CacheHit = n.scheme, n.hit
+		p.Scheme, p.CacheHit, p.AI = n.scheme, n.hit, n.ai
 		n.mu.Unlock()
 		if err != nil {
 			p.Outcome = string(kernel.Internal)

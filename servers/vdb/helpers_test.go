@@ -70,6 +70,7 @@ type setup struct {
 	fopts      *vdbapi.Options
 	cfg        vdb.Config
 	keys       vdb.KeyStore
+	aiKey      string // with cfg.AIURL: the model endpoint's key
 }
 
 func newFixture(t testing.TB, su setup) *fixture {
@@ -88,7 +89,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 	case !su.noKey:
 		f.key = key
 	}
-	deps := vdb.Deps{Now: f.clock.Now, Analytics: f.points, Keys: su.keys,
+	deps := vdb.Deps{Now: f.clock.Now, Analytics: f.points, Keys: su.keys, AIKey: su.aiKey,
 		HTTP: &upstream.Options{Timeout: 5 * time.Second, Now: f.clock.Now, Sleep: func(context.Context, time.Duration) error { return nil }}}
 	if !su.noSeal {
 		s, err := seal.New(testMaster, &seal.Options{Now: f.clock.Now})

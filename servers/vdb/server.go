@@ -41,12 +41,21 @@ type Config struct {
 	// negative CacheEntries turns it off).
 	CacheEntries int
 	CacheBytes   int64
+	// AIURL is an OpenAI-compatible endpoint's base URL (…/v1), for the
+	// optional enrichment; empty turns it off. AIModel names the model;
+	// AITimeout bounds one call (DefaultAITimeout when zero).
+	AIURL     string
+	AIModel   string
+	AITimeout time.Duration
 }
 
 // Validate checks the configuration without touching the network.
 func (c Config) Validate() error {
 	_, err := c.urls()
-	if c.Timeout < 0 || c.Timeout > 5*time.Minute {
+	if err == nil {
+		_, err = newEnricher(c, "", upstream.Options{})
+	}
+	if c.Timeout < 0 || c.Timeout > 5*time.Minute || c.AITimeout < 0 || c.AITimeout > 5*time.Minute {
 		return fmt.Errorf("%w: Timeout %v is outside 0..5m", ErrConfig, c.Timeout)
 	}
 	return err
@@ -106,6 +115,8 @@ type Deps struct {
 	Now func() time.Time
 	// Analytics receives one Point per tool call; nil drops them.
 	Analytics Analytics
+	// AIKey is the model endpoint's bearer key (from a key file), if any.
+	AIKey string
 }
 
 // Server holds the VDB tools. Create it with New.
@@ -120,6 +131,7 @@ type Server struct {
 	cache     *cache
 	grants    *grants
 	analytics Analytics
+	ai        *enricher
 }
 
 // New validates cfg and returns the server. It makes no connection.
@@ -157,6 +169,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	so.MaxBodyBytes = 64 << 10
 	s.siteHTTP = upstream.New(&so)
 	s.cache = newCache(cfg.CacheEntries, cfg.CacheBytes, s.now)
+	var err error
+	if s.ai, err = newEnricher(cfg, deps.AIKey, o); err != nil {
+		return nil, err
+	}
 	if s.sealer != nil {
 		if s.keys == nil {
 			s.keys = NewMemoryKeys(s.sealer)
@@ -168,6 +184,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	return s, nil
 }
+
+// AIEnabled reports whether vdb_vuln can add an AI interpretation.
+func (s *Server) AIEnabled() bool { return s.ai != nil }
 
 // SignInEnabled reports whether the sign-in tools are registered.
 func (s *Server) SignInEnabled() bool { return s.sealer != nil }

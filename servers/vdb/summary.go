@@ -3,6 +3,7 @@ package vdb
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 )
@@ -13,7 +14,7 @@ var summaryFields = []string{
 	"id", "identifier", "cveId", "aliases", "title", "summary", "state", "status",
 	"published", "publishedAt", "datePublished", "modified", "updatedAt", "dateUpdated",
 	"severity", "cvss", "cvssScore", "cvssV3", "cvssV31", "cvssV4", "epss", "cess",
-	"kev", "inKev", "cwe", "cwes", "weaknesses", "vendor", "product",
+	"kev", "inKev", "cwe", "cwes", "weaknesses", "vendor", "product", "metrics",
 }
 
 // countedFields are long lists a summary only counts.
@@ -43,6 +44,12 @@ func Summarize(body []byte) (map[string]any, error) {
 			sum[k] = cut(s, summaryRunes)
 		}
 	}
+	if _, ok := sum["description"]; !ok {
+		if d := englishDescription(top["descriptions"]); d != "" {
+			sum["description"] = cut(d, summaryRunes)
+			sum["descriptions"] = nil // summarised as description
+		}
+	}
 	counts := map[string]int{}
 	for _, k := range countedFields {
 		var list []json.RawMessage
@@ -62,6 +69,7 @@ func Summarize(body []byte) (map[string]any, error) {
 			omitted = append(omitted, k)
 		}
 	}
+	delete(sum, "descriptions")
 	slices.Sort(omitted)
 	if len(omitted) > 0 {
 		sum["omittedFields"] = compact(toAny(omitted), 1)
@@ -101,4 +109,22 @@ func referenceURLs(raw json.RawMessage, n int) []string {
 		}
 	}
 	return out
+}
+
+// englishDescription picks the English value of a CVE-style descriptions
+// list ([{lang, value}]), else the first.
+func englishDescription(raw json.RawMessage) string {
+	var list []struct {
+		Lang  string `json:"lang"`
+		Value string `json:"value"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &list) != nil || len(list) == 0 {
+		return ""
+	}
+	for _, d := range list {
+		if strings.HasPrefix(strings.ToLower(d.Lang), "en") {
+			return d.Value
+		}
+	}
+	return list[0].Value
 }

@@ -26,8 +26,9 @@ func (f Filters) query() url.Values {
 
 type (
 	vulnArgs struct {
-		ID     string `json:"id" jsonschema:"the vulnerability's identifier, e.g. CVE-2024-3094 or GHSA-…"`
-		Detail string `json:"detail,omitempty" jsonschema:"summary (default, about 10 KB), full (every field, long lists cut) or raw (the record's JSON text, cut at 64 KiB)"`
+		ID      string `json:"id" jsonschema:"the vulnerability's identifier, e.g. CVE-2024-3094 or GHSA-…"`
+		Detail  string `json:"detail,omitempty" jsonschema:"summary (default, about 10 KB), full (every field, long lists cut) or raw (the record's JSON text, cut at 64 KiB)"`
+		Analyze bool   `json:"analyze,omitempty" jsonschema:"with summary: add an AI interpretation (when the server has a model endpoint), marked as derived"`
 	}
 	idArgs struct {
 		ID string `json:"id" jsonschema:"the vulnerability's identifier, e.g. CVE-2024-3094"`
@@ -97,6 +98,9 @@ func (s *Server) vuln(ctx context.Context, call *kernel.Call, in vulnArgs) (out,
 	if err != nil {
 		return nil, err
 	}
+	if in.Analyze && in.Detail != "" && in.Detail != "summary" {
+		return nil, kernel.Errorf(kernel.InvalidArgument, "analyze works with detail summary only.")
+	}
 	switch in.Detail {
 	case "raw":
 		res := out{"id": in.ID, "detail": "raw", "bytes": len(f.body), "truncated": len(f.body) > rawCap}
@@ -114,7 +118,11 @@ func (s *Server) vuln(ctx context.Context, call *kernel.Call, in vulnArgs) (out,
 		return nil, err
 	}
 	sum["id"], sum["detail"] = in.ID, "summary"
-	return result(f, sum), nil
+	res := result(f, sum)
+	if in.Analyze {
+		res["analysis"] = s.analysis(ctx, sum)
+	}
+	return res, nil
 }
 
 func (s *Server) idRoute(sub string) func(ctx context.Context, call *kernel.Call, in idArgs) (out, error) {
