@@ -169,3 +169,15 @@ func TestPollHonoursSlowDownAndEndings(t *testing.T) {
 	f.clock.Advance(5 * time.Second)
 	f.fails(t, "vdb_auth_poll", map[string]any{"grant": grant2}, kernel.FailedPrecondition)
 }
+
+// TestApprovalLinkOnTheSite: an approval link to another host is not
+// passed on (a hostile or compromised site cannot phish through the tool).
+func TestApprovalLinkOnTheSite(t *testing.T) {
+	f := newFixture(t, setup{noKey: true})
+	body := `{"device_code":"` + strings.Repeat("d", 48) + `","user_code":"ABC-123","verification_uri":"https://evil.example/login",` +
+		`"verification_uri_complete":"https://evil.example/login?code=ABC-123","expires_in":300,"interval":5}`
+	f.fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultRaw, Host: vdbapi.HostSite, PathPrefix: vdbapi.DevicePath + "/authorize",
+		ContentType: "application/json", Body: body, Times: 1})
+	text := f.fails(t, "vdb_auth_start", nil, kernel.UpstreamError)
+	lacks(t, text, "evil.example", strings.Repeat("d", 48))
+}
