@@ -1,13 +1,18 @@
 package vdb_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/vdbapi"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
 // toolCalls is one good call of every data tool and the upstream path it
@@ -209,5 +214,30 @@ func TestRequestEscapeHatch(t *testing.T) {
 	f.fails(t, "vdb_request", map[string]any{"path": "/kev", "query": map[string]any{"bad key": "x"}}, kernel.InvalidArgument)
 	if n := len(f.fake.Requests()); n != 0 {
 		t.Fatalf("%d requests for refused paths", n)
+	}
+}
+
+// TestHostileBodiesBudget: an endless body is cut at the buffer limit and
+// refused; a reply slower than the timeout is abandoned; neither holds up
+// another call.
+func TestHostileBodiesBudget(t *testing.T) {
+	f := newFixture(t, setup{cfg: vdb.Config{Timeout: 300 * time.Millisecond}})
+	f.fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultEndless, PathPrefix: "/v2/vuln/" + vdbapi.Log4Shell, Times: 1})
+	start := time.Now()
+	f.fails(t, "vdb_vuln", map[string]any{"id": vdbapi.Log4Shell}, kernel.ResourceExhausted)
+	f.fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultSlow, Delay: time.Minute, PathPrefix: "/v2/vuln/" + vdbapi.Log4Shell})
+	done := make(chan string, 1)
+	go func() {
+		res, err := f.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "vdb_vuln", Arguments: map[string]any{"id": vdbapi.Log4Shell}})
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- mcptest.Text(res)
+	}()
+	f.ok(t, "vdb_kev_status", map[string]any{"id": vdbapi.XZBackdoor}) // another call is not held up
+	contains(t, <-done, "Error (timeout)")
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("hostile bodies took %v", d)
 	}
 }
