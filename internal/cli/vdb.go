@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
+	"github.com/bulwarkmcp/bulwark/kernel/store"
 	vdbsrv "github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
@@ -121,6 +124,16 @@ func (c *vdbFlags) vdbCredentials(opts *kernel.Options, deps *vdbsrv.Deps, logge
 	}
 	if deps.Sealer, err = seal.New(master, nil); err != nil {
 		return fmt.Errorf("%w: %s: %v", errUsage, c.aeadKey.source, err)
+	}
+	if c.http != "" && c.redisURL.set() {
+		o, err := store.ParseRedisURL(c.redisURL.value)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", errUsage, c.redisURL.source, err)
+		}
+		// The shared store (serving.options) has already checked that
+		// this Redis answers.
+		deps.Keys = vdbsrv.NewRedisKeys(redis.NewClient(o), deps.Sealer)
+		logger.Info("signed-in keys are kept in the shared Redis, sealed")
 	}
 	if c.http == "" {
 		path := c.keyFile
