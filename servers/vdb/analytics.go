@@ -17,10 +17,11 @@ import (
 type Point struct {
 	Time          time.Time     `json:"time"`
 	Tool          string        `json:"tool"`
-	Plan          string        `json:"plan,omitempty"`
-	Scheme        string        `json:"credential_scheme"` // apikey, bearer or none
-	Outcome       string        `json:"outcome"`           // ok or an error code
-	AI            string        `json:"ai"`                // off, ok or failed
+	Plan          string        `json:"plan,omitempty"`     // the caller's bulwark plan
+	VDBPlan       string        `json:"vdb_plan,omitempty"` // the Vulnetix plan the API reported (X-VDB-Plan)
+	Scheme        string        `json:"credential_scheme"`  // apikey, bearer or none
+	Outcome       string        `json:"outcome"`            // ok or an error code
+	AI            string        `json:"ai"`                 // off, ok or failed
 	Latency       time.Duration `json:"latency_ns"`
 	UpstreamCalls int64         `json:"upstream_calls"`
 	Retries       int64         `json:"retries"`
@@ -64,6 +65,7 @@ type notes struct {
 	scheme string
 	hit    bool
 	ai     string
+	plan   string
 }
 
 type notesKey struct{}
@@ -72,6 +74,17 @@ func noteCredential(ctx context.Context, scheme string) {
 	if n, ok := ctx.Value(notesKey{}).(*notes); ok {
 		n.mu.Lock()
 		n.scheme = scheme
+		n.mu.Unlock()
+	}
+}
+
+// vdbPlans are the X-VDB-Plan values recorded; anything else is dropped.
+var vdbPlans = map[string]bool{"community": true, "pro": true, "teams": true, "enterprise": true}
+
+func notePlan(ctx context.Context, plan string) {
+	if n, ok := ctx.Value(notesKey{}).(*notes); ok && vdbPlans[plan] {
+		n.mu.Lock()
+		n.plan = plan
 		n.mu.Unlock()
 	}
 }
@@ -104,7 +117,7 @@ func measured[In, Out any](s *Server, name string, h func(ctx context.Context, c
 			UpstreamCalls: st.Calls - before.Calls, Retries: st.Retries - before.Retries,
 			BytesIn: st.BytesIn - before.BytesIn, BytesOut: st.BytesOut - before.BytesOut}
 		n.mu.Lock()
-		p.Scheme, p.CacheHit, p.AI = n.scheme, n.hit, n.ai
+		p.Scheme, p.CacheHit, p.AI, p.VDBPlan = n.scheme, n.hit, n.ai, n.plan
 		n.mu.Unlock()
 		if err != nil {
 			p.Outcome = string(kernel.Internal)

@@ -20,7 +20,7 @@ func TestAnalyticsOnePointPerCall(t *testing.T) {
 	if len(pts) != 3 {
 		t.Fatalf("%d points, want 3", len(pts))
 	}
-	if p := pts[0]; p.Tool != "vdb_kev_status" || p.Scheme != "apikey" || p.Outcome != "ok" || p.CacheHit || p.UpstreamCalls != 1 || p.BytesIn == 0 {
+	if p := pts[0]; p.Tool != "vdb_kev_status" || p.Scheme != "apikey" || p.Outcome != "ok" || p.CacheHit || p.UpstreamCalls != 1 || p.BytesIn == 0 || p.VDBPlan != "pro" {
 		t.Fatalf("first: %+v", p)
 	}
 	if p := pts[1]; !p.CacheHit || p.UpstreamCalls != 0 {

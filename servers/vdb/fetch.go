@@ -54,6 +54,7 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	key := cacheKey(call.Principal.ID, cred.cacheID, u.EscapedPath()+"?"+u.RawQuery)
 	if f, ok := s.cache.get(key); ok {
 		noteCache(ctx, true)
+		notePlan(ctx, f.header.Get("X-VDB-Plan"))
 		return f, nil
 	}
 	noteCache(ctx, false)
@@ -62,6 +63,7 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	if err != nil {
 		return nil, transportError(err)
 	}
+	notePlan(ctx, resp.Header.Get("X-VDB-Plan"))
 	if !resp.OK() {
 		return nil, s.statusError(resp, cred)
 	}
