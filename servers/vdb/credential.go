@@ -91,14 +91,21 @@ func parseCredential(v string) (credential, error) {
 	return c, nil
 }
 
-// scrub replaces the credential wherever an upstream answer echoes it.
-func (c credential) scrub(body []byte) []byte {
+// minScrub is the shortest credential part scrubbed from answers: a
+// shorter one would match ordinary text (and a made-up one-character token
+// cannot be a real credential anyway).
+const minScrub = 8
+
+// scrub replaces the credential wherever an upstream answer echoes it, and
+// reports whether it did.
+func (c credential) scrub(body []byte) ([]byte, bool) {
+	found := false
 	for _, sec := range c.secrets {
-		if bytes.Contains(body, []byte(sec)) {
-			body = bytes.ReplaceAll(body, []byte(sec), []byte("[redacted]"))
+		if len(sec) >= minScrub && bytes.Contains(body, []byte(sec)) {
+			body, found = bytes.ReplaceAll(body, []byte(sec), []byte("[redacted]")), true
 		}
 	}
-	return body
+	return body, found
 }
 
 // looksLikeOrg reports a UUID-shaped organisation id.

@@ -92,3 +92,13 @@ func TestUpstreamHostility(t *testing.T) {
 	_, hex, _ := strings.Cut(f.key, ":")
 	lacks(t, mcptest.Text(res), hex)
 }
+
+// TestEchoThatWouldBreakJSON: a credential echoed where removing it breaks
+// the JSON (here a number) makes the answer refused, not passed on.
+func TestEchoThatWouldBreakJSON(t *testing.T) {
+	f := newFixture(t, setup{credential: "Bearer 9876543210"})
+	f.fake.AddBearer(vdbapi.OrgA, "9876543210")
+	f.fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultRaw, ContentType: "application/json", Body: `{"n":9876543210}`, Times: 1})
+	text := f.fails(t, "vdb_kev_status", map[string]any{"id": vdbapi.Log4Shell}, kernel.UpstreamError)
+	lacks(t, text, "9876543210")
+}

@@ -70,7 +70,13 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	if !isJSON(resp.Header.Get("Content-Type")) {
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API answered with %s, not JSON.", safeType(resp.Header.Get("Content-Type")))
 	}
-	f := &fetched{body: cred.scrub(resp.Body), header: resp.Header}
+	body, echoed := cred.scrub(resp.Body)
+	if echoed && !json.Valid(body) {
+		// The credential sat where removing it breaks the JSON (a number,
+		// a key): refuse the answer rather than pass any of it on.
+		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API echoed the credential in its answer; the answer was dropped.")
+	}
+	f := &fetched{body: body, header: resp.Header}
 	s.cache.put(key, f, resp.Header)
 	return f, nil
 }
@@ -127,7 +133,7 @@ func upstreamMessage(resp *upstream.Response) string {
 // statusError maps a non-2xx answer to a tool error. The upstream's own
 // message travels only inside the envelope (WithUpstream); headers never do.
 func (s *Server) statusError(resp *upstream.Response, cred credential) error {
-	resp.Body = cred.scrub(resp.Body)
+	resp.Body, _ = cred.scrub(resp.Body)
 	msg := upstreamMessage(resp)
 	var e *kernel.Error
 	switch st := resp.StatusCode; {
