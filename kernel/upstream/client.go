@@ -289,16 +289,16 @@ func (c *Client) readBody(ctx, actx context.Context, hresp *http.Response, resp 
 			return fmt.Errorf("%w: declared %d bytes, limit %d", ErrResponseTooLarge, hresp.ContentLength, limit)
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(hresp.Body, limit+1))
+	body, over, err := readCapped(hresp.Body, limit, !resp.OK())
 	MeterFrom(ctx).addIn(len(body))
 	if err != nil {
 		return c.classify(ctx, actx, err)
 	}
-	if int64(len(body)) > limit {
+	if over {
 		if resp.OK() {
 			return fmt.Errorf("%w: more than %d bytes", ErrResponseTooLarge, limit)
 		}
-		body, resp.Truncated = body[:limit], true
+		resp.Truncated = true
 	}
 	resp.Body = body
 	return nil
