@@ -56,7 +56,8 @@ func (c *Call) Header() http.Header { return c.server.withoutCredentials(c.heade
 // header; otherwise from the configuration. It fails closed with a tool
 // error (unauthenticated) "Missing <provider> credentials" when there is
 // none, and "Malformed <provider> credentials" when the header is sent more
-// than once or is not 1 to 8192 printable ASCII characters without spaces.
+// than once or is not 1 to 8192 printable ASCII characters (one token, or
+// a scheme, one space and a token).
 func (c *Call) Credential(name string) (string, error) {
 	return c.server.credential(c, name)
 }

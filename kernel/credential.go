@@ -36,7 +36,8 @@ type Credential struct {
 	// Cookie, and two credentials may not share one.
 	Header string
 	// Value is the configured credential (stdio, single tenant): 1 to 8192
-	// bytes of printable ASCII without spaces, or empty. It is never
+	// bytes of printable ASCII, one token or a scheme and a token
+	// separated by one space, or empty. It is never
 	// logged, returned or audited.
 	Value string
 }
@@ -100,24 +101,30 @@ func checkCredential(c Credential, byok bool, before []credential) error {
 	case c.Header != "" && slices.ContainsFunc(before, func(b credential) bool { return b.header == header }):
 		return fmt.Errorf("header %s is used by another credential", header)
 	case c.Value != "" && !validCredential(c.Value):
-		return errors.New("the configured value is not 1 to 8192 bytes of printable ASCII without spaces (value not shown)")
+		return errors.New("the configured value is not 1 to 8192 bytes of printable ASCII, one token or a scheme, one space and a token (value not shown)")
 	}
 	return nil
 }
 
 // validCredential reports whether v is 1 to 8192 bytes of printable ASCII
-// without spaces: what any HTTP API accepts as a token, and nothing that
+// in the shape of HTTP credentials (RFC 9110 §11.4): one token, or a scheme
+// and a token separated by exactly one space ("ApiKey org:key", "Bearer
+// t"). Nothing else — no control character, no other blank — so nothing
 // could split or inject a header upstream.
 func validCredential(v string) bool {
 	if v == "" || len(v) > maxCredentialBytes {
 		return false
 	}
+	spaces := 0
 	for i := range len(v) {
-		if v[i] <= ' ' || v[i] > '~' {
+		switch {
+		case v[i] == ' ' && i > 0 && i < len(v)-1:
+			spaces++
+		case v[i] <= ' ' || v[i] > '~':
 			return false
 		}
 	}
-	return true
+	return spaces <= 1
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
@@ -144,7 +151,7 @@ func (s *Server) credential(c *Call, name string) (string, error) {
 	switch {
 	case err != nil:
 		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Malformed %s credentials", cr.provider),
-			Hint:  fmt.Sprintf("Send exactly one %s request header: 1 to 8192 printable ASCII characters, no spaces.", cr.header),
+			Hint:  fmt.Sprintf("Send exactly one %s request header: 1 to 8192 printable ASCII characters, a token or a scheme, one space and a token.", cr.header),
 			Cause: err}
 	case v == "":
 		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Missing %s credentials", cr.provider),
@@ -165,7 +172,7 @@ func fromHeader(h http.Header, name string) (string, error) {
 	}
 	v := strings.TrimSpace(vals[0])
 	if v != "" && !validCredential(v) {
-		return "", fmt.Errorf("BYOK header %s: %d bytes, not all printable ASCII without spaces, or over 8192", name, len(v))
+		return "", fmt.Errorf("BYOK header %s: %d bytes, not printable ASCII in the shape of credentials, or over 8192", name, len(v))
 	}
 	return v, nil
 }

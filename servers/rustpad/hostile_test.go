@@ -108,7 +108,7 @@ func TestHostileHandshakes(t *testing.T) {
 // A history that arrives late, but within the deadline, is waited for:
 // the pad is never taken for empty (the never-edited-pad trap).
 func TestLateHistoryIsNotAnEmptyPad(t *testing.T) {
-	f := newFixture(t, setup{cfg: quickCfg(func(o *session.Options) { o.ReadTimeout = 350 * time.Millisecond })})
+	f := newFixture(t, setup{cfg: quickCfg(func(o *session.Options) { o.ReadTimeout = 3 * time.Second })})
 	seed(t, f, "pad", "old text")
 	f.peer.SetHostile(fake.Hostile{BurstDelay: 250 * time.Millisecond})
 	var info infoResult
