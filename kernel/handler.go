@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -220,7 +221,13 @@ func (s *Server) fail(ctx context.Context, call *Call, rec *audit.Record, err er
 		rec.Outcome, rec.ErrorID = audit.Internal, id
 		s.logger.ErrorContext(ctx, "tool call failed", "error_id", id, "tool", call.Tool, "principal", call.Principal.ID, "error", call.secrets.String(errorText(te)))
 	} else if te.Cause != nil {
-		s.logger.DebugContext(ctx, "tool error", "tool", call.Tool, "code", te.Code, "error", call.secrets.String(errorText(te)))
+		// Not our failure: a caller can cause as many as it calls, so never
+		// at error level; an upstream's fault is worth an info line.
+		level := slog.LevelDebug
+		if te.Code == UpstreamError {
+			level = slog.LevelInfo
+		}
+		s.logger.Log(ctx, level, "tool error", "tool", call.Tool, "code", te.Code, "error", call.secrets.String(errorText(te)))
 	}
 	return s.errorResult(te, id)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -164,5 +165,24 @@ func TestWAFPageAfterTextIsDropped(t *testing.T) {
 	text := mcptest.Text(res)
 	if !res.IsError || strings.Contains(text, "<html") || strings.Contains(text, "Ignore previous") || !strings.Contains(text, upstream.HTMLDropped) {
 		t.Fatalf("the page reached the model: %s", text)
+	}
+}
+
+// A malformed 2xx answer is the upstream's fault: upstream_error, logged
+// below error level, never internal (issue 10.13).
+func TestMalformedSuccessIsUpstreamError(t *testing.T) {
+	var log bytes.Buffer
+	f := newFixture(t, hetznerOnly(t), setup{before: seedEcho(t),
+		kopts: kernel.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))}})
+	for _, body := range []string{`{"rrset":`, `not json at all`, `{"rrset":{"name":7}}`} {
+		f.fake.ClearFaults()
+		f.fake.AddFault(hetznerapi.Fault{Kind: hetznerapi.FaultRaw, ContentType: "application/json", Body: body})
+		text := f.fails(t, "get_rrset", rrsetArgs("example.com", "www", "TXT"), kernel.UpstreamError)
+		if strings.Contains(text, "Error id") {
+			t.Fatalf("%q: reported as our own failure: %s", body, text)
+		}
+	}
+	if strings.Contains(log.String(), "level=ERROR") || !strings.Contains(log.String(), "level=INFO") {
+		t.Fatalf("log levels: %s", log.String())
 	}
 }
