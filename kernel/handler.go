@@ -98,6 +98,10 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, resolved *jsonsch
 // confirmation token out of them.
 func (s *Server) arguments(raw json.RawMessage, resolved *jsonschema.Resolved) (map[string]any, string, error) {
 	args := map[string]any{}
+	if untrusted.HasLoneSurrogate(raw) {
+		return nil, "", Errorf(InvalidArgument, "Invalid arguments: a string holds a lone UTF-16 surrogate escape (\\uD800-\\uDFFF without its pair), which is not a character; it would be stored as U+FFFD.").
+			WithHint("Send the text as valid Unicode: a character outside the BMP is a high surrogate escape followed by a low one, or the character itself.")
+	}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &args); err != nil {
 			return nil, "", Errorf(InvalidArgument, "The arguments must be a JSON object.")
