@@ -32,6 +32,7 @@ import (
 type scrubber struct {
 	values []string
 	forms  [][]byte // longest first
+	fail   [][]int  // each form's prefix function
 }
 
 // minCutPrefix is the shortest credential prefix removed before a cut.
@@ -72,7 +73,11 @@ func newScrubber(values ...string) *scrubber {
 		return nil
 	}
 	slices.SortStableFunc(forms, func(a, b []byte) int { return len(b) - len(a) })
-	return &scrubber{values: kept, forms: forms}
+	sc := &scrubber{values: kept, forms: forms}
+	for _, f := range forms {
+		sc.fail = append(sc.fail, failure(f))
+	}
+	return sc
 }
 
 // with returns a scrubber that also removes values.
@@ -131,18 +136,43 @@ func (sc *scrubber) cutPrefixes(b, marker []byte) ([]byte, int) {
 }
 
 // prefixBefore returns the length of the longest credential prefix of at
-// least minCutPrefix bytes that b ends with, or 0.
+// least minCutPrefix bytes that b ends with, or 0. It runs each form's
+// prefix automaton over the last bytes of b: linear in the form's length,
+// so text full of cut markers costs little.
 func (sc *scrubber) prefixBefore(b []byte) int {
 	best := 0
-	for _, f := range sc.forms {
-		for k := min(len(f)-1, len(b)); k >= minCutPrefix && k > best; k-- {
-			if bytes.HasSuffix(b, f[:k]) {
-				best = k
-				break
+	for i, f := range sc.forms {
+		pi := sc.fail[i]
+		q := 0
+		for _, c := range b[max(0, len(b)-len(f)):] {
+			for q > 0 && (q == len(f) || f[q] != c) {
+				q = pi[q-1]
 			}
+			if f[q] == c {
+				q++
+			}
+		}
+		if q >= minCutPrefix && q > best {
+			best = q
 		}
 	}
 	return best
+}
+
+// failure is the prefix function of f (Knuth-Morris-Pratt): pi[i] is the
+// length of the longest proper prefix of f[:i+1] that is also its suffix.
+func failure(f []byte) []int {
+	pi := make([]int, len(f))
+	for i, k := 1, 0; i < len(f); i++ {
+		for k > 0 && f[k] != f[i] {
+			k = pi[k-1]
+		}
+		if f[k] == f[i] {
+			k++
+		}
+		pi[i] = k
+	}
+	return pi
 }
 
 // String scrubs s.

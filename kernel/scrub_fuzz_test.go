@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzScrub checks the scrubber's promise on any text and credential: no
@@ -54,4 +55,21 @@ func overlapsMarker(s string) bool {
 		}
 	}
 	return false
+}
+
+// Budget: text made only of cut markers and credential prefixes (the
+// worst case for the prefix check) is scrubbed in linear time; the bound
+// is generous, a quadratic scan would take minutes.
+func TestScrubBudget(t *testing.T) {
+	secret := strings.Repeat("a", 63) + "b"
+	sc := newScrubber(secret)
+	text := []byte(strings.Repeat(strings.Repeat("a", 10)+"…", 200_000/13))
+	start := time.Now()
+	out, n := sc.bytes(text)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	if n == 0 || bytes.Contains(out, []byte("aaaaa…")) {
+		t.Fatalf("%d replacements", n)
+	}
 }
