@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/servers/rustpad/ot"
 )
 
@@ -33,7 +32,7 @@ func reject(format string, args ...any) error {
 // decodeClient decodes a text frame as serde would decode ClientMsg.
 func decodeClient(frame []byte) (clientMsg, error) {
 	var m clientMsg
-	if !utf8.Valid(frame) || untrusted.HasLoneSurrogate(frame) {
+	if !utf8.Valid(frame) || ot.HasLoneSurrogate(frame) {
 		return m, reject("invalid utf-8 or lone surrogate")
 	}
 	top, err := object(frame)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/servers/rustpad/ot"
 )
 
@@ -57,7 +56,7 @@ func decode(frame []byte) (message, error) {
 		return m, protocolErr("not a single-variant message")
 	}
 	for k, v := range top {
-		if !utf8.Valid(v) || untrusted.HasLoneSurrogate(v) {
+		if !utf8.Valid(v) || ot.HasLoneSurrogate(v) {
 			if k == "History" {
 				return m, historyErr("invalid utf-8 or lone surrogate")
 			}
