@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -20,8 +21,10 @@ import (
 // credential from it with invisible characters or JSON escapes: what it
 // looks for is what a client would read.
 //
-// It finds each value in these forms: as it is, and JSON-encoded the way
-// encoding/json and the envelope write it (with and without HTML escaping).
+// It finds each value in these forms: as it is, JSON-encoded the way
+// encoding/json and the envelope write it (with and without HTML escaping),
+// and, for values of 12 bytes or more, base64-encoded (standard and URL
+// alphabets, at any offset inside a longer base64 text).
 // It also removes a prefix of a value (minCutPrefix bytes or more) that
 // ends where the envelope or the error sanitizer cut a string ("…" or
 // "\n[truncated: "), so that an upstream cannot leak a credential piece by
@@ -33,6 +36,23 @@ type scrubber struct {
 	values []string
 	forms  [][]byte // longest first
 	fail   [][]int  // each form's prefix function
+}
+
+// minBase64Secret is the shortest credential also looked for in base64:
+// the part of its encoding that does not depend on its neighbours is then
+// at least 14 characters long, too long to match by chance.
+const minBase64Secret = 12
+
+// base64Core is the part of the base64 encoding of v, preceded by k other
+// bytes, that depends on v alone: it is found inside any base64 text that
+// encodes v at an offset of k modulo 3 (an "Authorization: Basic" value
+// echoed back, say).
+func base64Core(enc *base64.Encoding, v string, k int) []byte {
+	buf := make([]byte, k+len(v))
+	copy(buf[k:], v)
+	s := enc.EncodeToString(buf)
+	first, last := (8*k+5)/6, 8*(k+len(v))/6
+	return []byte(s[first:last])
 }
 
 // minCutPrefix is the shortest credential prefix removed before a cut.
@@ -66,6 +86,13 @@ func newScrubber(values ...string) *scrubber {
 			enc.SetEscapeHTML(html)
 			if enc.Encode(v) == nil {
 				add(bytes.TrimSuffix(bytes.TrimSuffix(b.Bytes(), []byte("\n")), []byte(`"`))[1:])
+			}
+		}
+		if len(v) >= minBase64Secret {
+			for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+				for k := range 3 {
+					add(base64Core(enc, v, k))
+				}
 			}
 		}
 	}

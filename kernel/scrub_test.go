@@ -3,6 +3,7 @@ package kernel_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -54,6 +55,9 @@ var echoForms = map[string]func(ctx context.Context, c *kernel.Call, tok string)
 			m[fmt.Sprint("f", k)] = strings.Repeat("x", 4000-k) + tok
 		}
 		return m, nil
+	},
+	"basic": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return map[string]any{"seen": "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+tok))}, nil
 	},
 	"text": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
 		return kernel.Text("; zone file\n; token " + tok + "\nwww IN TXT \"" + tok + "\"\n"), nil
@@ -145,6 +149,9 @@ func TestConfiguredCredentialEchoIsScrubbed(t *testing.T) {
 			}
 			wire := wireOf(res)
 			lacksSecret(t, "result", wire, serverToken)
+			if b := base64.StdEncoding.EncodeToString([]byte("user:" + serverToken)); strings.Contains(wire, b[12:40]) {
+				t.Errorf("the credential's base64 reached the client: %.400s", wire)
+			}
 			if form != "internal" && form != "notifications" && !strings.Contains(wire, "[redacted]") {
 				t.Errorf("no [redacted] marker: %.400s", wire)
 			}
@@ -216,7 +223,7 @@ func TestBYOKCredentialEchoIsScrubbed(t *testing.T) {
 	ts.Start()
 	t.Cleanup(ts.Close)
 	hdr := map[string]string{"Authorization": "Bearer " + apiKey, "X-Example-Token": byokToken}
-	for _, form := range []string{"json", "json_key", "json_escaped", "zero_width", "cut", "text", "error"} {
+	for _, form := range []string{"json", "json_key", "json_escaped", "zero_width", "cut", "text", "error", "basic"} {
 		t.Run(form, func(t *testing.T) {
 			_, body := post(t, ts.URL+kernel.MCPPath, callBody("echo", map[string]any{"form": form}), hdr)
 			lacksSecret(t, "HTTP body", body, byokToken)
