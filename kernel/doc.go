@@ -27,7 +27,8 @@
 //	11  argument validation                      handler    -> tool error invalid_argument
 //	12  confirmation gate                        handler    -> tool error confirmation_required
 //	13  the tool's handler, with its Call
-//	14  result shaping: untrusted envelope       handler    (every channel)
+//	14  result shaping: untrusted envelope,      handler    (every channel)
+//	    credentials in play scrubbed             scrub.go
 //	15  audit record                             handler    (never argument values)
 //
 // Validation (11) runs before the gate (12), the reverse of the design's

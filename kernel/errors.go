@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bulwarkmcp/bulwark/kernel/internal/errorid"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // Code is a stable error code a client can act on.
@@ -73,7 +74,8 @@ func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 func (e *Error) Unwrap() error { return e.Cause }
 
 // asToolError turns any handler error into the error the client sees. A
-// *Error passes; a context error becomes Timeout or Cancelled; anything else
+// *Error passes; a context error becomes Timeout or Cancelled; an
+// upstream.ErrMalformedResponse becomes UpstreamError; anything else
 // becomes Internal with a fresh id, and internal reports the detail to log.
 func asToolError(err error) (te *Error, internal bool) {
 	if errors.As(err, &te) {
@@ -84,6 +86,9 @@ func asToolError(err error) (te *Error, internal bool) {
 		return &Error{Code: Timeout, Message: "The operation timed out.", Hint: "Try again; if it keeps timing out, the upstream may be overloaded.", Cause: err}, false
 	case errors.Is(err, context.Canceled):
 		return &Error{Code: Cancelled, Message: "The operation was cancelled.", Cause: err}, false
+	case errors.Is(err, upstream.ErrMalformedResponse):
+		return &Error{Code: UpstreamError, Message: "The upstream's answer was not in the form its API documents, and was not used.",
+			Hint: "Retry later; if it persists, the upstream (or a proxy in front of it) is broken or hostile.", Cause: err}, false
 	}
 	return &Error{Code: Internal, Message: "An internal error occurred.", Hint: "Report the error id to the operator.", Cause: err}, true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -31,6 +32,7 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
 		res := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
+		res = s.scrub(ctx, call, res, &rec)
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
 		rec.UpstreamCalls = int(meter.Stats().Calls)
@@ -44,6 +46,7 @@ func (s *Server) newCall(ctx context.Context, t *Tool, req *mcp.CallToolRequest)
 	if req.Extra != nil {
 		c.header = req.Extra.Header
 	}
+	c.secrets = s.callSecrets(c)
 	return c
 }
 
@@ -96,6 +99,10 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, resolved *jsonsch
 // confirmation token out of them.
 func (s *Server) arguments(raw json.RawMessage, resolved *jsonschema.Resolved) (map[string]any, string, error) {
 	args := map[string]any{}
+	if untrusted.HasLoneSurrogate(raw) {
+		return nil, "", Errorf(InvalidArgument, "Invalid arguments: a string holds a lone UTF-16 surrogate escape (\\uD800-\\uDFFF without its pair), which is not a character; it would be stored as U+FFFD.").
+			WithHint("Send the text as valid Unicode: a character outside the BMP is a high surrogate escape followed by a low one, or the character itself.")
+	}
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := uniqueKeys(raw); err != nil {
 			return nil, "", err
@@ -246,9 +253,15 @@ func (s *Server) fail(ctx context.Context, call *Call, rec *audit.Record, err er
 	if internal {
 		id = newErrorID()
 		rec.Outcome, rec.ErrorID = audit.Internal, id
-		s.logger.ErrorContext(ctx, "tool call failed", "error_id", id, "tool", call.Tool, "principal", call.Principal.ID, "error", errorText(te))
+		s.logger.ErrorContext(ctx, "tool call failed", "error_id", id, "tool", call.Tool, "principal", call.Principal.ID, "error", call.secrets.String(errorText(te)))
 	} else if te.Cause != nil {
-		s.logger.DebugContext(ctx, "tool error", "tool", call.Tool, "code", te.Code, "error", errorText(te))
+		// Not our failure: a caller can cause as many as it calls, so never
+		// at error level; an upstream's fault is worth an info line.
+		level := slog.LevelDebug
+		if te.Code == UpstreamError {
+			level = slog.LevelInfo
+		}
+		s.logger.Log(ctx, level, "tool error", "tool", call.Tool, "code", te.Code, "error", call.secrets.String(errorText(te)))
 	}
 	return s.errorResult(te, id)
 }
@@ -319,6 +332,27 @@ func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 		res.StructuredContent = json.RawMessage(data)
 	}
 	return res, nil
+}
+
+// scrub removes the call's credentials from its result (step 15's last
+// act) and from its audit record. A result whose structured content cannot
+// be scrubbed without breaking it is withheld.
+func (s *Server) scrub(ctx context.Context, call *Call, res *mcp.CallToolResult, rec *audit.Record) *mcp.CallToolResult {
+	n, ok := call.secrets.result(res)
+	if n > 0 {
+		s.logger.WarnContext(ctx, "a credential appeared in a result and was removed; the upstream echoes credentials",
+			"tool", call.Tool, "principal", call.Principal.ID, "occurrences", n)
+	}
+	if !ok {
+		rec.Outcome, rec.ErrorCode = audit.ToolError, string(UpstreamError)
+		res = s.errorResult(&Error{Code: UpstreamError, Message: "The upstream's answer held a credential this server uses, in a form that could not be removed without breaking the answer; the answer was withheld.",
+			Hint: "The upstream echoes credentials: report it to the operator."}, "")
+	} else if n > 0 {
+		res.Content = append(res.Content, &mcp.TextContent{Text: fmt.Sprintf(
+			"%d occurrence(s) of a credential this server uses appeared in the upstream's answer and were replaced by %q.", n, untrusted.Redacted)})
+	}
+	call.secrets.record(rec)
+	return res
 }
 
 func resultSize(res *mcp.CallToolResult) int64 {

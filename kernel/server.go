@@ -82,6 +82,7 @@ type Server struct {
 	digestKey []byte
 	creds     []credential // declared credentials, values in closures
 	outage    outage
+	secrets   *scrubber // the configured credentials, scrubbed from every call
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -151,8 +152,11 @@ func (s *Server) setDefaults() error {
 		return err
 	}
 	s.creds = creds
-	// The server keeps the values only in s.creds; its copy of the
-	// declarations carries none.
+	for _, c := range s.opts.Credentials {
+		s.secrets = s.secrets.with(c.Value)
+	}
+	// The server keeps the values only in s.creds and the scrubber; its
+	// copy of the declarations carries none.
 	s.opts.Credentials = slices.Clone(s.opts.Credentials)
 	for i := range s.opts.Credentials {
 		s.opts.Credentials[i].Value = ""

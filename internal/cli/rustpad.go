@@ -42,7 +42,8 @@ func runRustpad(ctx context.Context, c *rustpadFlags, env Env) error {
 	if c.url == "" {
 		return fmt.Errorf("%w: RUSTPAD_URL (or -url) is required", errUsage)
 	}
-	srv, err := rustpadsrv.New(rustpadsrv.Config{URL: c.url, InsecureTLS: c.insecureTLS}, rustpadsrv.Deps{})
+	cfg := rustpadsrv.Config{URL: c.url, InsecureTLS: c.insecureTLS}
+	srv, err := rustpadsrv.New(cfg, rustpadsrv.Deps{})
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -52,8 +53,11 @@ func runRustpad(ctx context.Context, c *rustpadFlags, env Env) error {
 		return c.kernelError(err)
 	}
 	logger.Info("bulwark rustpad", "url", c.url, "insecure_tls", c.insecureTLS)
-	if c.insecureTLS {
-		logger.Warn("certificate checks are off for the Rustpad connection (RUSTPAD_INSECURE_TLS)")
+	// Once, at startup: plain http to a host that is not loopback, and
+	// certificate checks turned off. The URL holds no credentials
+	// (Validate refuses userinfo), so naming its host is safe.
+	for _, w := range cfg.Warnings() {
+		logger.Warn("rustpad URL", "warning", w)
 	}
 	return c.serve(ctx, ks, env, logger)
 }

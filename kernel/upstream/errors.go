@@ -17,4 +17,9 @@ var (
 	ErrTransport = errors.New("upstream: transport failure")
 	// ErrRequest reports a request the client cannot send (bad method, no URL).
 	ErrRequest = errors.New("upstream: invalid request")
+	// ErrMalformedResponse reports a 2xx answer that is not in the form the
+	// upstream's API documents. Clients wrap it when they cannot decode a
+	// success body; the kernel reports it as upstream_error, not internal:
+	// the upstream is broken or hostile, our own infrastructure is not.
+	ErrMalformedResponse = errors.New("upstream: malformed response")
 )

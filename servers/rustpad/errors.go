@@ -51,8 +51,6 @@ func sessionKind(err error, id string, maxDoc int) *kernel.Error {
 			WithHint("Rustpad caps a pad at 262,144 characters; write less, or remove text first.")
 	case errors.Is(err, session.ErrMalformedHistory), errors.Is(err, session.ErrProtocol):
 		return kernel.Errorf(kernel.UpstreamError, "Rustpad sent a malformed message for pad %q.", id).WithHint(hintHostile)
-	case errors.Is(err, session.ErrTooManyUsers):
-		return kernel.Errorf(kernel.UpstreamError, "Rustpad reported more users on pad %q than this server tracks.", id).WithHint(hintHostile)
 	case errors.Is(err, session.ErrQueueOverflow), errors.Is(err, session.ErrFrameTooLarge):
 		return kernel.Errorf(kernel.UpstreamError, "Rustpad sent more data for pad %q than this server accepts.", id).WithHint(hintHostile)
 	case errors.Is(err, session.ErrDial):

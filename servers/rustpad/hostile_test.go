@@ -68,8 +68,6 @@ func hostileCases() []hostileCase {
 		{"giant frame", fake.Hostile{GiantFrame: 64 << 10}, func(o *session.Options) { o.MaxFrameBytes = 32 << 10 }, kernel.UpstreamError, "more data"},
 		{"queued bytes", fake.Hostile{GiantFrame: 64 << 10}, func(o *session.Options) { o.MaxQueueBytes = 32 << 10 }, kernel.UpstreamError, "more data"},
 		{"flood", fake.Hostile{Flood: 200}, func(o *session.Options) { o.MaxQueue = 10 }, kernel.UpstreamError, "more data"},
-		{"user list over the cap", fake.Hostile{Users: 5}, func(o *session.Options) { o.MaxUsers = 4 }, kernel.UpstreamError, "more users"},
-		{"default user cap", fake.Hostile{Users: 201}, nil, kernel.UpstreamError, "more users"},
 	}
 	for _, m := range fake.Malformations() {
 		cases = append(cases, hostileCase{"malformed " + m.String(), fake.Hostile{Malformed: m}, nil, kernel.UpstreamError, "malformed message"})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // injected is what a hostile pad holds: an instruction, a closing and an
@@ -110,18 +111,28 @@ func TestInjectionNeutralized(t *testing.T) {
 }
 
 // Upstream error bodies reach the client only enveloped, after our own
-// message.
+// message. A body with markup anywhere (the envelope's own ASCII tags
+// included) is dropped whole; one with look-alike (full-width) tags is
+// plain text to the sanitizer, and the envelope neutralizes its tags.
 func TestUpstreamErrorBodyEnveloped(t *testing.T) {
-	f := newFixture(t, setup{proxy: apiFault("text", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = w.Write([]byte(injected))
-	})})
-	text := f.fails(t, "get_document", map[string]any{"id": "pad"}, kernel.UpstreamError)
-	message, up, ok := strings.Cut(text, "The upstream said:")
-	if !ok {
-		t.Fatal(text)
+	lookalike := strings.NewReplacer("<", "\uff1c", ">", "\uff1e").Replace(injected)
+	for body, dropped := range map[string]bool{injected: true, lookalike: false} {
+		f := newFixture(t, setup{proxy: apiFault("text", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(body))
+		})})
+		text := f.fails(t, "get_document", map[string]any{"id": "pad"}, kernel.UpstreamError)
+		message, up, ok := strings.Cut(text, "The upstream said:")
+		if !ok {
+			t.Fatal(text)
+		}
+		lacks(t, message, "ignore previous")
+		if dropped {
+			contains(t, up, upstream.HTMLDropped)
+			lacks(t, up, "ignore previous")
+			continue
+		}
+		neutralized(t, "error body", strings.TrimPrefix(up, "\n"))
 	}
-	lacks(t, message, "ignore previous")
-	neutralized(t, "error body", strings.TrimPrefix(up, "\n"))
 }

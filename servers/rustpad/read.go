@@ -2,6 +2,7 @@ package rustpad
 
 import (
 	"context"
+	"fmt"
 	"time"
 	"unicode/utf8"
 
@@ -25,7 +26,11 @@ type (
 		Revision         int      `json:"revision"`
 		Language         string   `json:"language"`
 		ActiveUsers      []string `json:"active_users"`
-		Note             string   `json:"note"`
+		// MoreUsers counts the users past the names shown; MoreUsersNote
+		// says it in words ("and 12 more").
+		MoreUsers     int    `json:"more_users,omitempty"`
+		MoreUsersNote string `json:"more_users_note,omitempty"`
+		Note          string `json:"note"`
 	}
 	statsResult struct {
 		StartTime    uint64 `json:"start_time"`
@@ -95,6 +100,13 @@ func (s *Server) getDocumentInfo(ctx context.Context, _ *kernel.Call, in padArgs
 	}
 	for _, u := range p.st.Users {
 		res.ActiveUsers = append(res.ActiveUsers, cut(u.Name, maxShown))
+	}
+	if n := p.st.MoreUsers; n > 0 || p.st.MoreUsersAtLeast {
+		res.MoreUsers = n
+		res.MoreUsersNote = fmt.Sprintf("and %d more users (names not shown)", n)
+		if p.st.MoreUsersAtLeast {
+			res.MoreUsersNote = fmt.Sprintf("and at least %d more users (names not shown)", n)
+		}
 	}
 	return res, nil
 }

@@ -89,7 +89,7 @@ func (c Config) Warnings() []string {
 	}
 	var out []string
 	if u.Scheme == "http" && !upstream.IsLoopbackHost(u.Hostname()) {
-		out = append(out, "RUSTPAD_URL uses plain http to a host that is not loopback: pads travel unencrypted")
+		out = append(out, "RUSTPAD_URL uses plain http to "+u.Host+", which is not loopback: pads travel unencrypted and can be changed on the way")
 	}
 	if c.InsecureTLS {
 		out = append(out, "RUSTPAD_INSECURE_TLS is on: certificates of "+u.Host+" are not verified (this server's connections only)")

@@ -31,7 +31,7 @@ var (
 	// ErrBadToken: the token is not printable ASCII without spaces.
 	ErrBadToken = errors.New("hetzner: malformed api token")
 	// ErrMalformedResponse: a 2xx answer that is not the documented JSON.
-	ErrMalformedResponse = errors.New("hetzner: malformed api response")
+	ErrMalformedResponse = fmt.Errorf("hetzner: malformed api response: %w", upstream.ErrMalformedResponse)
 )
 
 // Credentials returns the API token for the call ctx belongs to, or an error

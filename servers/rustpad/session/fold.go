@@ -23,7 +23,9 @@ type foldState struct {
 	baseRev  int             // revision when the handshake completed
 	log      []*ot.Operation // operations folded since baseRev
 	language *string
-	users    map[uint64]User
+	users    map[uint64]User     // at most maxUsers, with their names
+	others   map[uint64]struct{} // ids of the users past maxUsers, at most maxOthers
+	lost     bool                // more users than maxUsers+maxOthers: the count is a lower bound
 
 	awaitAck bool
 	ack      *EditResult
@@ -32,7 +34,7 @@ type foldState struct {
 }
 
 func newFoldState(o Options) foldState {
-	return foldState{maxUsers: o.MaxUsers, maxDoc: o.MaxDocument, users: map[uint64]User{}}
+	return foldState{maxUsers: o.MaxUsers, maxDoc: o.MaxDocument, users: map[uint64]User{}, others: map[uint64]struct{}{}}
 }
 
 // apply folds one message.
@@ -64,18 +66,36 @@ func (f *foldState) apply(m message) error {
 	return nil
 }
 
+// OthersPerUser bounds the users counted without their names: at most
+// OthersPerUser × MaxUsers ids are kept past MaxUsers; beyond that the
+// count says "at least".
+const OthersPerUser = 10
+
+// userInfo tracks a user joining, renaming or leaving. Anyone can open
+// connections to a public pad, so the list never fails a call: past
+// maxUsers users are only counted, and past the ids' cap only known to
+// exist.
 func (f *foldState) userInfo(m message) error {
 	if m.user == nil {
 		delete(f.users, m.id)
+		delete(f.others, m.id)
 		return nil
 	}
 	if m.id == f.id {
 		return nil // ourselves
 	}
-	if _, known := f.users[m.id]; !known && len(f.users) >= f.maxUsers {
-		return fmt.Errorf("%w: more than %d", ErrTooManyUsers, f.maxUsers)
+	if _, known := f.users[m.id]; known || len(f.users) < f.maxUsers {
+		delete(f.others, m.id)
+		f.users[m.id] = *m.user
+		return nil
 	}
-	f.users[m.id] = *m.user
+	if _, known := f.others[m.id]; !known {
+		if len(f.others) >= f.maxUsers*OthersPerUser {
+			f.lost = true
+			return nil
+		}
+		f.others[m.id] = struct{}{}
+	}
 	return nil
 }
 

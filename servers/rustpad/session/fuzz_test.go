@@ -30,7 +30,7 @@ func FuzzDecode(f *testing.F) {
 		fs.deadline = time.Now().Add(time.Second)
 		_ = fs.apply(message{kind: kindIdentity})
 		if err := fs.apply(m); err != nil && !errors.Is(err, ErrMalformedHistory) &&
-			!errors.Is(err, ErrDocumentTooLarge) && !errors.Is(err, ErrTooManyUsers) && !errors.Is(err, ErrProtocol) {
+			!errors.Is(err, ErrDocumentTooLarge) && !errors.Is(err, ErrProtocol) {
 			t.Fatalf("unclassified fold error %v", err)
 		}
 	})

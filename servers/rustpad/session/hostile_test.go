@@ -44,8 +44,6 @@ func TestHandshakeFailures(t *testing.T) {
 		{"close mid-handshake", fake.Hostile{CloseAfterIdentity: true}, nil, ErrClosed},
 		{"giant frame", fake.Hostile{GiantFrame: 64 << 10}, func(o *Options) { o.MaxFrameBytes = 32 << 10 }, ErrFrameTooLarge},
 		{"queued bytes", fake.Hostile{GiantFrame: 64 << 10}, func(o *Options) { o.MaxQueueBytes = 32 << 10 }, ErrQueueOverflow},
-		{"huge user list", fake.Hostile{Users: 201}, nil, ErrTooManyUsers},
-		{"user list at the cap", fake.Hostile{Users: 5}, func(o *Options) { o.MaxUsers = 4 }, ErrTooManyUsers},
 	}
 	for _, m := range fake.Malformations() {
 		want := ErrMalformedHistory
@@ -81,6 +79,57 @@ func TestHandshakeFailures(t *testing.T) {
 			})
 			waitNoConnections(t, s, "pad")
 		})
+	}
+}
+
+// More users than MaxUsers never fail the session: the first MaxUsers keep
+// their names, the rest are counted (issue 10.2: anyone can open 201
+// sockets to a public pad).
+func TestManyUsersAreCountedNotRefused(t *testing.T) {
+	for _, tt := range []struct {
+		users, max, named, more int
+	}{
+		{201, 0, DefaultMaxUsers, 1},
+		{5, 4, 4, 1},
+		{4, 4, 4, 0},
+		{60, 4, 4, 40}, // OthersPerUser × 4 ids counted, the rest only known to exist
+	} {
+		s := startPeer(t)
+		s.SetHostile(fake.Hostile{Users: tt.users})
+		o := quick()
+		o.MaxUsers = tt.max
+		sess, err := Dial(ctxT(t), s.URL, "pad", o)
+		if err != nil {
+			t.Fatalf("%d users, cap %d: %v", tt.users, tt.max, err)
+		}
+		st, err := sess.State()
+		if err != nil || len(st.Users) != tt.named || st.MoreUsers != tt.more || st.MoreUsersAtLeast != (tt.users > tt.named+tt.more) {
+			t.Errorf("%d users, cap %d: %d named, %d more (at least: %v), %v", tt.users, tt.max, len(st.Users), st.MoreUsers, st.MoreUsersAtLeast, err)
+		}
+		sess.Close()
+	}
+}
+
+// Budget: a flood of joins, renames and leaves keeps at most MaxUsers
+// names and OthersPerUser × MaxUsers ids, and costs microseconds each.
+func TestUserListBudget(t *testing.T) {
+	fs := newFoldState(Options{MaxUsers: 200, MaxDocument: 64})
+	_ = fs.apply(message{kind: kindIdentity, id: 1})
+	start := time.Now()
+	for i := range uint64(1_000_000) {
+		u := &User{Name: "x"}
+		if i%7 == 3 {
+			u = nil // leaves
+		}
+		if err := fs.apply(message{kind: kindUserInfo, id: 2 + i%50_000, user: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(fs.users) > 200 || len(fs.others) > 200*OthersPerUser || !fs.lost {
+		t.Fatalf("%d names, %d ids, lost %v", len(fs.users), len(fs.others), fs.lost)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a million user messages took %v", d)
 	}
 }
 

@@ -24,8 +24,14 @@ type State struct {
 	// ever set (Rustpad then shows plain text).
 	Language    string
 	LanguageSet bool
-	// Users are the other connections that sent ClientInfo, by id.
+	// Users are the other connections that sent ClientInfo, by id: at
+	// most Options.MaxUsers of them.
 	Users []User
+	// MoreUsers counts the other users past MaxUsers, whose names are not
+	// kept; MoreUsersAtLeast says the count is a lower bound (more joined
+	// than OthersPerUser × MaxUsers).
+	MoreUsers        int
+	MoreUsersAtLeast bool
 }
 
 // EditResult is the acknowledgement of an edit.
@@ -61,6 +67,7 @@ func (s *Session) State() (State, error) {
 	for _, id := range slices.Sorted(maps.Keys(f.users)) {
 		st.Users = append(st.Users, f.users[id])
 	}
+	st.MoreUsers, st.MoreUsersAtLeast = len(f.others), f.lost
 	return st, nil
 }
 

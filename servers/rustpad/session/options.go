@@ -19,7 +19,6 @@ var (
 	ErrProtocol         = errors.New("rustpad protocol violation")
 	ErrMalformedHistory = errors.New("malformed history")
 	ErrDocumentTooLarge = errors.New("document too large")
-	ErrTooManyUsers     = errors.New("too many users")
 	ErrQueueOverflow    = errors.New("inbound queue overflow")
 	ErrFrameTooLarge    = errors.New("inbound frame too large")
 	ErrDeadline         = errors.New("deadline exceeded")
@@ -56,7 +55,9 @@ type Options struct {
 	// MaxFrameBytes is the WebSocket read limit per message (the first
 	// History replays the whole operation log, ~40 bytes per keystroke).
 	MaxFrameBytes int64
-	// MaxUsers caps the other users tracked from UserInfo messages.
+	// MaxUsers caps the other users whose names are kept from UserInfo
+	// messages; past it users are only counted (State.MoreUsers), never
+	// refused.
 	MaxUsers int
 	// MaxDocument caps the document in code points (the server's cap is
 	// 262,144); a History that would exceed it ends the session.
