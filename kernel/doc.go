@@ -11,29 +11,40 @@
 //
 // # The request pipeline
 //
-// Over HTTP (serve.go and kernel/httpguard), in this order; stdio starts at
-// step 9 with the principal "local":
+// HTTP lives in http.go: HTTPHandler builds the guard chain
+// (httpguard.NewPipeline, with identity as its authentication stage), the
+// admission step and the go-sdk's stateless Streamable HTTP handler;
+// ListenAndServe runs it with timeouts and graceful shutdown. Stdio lives
+// in serve.go (ServeStdio) and starts at step 10 with the principal
+// "local". Every place a request can be refused, in order:
 //
-//	 1  flood guard per client address           httpguard
-//	 2  Host allowlist (DNS rebinding)           httpguard  -> 403
-//	 3  Origin / CORS                            httpguard  -> 204 / 403 cors_forbidden
-//	 4  method: POST only                        httpguard  -> 405
-//	 5  Content-Type: application/json           httpguard  -> 415
-//	 6  body size, declared and read             httpguard  -> 413
-//	 7  trace headers validated or dropped       httpguard
-//	 8  authentication -> principal              identity   -> 401 / 403
-//	 9  Mcp-Method / Mcp-Name agree with body    httpguard  -> 400 -32020 (2026-07-28+)
-//	10  tier check, then rate limit              admit.go   -> tool error / 429 -32000 / 503 -32001
-//	11  argument validation                      handler    -> tool error invalid_argument
-//	12  confirmation gate                        handler    -> tool error confirmation_required
-//	13  the tool's handler, with its Call
-//	14  result shaping: untrusted envelope,      handler    (every channel)
-//	    credentials in play scrubbed             scrub.go
-//	15  audit record                             handler    (never argument values)
+//	 1  flood guard per client address      httpguard/flood.go     -> 429 -32000 rate_limited
+//	 2  Host allowlist (DNS rebinding)      httpguard/host.go      -> 403
+//	 3  Origin / CORS                       httpguard/cors.go      -> 204 / 403 cors_forbidden
+//	 4  method: POST only                   httpguard/method.go    -> 405 with Allow
+//	 5  Content-Type, encoding, Accept      httpguard/contenttype  -> 415 / 406
+//	 6  body size, declared and read        httpguard/body.go      -> 413
+//	 7  trace headers validated or dropped  httpguard/trace.go     (never refuses)
+//	 8  authentication -> principal         identity               -> 401 / 403 / 400 / 503
+//	 9  JSON-RPC message parsed once        httpguard/message.go   -> 400 -32700 / -32600
+//	    (no batch, exact numeric ids, no repeated params.arguments)
+//	    Mcp-Method / Mcp-Name agree         httpguard/agreement.go -> 400 -32020 (2026-07-28+)
+//	10  tier check, then rate limit, once   admit.go               -> tool error tier / 429 -32000 /
+//	                                                                  503 -32001 store_unavailable
+//	11  unknown tool                        go-sdk                 -> -32602
+//	    arguments: repeated keys, lone      handler.go             -> tool error invalid_argument
+//	    surrogates, schema validation
+//	12  the tool's preview: preconditions   handler.go + the tool  -> the tool's own error, no token
+//	13  confirmation gate                   handler.go             -> tool error confirmation_required /
+//	                                                                  store_unavailable
+//	14  the tool's handler, with its Call   the tool               -> its *Error, or internal + error id
+//	15  result shaping: untrusted envelope  handler.go, scrub.go   (every channel; an answer that
+//	    and credentials in play scrubbed                              cannot be scrubbed is upstream_error)
+//	16  audit record                        handler.go             (never argument values)
 //
-// Validation (11) runs before the gate (12), the reverse of the design's
-// order, so that a token is only ever issued for arguments that can run; no
-// upstream request is made before either.
+// Validation (11) and the preview (12) run before the gate (13), as the
+// design orders them, so that a token is only ever issued for a call that
+// can run; no upstream write is made before the gate.
 //
 // # Errors
 //

@@ -276,7 +276,7 @@ func (sc *scrubber) record(rec *audit.Record) {
 // headers, whether or not the handler asked for them.
 func (s *Server) callSecrets(c *Call) *scrubber {
 	if !s.opts.BYOK || c.header == nil {
-		return s.secrets
+		return s.secrets()
 	}
 	var vals []string
 	for _, cr := range s.opts.Credentials {
@@ -285,7 +285,7 @@ func (s *Server) callSecrets(c *Call) *scrubber {
 		}
 	}
 	if len(vals) == 0 {
-		return s.secrets
+		return s.secrets()
 	}
-	return s.secrets.with(vals...)
+	return s.secrets().with(vals...)
 }

@@ -82,7 +82,7 @@ type Server struct {
 	digestKey []byte
 	creds     []credential // declared credentials, values in closures
 	outage    outage
-	secrets   *scrubber // the configured credentials, scrubbed from every call
+	secrets   func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -152,9 +152,11 @@ func (s *Server) setDefaults() error {
 		return err
 	}
 	s.creds = creds
+	var configured *scrubber
 	for _, c := range s.opts.Credentials {
-		s.secrets = s.secrets.with(c.Value)
+		configured = configured.with(c.Value)
 	}
+	s.secrets = func() *scrubber { return configured }
 	// The server keeps the values only in s.creds and the scrubber; its
 	// copy of the declarations carries none.
 	s.opts.Credentials = slices.Clone(s.opts.Credentials)
