@@ -65,7 +65,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if code, out, _ := run(t, nil, "help"); code != 0 || !strings.Contains(out, "dns ") {
 		t.Fatalf("help: %d %q", code, out)
 	}
-	code, _, errOut := run(t, nil, "help", "dns")
+	code, errOut, _ := run(t, nil, "help", "dns") // on stdout
 	if code != 0 {
 		t.Fatalf("help dns: %d", code)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -129,7 +130,12 @@ func (f *flags) Secret(p *secret, fileFlag, envName, usage string) {
 	f.fs.Func(fileFlag, f.usage(usage+" (a file holding it)", envName), func(path string) error {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("reading the file given to -%s failed", fileFlag)
+			// The path and the reason, never the content.
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("cannot read %s: %v", path, err)
 		}
 		p.value, p.source = strings.TrimSpace(string(b)), "-"+fileFlag
 		return nil
