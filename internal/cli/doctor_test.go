@@ -50,7 +50,7 @@ func TestDoctorBrokenConfigurations(t *testing.T) {
 		{"HTTP port taken", nil, []string{"dns", "-data-dir", "DIR", "-dns-listen", "off", "-http", takenTCP.Addr().String()},
 			[]string{"FAIL  HTTP port", "fix: choose another address with -http"}},
 		{"HTTP address malformed", nil, []string{"dns", "-data-dir", "DIR", "-dns-listen", "off", "-http", "notanaddr"},
-			[]string{"FAIL  HTTP", "is not an address"}},
+			[]string{"FAIL  starts", "is not an address"}},
 		{"Redis unreachable", map[string]string{"BULWARK_REDIS_URL": "redis://:s3cr3t@127.0.0.1:1/0"}, []string{"dns", "-data-dir", "DIR", "-dns-listen", "off"},
 			[]string{"BULWARK_REDIS_URL set (values not shown)", "FAIL  starts", "shared-state Redis"}},
 		{"rustpad without a URL", nil, []string{"rustpad"},
