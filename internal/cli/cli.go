@@ -118,9 +118,8 @@ func runCommand(ctx context.Context, env Env, name string, args []string) int {
 		run := c.setup(fs, env)
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(env.Stderr)
 				fmt.Fprintf(env.Stderr, "Usage: bulwark %s [flags]\n\n%s.\n\nEvery flag can also be set by the environment variable shown in brackets.\n\nFlags:\n", name, c.summary)
-				fs.PrintDefaults()
+				printFlags(env.Stderr, fs)
 				return 0
 			}
 			fmt.Fprintf(env.Stderr, "bulwark %s: %v (bulwark help %s lists the flags)\n", name, err, name)
@@ -152,4 +151,14 @@ func usage(w io.Writer) {
 	}
 	b.WriteString("\nExample: bulwark dns            (local zone store over stdio, no account needed)\n")
 	io.WriteString(w, b.String())
+}
+
+// printFlags prints the flag defaults spelled --name, as the README and the
+// docs write them (Go's flag package accepts -name and --name alike).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	io.WriteString(w, strings.ReplaceAll("\n"+b.String(), "\n  -", "\n  --")[1:])
 }

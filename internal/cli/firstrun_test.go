@@ -18,6 +18,10 @@ func TestHelpServerOnStdout(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "-hetzner-token-file") || errOut != "" {
 		t.Fatalf("exit %d, stdout %d bytes, stderr %q", code, len(out), errOut)
 	}
+	// The help spells flags as the README does: --http.
+	if !strings.Contains(out, "\n  --http ADDR\n") || strings.Contains(out, "\n  -http") {
+		t.Fatalf("help dns spells flags differently from the README:\n%s", out)
+	}
 }
 
 // Mistakes get one line that says what is wrong, not the whole usage.
