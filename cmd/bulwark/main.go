@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,20 +13,9 @@ import (
 )
 
 func main() {
-	if err := bootenv.Err(); err != nil {
-		fmt.Fprintln(os.Stderr, "bulwark:", err)
-		os.Exit(2)
-	}
-	// On Linux this re-executes the binary once, without the secret
-	// variables in its environment, when any is set.
-	vars, err := bootenv.Hide()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bulwark:", err)
-		os.Exit(2)
-	}
-	if vars.Warning != "" {
-		fmt.Fprintln(os.Stderr, "bulwark: warning:", vars.Warning)
-	}
+	// On Linux, when a secret variable is set, this re-executes the binary
+	// once without it in the environment (docs/security.md, Credentials).
+	vars := bootenv.Start(os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, cli.Env{
 		Args:     os.Args[1:],

@@ -3,6 +3,7 @@ package bootenv
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -131,4 +132,23 @@ func withoutSecrets(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// Start is what a command's main calls first: it refuses a malformed
+// MCPGODEBUG, then hides the secret variables (Hide), printing one line to
+// stderr and exiting with code 2 when either fails.
+func Start(stderr io.Writer) *Vars {
+	if err := Err(); err != nil {
+		fmt.Fprintln(stderr, "bulwark:", err)
+		os.Exit(2)
+	}
+	v, err := Hide()
+	if err != nil {
+		fmt.Fprintln(stderr, "bulwark:", err)
+		os.Exit(2)
+	}
+	if v.Warning != "" {
+		fmt.Fprintln(stderr, "bulwark: warning:", v.Warning)
+	}
+	return v
 }
