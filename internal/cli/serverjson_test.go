@@ -81,7 +81,7 @@ func serverEnv(t *testing.T, c command) []registryInput {
 		_, usage := flag.UnquoteUsage(f)
 		usage = strings.TrimSuffix(usage, m[0])
 		usage = strings.Replace(usage, " (a file holding it)", "", 1)
-		in := registryInput{Name: name, Description: usage, IsSecret: bootenv.IsSecret(name)}
+		in := registryInput{Name: name, Description: usage, IsSecret: bootenv.IsSecret(name), IsRequired: name == c.needs}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			in.Format = "boolean"
 		}
