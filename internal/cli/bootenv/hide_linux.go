@@ -29,9 +29,12 @@ func reexec(payload []byte) error {
 		return e
 	}
 	env := append(withoutSecrets(os.Environ()), fdVar+"="+strconv.Itoa(rfd))
-	err = syscall.Exec("/proc/self/exe", os.Args, env)
-	return fmt.Errorf("exec /proc/self/exe: %w", err)
+	err = syscall.Exec(selfExe, os.Args, env)
+	return fmt.Errorf("exec %s: %w", selfExe, err)
 }
+
+// selfExe is the running binary; a variable so a test can make the exec fail.
+var selfExe = "/proc/self/exe"
 
 // receive reads the secrets from the descriptor the previous image named,
 // once, and closes it. Only an inherited pipe is accepted, so a stray
