@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"strings"
 )
@@ -24,11 +25,18 @@ type Env struct {
 	Stdin    io.ReadCloser
 	Stdout   io.WriteCloser
 	Stderr   io.Writer
+
+	// doctor, when set, replaces serving with doctor's checks.
+	doctor *doctorRun
 }
 
-// Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3";
-// otherwise it comes from the module's build info.
-var Version = ""
+// Version and Commit are set at build time by scripts/release, with
+// -ldflags "-X ...cli.Version=v1.2.3 -X ...cli.Commit=<sha>"; otherwise
+// the version comes from the module's build info.
+var (
+	Version = ""
+	Commit  = ""
+)
 
 func version() string {
 	if Version != "" {
@@ -40,19 +48,32 @@ func version() string {
 	return "(devel)"
 }
 
+// versionLine is what `bulwark version` prints: the version, and the
+// commit, Go version and platform it was built from.
+func versionLine() string {
+	commit := Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	return fmt.Sprintf("%s (commit %s, %s %s/%s)", version(), commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 // command is one server (or helper) of the binary.
 type command struct {
 	name    string
 	summary string
 	// flags registers the command's flags; run is called after parsing.
 	setup func(fs *flag.FlagSet, env Env) func(ctx context.Context) error
+	// needs names the variable without which the server has nothing to
+	// serve; `bulwark doctor` without a server skips it when unset.
+	needs string
 }
 
 // commands is the one table of what the binary serves.
 func commands() []command {
 	return []command{
 		{name: "dns", summary: "DNS zones: a local zone store with an authoritative DNS responder (default), or Hetzner Cloud DNS", setup: setupDNS},
-		{name: "rustpad", summary: "Rustpad collaborative editor pads (RUSTPAD_URL)", setup: setupRustpad},
+		{name: "rustpad", summary: "Rustpad collaborative editor pads (RUSTPAD_URL)", setup: setupRustpad, needs: "RUSTPAD_URL"},
 		{name: "vdb", summary: "the Vulnetix vulnerability database, read-only (VULNETIX_API_KEY, or sign in)", setup: setupVDB},
 	}
 }
@@ -69,12 +90,19 @@ func Run(ctx context.Context, env Env) int {
 	switch name := env.Args[0]; name {
 	case "help", "-h", "-help", "--help":
 		if len(env.Args) > 1 {
-			return runCommand(ctx, env, env.Args[1], []string{"-help"})
+			// Asked-for help goes to stdout, like `bulwark help`.
+			henv := env
+			henv.Stderr = env.Stdout
+			return runCommand(ctx, henv, env.Args[1], []string{"-help"})
 		}
 		usage(env.Stdout)
 		return 0
+	case "doctor":
+		return runDoctor(ctx, env, env.Args[1:])
+	case "completion":
+		return runCompletion(env, env.Args[1:])
 	case "version", "--version", "-version":
-		fmt.Fprintf(env.Stdout, "bulwark %s\n", version())
+		fmt.Fprintf(env.Stdout, "bulwark %s\n", versionLine())
 		return 0
 	default:
 		return runCommand(ctx, env, name, env.Args[1:])
@@ -87,16 +115,15 @@ func runCommand(ctx context.Context, env Env, name string, args []string) int {
 			continue
 		}
 		fs := flag.NewFlagSet("bulwark "+name, flag.ContinueOnError)
-		fs.SetOutput(env.Stderr)
+		fs.SetOutput(io.Discard) // a mistake gets one line, below; -help the full usage
 		run := c.setup(fs, env)
-		fs.Usage = func() {
-			fmt.Fprintf(fs.Output(), "Usage: bulwark %s [flags]\n\n%s.\n\nEvery flag can also be set by the environment variable shown in brackets.\n\nFlags:\n", name, c.summary)
-			fs.PrintDefaults()
-		}
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(env.Stderr, "Usage: bulwark %s [flags]\n\n%s.\n\nEvery flag can also be set by the environment variable shown in brackets.\n\nFlags:\n", name, c.summary)
+				printFlags(env.Stderr, fs)
 				return 0
 			}
+			fmt.Fprintf(env.Stderr, "bulwark %s: %v (bulwark help %s lists the flags)\n", name, err, name)
 			return 2
 		}
 		if fs.NArg() > 0 {
@@ -119,10 +146,20 @@ func runCommand(ctx context.Context, env Env, name string, args []string) int {
 
 func usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("bulwark serves MCP servers that are safe to hand to an AI model.\n\nUsage:\n  bulwark <server> [flags]   serve over stdio (or --http ADDR)\n  bulwark help <server>      the server's flags\n  bulwark version\n\nServers:\n")
+	b.WriteString("bulwark serves MCP servers that are safe to hand to an AI model.\n\nUsage:\n  bulwark <server> [flags]   serve over stdio (or --http ADDR)\n  bulwark help <server>      the server's flags\n  bulwark doctor [<server>] [flags]   check the configuration and say what to fix\n  bulwark completion bash|zsh|fish\n  bulwark version\n\nServers:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\nExample: bulwark dns            (local zone store over stdio, no account needed)\n")
 	io.WriteString(w, b.String())
+}
+
+// printFlags prints the flag defaults spelled --name, as the README and the
+// docs write them (Go's flag package accepts -name and --name alike).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	io.WriteString(w, strings.ReplaceAll("\n"+b.String(), "\n  -", "\n  --")[1:])
 }

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/bulwarkmcp/bulwark/internal/cli/bootenv"
 )
 
 // flags registers flags whose defaults come from environment variables, and
@@ -151,10 +154,14 @@ func splitList(s string) []string {
 }
 
 // Secret reads a credential from envName once and removes the variable
-// from the process environment at once, so that nothing started later (and
-// nothing that reads /proc/self/environ) sees it. A flag names a file to
+// from the process environment at once, so that nothing started later sees
+// it. envName must be on bootenv.Secrets, which cmd/bulwark takes out of the
+// kernel's copy of the environment (/proc/<pid>/environ) before this runs. A flag names a file to
 // read it from instead; a secret is never a flag value.
 func (f *flags) Secret(p *secret, fileFlag, envName, usage string) {
+	if envName != "" && !bootenv.IsSecret(envName) {
+		panic("cli: secret variable " + envName + " is not on bootenv.Secrets")
+	}
 	if v := f.getenv(envName); v != "" {
 		p.value, p.source = strings.TrimSpace(v), envName
 	}
@@ -164,7 +171,12 @@ func (f *flags) Secret(p *secret, fileFlag, envName, usage string) {
 	f.fs.Func(fileFlag, f.usage(usage+" (a file holding it)", envName), func(path string) error {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("reading the file given to -%s failed", fileFlag)
+			// The path and the reason, never the content.
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return fmt.Errorf("cannot read %s: %v", path, err)
 		}
 		p.value, p.source = strings.TrimSpace(string(b)), "-"+fileFlag
 		return nil

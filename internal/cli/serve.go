@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,6 +132,11 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 	if err := lvl.UnmarshalText([]byte(s.logLevel)); err != nil {
 		return kernel.Options{}, nil, fmt.Errorf("%w: -log-level %q: use debug, info, warn or error", errUsage, s.logLevel)
 	}
+	if s.http != "" {
+		if _, err := httpAddr(s.http); err != nil {
+			return kernel.Options{}, nil, err
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	opts := kernel.Options{ReadOnly: s.readOnly, Allow: s.allow, Deny: s.deny, Logger: logger, BYOK: s.byok && s.http != ""}
 	if s.confirmTTL <= 0 {
@@ -227,6 +233,9 @@ func (s *serving) auditSink(stderr io.Writer) (audit.Sink, error) {
 // combination before anything listens.
 func (s *serving) httpOptions() (kernel.HTTPOptions, error) {
 	o := kernel.HTTPOptions{Addr: s.http, Env: s.env}
+	if _, err := httpAddr(s.http); err != nil {
+		return o, err
+	}
 	o.Guards.Hosts = s.allowedHosts
 	if len(s.allowedOrigins) > 0 {
 		o.Guards.CORS = &httpguard.CORSOptions{Origins: s.allowedOrigins}
@@ -306,7 +315,13 @@ func loopbackBind(addr string) bool {
 
 // serve runs srv over stdio or HTTP until ctx ends.
 func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger *slog.Logger) error {
+	if env.doctor != nil {
+		return env.doctor.serve(ctx, s, srv)
+	}
 	if s.http == "" {
+		if isTerminal(env.Stdin) {
+			fmt.Fprintln(env.Stderr, stdinHint)
+		}
 		return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
 	}
 	o, err := s.httpOptions()
@@ -338,4 +353,36 @@ func portOf(addr string) string {
 		return ""
 	}
 	return p
+}
+
+// httpAddr checks an -http value and returns the address it binds (a bare
+// port binds 127.0.0.1), so that a mistyped one stops startup with a
+// one-line reason instead of an error from deep in net.Listen.
+func httpAddr(v string) (string, error) {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		host, port = "", v
+	}
+	n, perr := strconv.Atoi(port)
+	if perr != nil || n < 0 || n > 65535 || strings.ContainsAny(host, " /") {
+		return "", fmt.Errorf("%w: -http %q is not an address: use :PORT or HOST:PORT (e.g. -http :8080)", errUsage, v)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// stdinHint is printed when bulwark is started from a terminal: over stdio
+// it waits for an MCP client's JSON-RPC, which a person does not type.
+const stdinHint = "bulwark: waiting for an MCP client on stdin. Start bulwark from a client's configuration (docs/clients/), " +
+	"run `bulwark doctor` to check the setup, or serve HTTP with --http :8080. Ctrl-C to stop."
+
+// isTerminal reports whether r is a terminal; a variable so tests can say so.
+var isTerminal = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	return fileIsTerminal(f)
 }
