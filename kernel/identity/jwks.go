@@ -1,23 +1,22 @@
 package identity
 
 import (
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rsa"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
+
+	jose "github.com/go-jose/go-jose/v4"
+	josejson "github.com/go-jose/go-jose/v4/json"
 )
 
-// Limits on a JWK set.
+// Limits on a JWK set. RSA keys above go-jose's jose.MaxRSAModulusBits
+// (4096) are refused by go-jose itself.
 const (
 	maxJWKSKeys    = 100
 	minRSABits     = 2048
-	maxRSABits     = 8192
 	defaultJWKSCap = 256 << 10
 )
 
@@ -29,36 +28,37 @@ var (
 	errAmbiguousKey = errors.New("token has no kid and the key set has several candidate keys")
 )
 
-// jwk is one usable verification key.
-type jwk struct {
-	kid, alg string // alg normalized; "" when the JWK does not say
-	kty      string
-	key      crypto.PublicKey
-}
+// privateMembers are the JWK members of private or symmetric keys (RFC 7518
+// §6), and "priv" of the key types go-jose adds.
+var privateMembers = []string{"d", "p", "q", "dp", "dq", "qi", "k", "priv"}
 
 // KeySet is a parsed JWK set (RFC 7517) of verification keys: RSA (2048 to
-// 8192 bits), EC P-256 and Ed25519. Keys of other types or curves, and keys
+// 4096 bits), EC P-256 and Ed25519. Keys of other types or curves, and keys
 // marked for encryption, are skipped. A set that contains private key
 // material is refused outright: whoever published it has leaked a key.
+// go-jose parses the keys; this type holds bulwark's rules about which may
+// be used.
 type KeySet struct {
-	keys []jwk
+	keys []jose.JSONWebKey // Algorithm normalized; "" when the JWK does not say
 }
 
-// ParseJWKS parses a JWK set document {"keys":[...]}.
+// ParseJWKS parses a JWK set document {"keys":[...]}. Duplicate member
+// names, anywhere, are refused.
 func ParseJWKS(data []byte) (*KeySet, error) {
-	doc, err := decodeObject(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJWKS, err)
+	var doc struct {
+		Keys []josejson.RawMessage `json:"keys"`
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(doc["keys"], &raw); err != nil || raw == nil {
+	if err := josejson.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%w: not a JSON object with a \"keys\" array: %w", ErrJWKS, err)
+	}
+	if doc.Keys == nil {
 		return nil, fmt.Errorf("%w: \"keys\" is not an array", ErrJWKS)
 	}
-	if len(raw) > maxJWKSKeys {
-		return nil, fmt.Errorf("%w: %d keys, at most %d", ErrJWKS, len(raw), maxJWKSKeys)
+	if len(doc.Keys) > maxJWKSKeys {
+		return nil, fmt.Errorf("%w: %d keys, at most %d", ErrJWKS, len(doc.Keys), maxJWKSKeys)
 	}
 	set := &KeySet{}
-	for i, r := range raw {
+	for i, r := range doc.Keys {
 		k, ok, err := parseJWK(r)
 		if err != nil {
 			return nil, fmt.Errorf("%w: key %d: %w", ErrJWKS, i, err)
@@ -76,155 +76,107 @@ func ParseJWKS(data []byte) (*KeySet, error) {
 // Len returns the number of usable keys.
 func (s *KeySet) Len() int { return len(s.keys) }
 
+// jwkHead is what bulwark reads of a JWK before go-jose parses the key.
+type jwkHead struct {
+	Kty    string   `json:"kty"`
+	Crv    string   `json:"crv"`
+	Use    string   `json:"use"`
+	Alg    string   `json:"alg"`
+	KeyOps []string `json:"key_ops"`
+}
+
 // parseJWK parses one key; ok is false for keys this package skips.
-func parseJWK(data []byte) (k jwk, ok bool, err error) {
-	m, err := decodeObject(data)
-	if err != nil {
-		return k, false, err
+func parseJWK(data []byte) (k jose.JSONWebKey, ok bool, err error) {
+	var members map[string]josejson.RawMessage
+	if err := josejson.Unmarshal(data, &members); err != nil {
+		return k, false, fmt.Errorf("not a JSON object: %w", err)
 	}
-	for _, private := range []string{"d", "p", "q", "dp", "dq", "qi", "k"} {
-		if _, has := m[private]; has {
+	for _, private := range privateMembers {
+		if _, has := members[private]; has {
 			return k, false, errors.New("contains private or symmetric key material")
 		}
 	}
-	var use, alg string
-	var ops []string
-	if err := firstErr(stringMember(m, "kty", &k.kty, true), stringMember(m, "kid", &k.kid, false),
-		stringMember(m, "use", &use, false), stringMember(m, "alg", &alg, false)); err != nil {
-		return k, false, errors.New("kty, kid, use or alg is malformed")
+	var h jwkHead
+	if err := josejson.Unmarshal(data, &h); err != nil || h.Kty == "" {
+		return k, false, errors.New("kty missing, or kty, crv, use, alg or key_ops malformed")
 	}
-	if raw, has := m["key_ops"]; has && json.Unmarshal(raw, &ops) != nil {
-		return k, false, errors.New("key_ops is not an array of strings")
-	}
-	if (use != "" && use != "sig") || (ops != nil && !slices.Contains(ops, "verify")) {
+	if !wanted(h) {
 		return k, false, nil
 	}
-	if alg != "" {
-		if k.alg = normalizeAlg(alg); k.alg == "" {
-			return k, false, nil // a key for an algorithm never accepted
-		}
+	if err := k.UnmarshalJSON(data); err != nil {
+		return k, false, fmt.Errorf("%s key: %w", h.Kty, err)
 	}
-	switch k.kty {
-	case "RSA":
-		k.key, err = rsaKey(m)
-	case "EC":
-		k.key, err = ecKey(m)
-	case "OKP":
-		k.key, err = okpKey(m)
-	}
-	if k.key == nil || err != nil {
+	if err := checkRSA(k.Key); err != nil {
 		return k, false, err
 	}
-	return k, compatible(k, k.alg) || k.alg == "", nil
+	k.Algorithm = normalizeAlg(h.Alg)
+	return k, k.Algorithm == "" || compatible(k, k.Algorithm), nil
 }
 
-func rsaKey(m map[string]json.RawMessage) (crypto.PublicKey, error) {
-	n, err := b64Member(m, "n")
-	if err != nil {
-		return nil, err
-	}
-	e, err := b64Member(m, "e")
-	if err != nil {
-		return nil, err
-	}
-	if len(e) == 0 || len(e) > 4 {
-		return nil, errors.New("RSA exponent out of range")
-	}
-	exp := new(big.Int).SetBytes(e).Int64()
-	if exp < 3 || exp%2 == 0 || exp > 1<<31-1 {
-		return nil, errors.New("RSA exponent out of range")
-	}
-	mod := new(big.Int).SetBytes(n)
-	if bits := mod.BitLen(); bits < minRSABits || bits > maxRSABits {
-		return nil, fmt.Errorf("RSA modulus of %d bits, want %d to %d", bits, minRSABits, maxRSABits)
-	}
-	return &rsa.PublicKey{N: mod, E: int(exp)}, nil
-}
-
-func ecKey(m map[string]json.RawMessage) (crypto.PublicKey, error) {
-	var crv string
-	if err := stringMember(m, "crv", &crv, true); err != nil {
-		return nil, errors.New("EC key without crv")
-	}
-	if crv != "P-256" {
-		return nil, nil // skipped: ES384 and ES512 are not accepted
-	}
-	x, err := b64Member(m, "x")
-	if err != nil {
-		return nil, err
-	}
-	y, err := b64Member(m, "y")
-	if err != nil {
-		return nil, err
-	}
-	if len(x) != 32 || len(y) != 32 {
-		return nil, errors.New("P-256 coordinates must be 32 bytes")
-	}
-	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
-	if err != nil {
-		return nil, errors.New("P-256 point is not on the curve")
-	}
-	return pub, nil
-}
-
-func okpKey(m map[string]json.RawMessage) (crypto.PublicKey, error) {
-	var crv string
-	if err := stringMember(m, "crv", &crv, true); err != nil {
-		return nil, errors.New("OKP key without crv")
-	}
-	if crv != "Ed25519" {
-		return nil, nil // skipped: X25519 is for key agreement, Ed448 not accepted
-	}
-	x, err := b64Member(m, "x")
-	if err != nil {
-		return nil, err
-	}
-	if len(x) != ed25519.PublicKeySize {
-		return nil, errors.New("Ed25519 key must be 32 bytes")
-	}
-	return ed25519.PublicKey(x), nil
-}
-
-func b64Member(m map[string]json.RawMessage, name string) ([]byte, error) {
-	var s string
-	if err := stringMember(m, name, &s, true); err != nil {
-		return nil, fmt.Errorf("member %q missing or not a string", name)
-	}
-	b, err := b64.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("member %q is not base64url", name)
-	}
-	return b, nil
-}
-
-// compatible reports whether key k may verify a token signed with alg
-// (normalized).
-func compatible(k jwk, alg string) bool {
-	if k.alg != "" && k.alg != alg {
+// wanted reports whether a JWK is a signature key of a type, curve and alg
+// this package accepts.
+func wanted(h jwkHead) bool {
+	switch {
+	case h.Use != "" && h.Use != "sig", h.KeyOps != nil && !slices.Contains(h.KeyOps, "verify"):
 		return false
+	case h.Alg != "" && normalizeAlg(h.Alg) == "":
+		return false // a key for an algorithm never accepted
 	}
-	switch alg {
-	case AlgRS256, AlgPS256:
-		return k.kty == "RSA"
-	case AlgES256:
-		return k.kty == "EC"
-	case AlgEdDSA:
-		return k.kty == "OKP"
+	switch h.Kty {
+	case "RSA":
+		return true
+	case "EC":
+		return h.Crv == "P-256" // ES384 and ES512 are not accepted
+	case "OKP":
+		return h.Crv == "Ed25519" // X25519 is for key agreement; Ed448 is not accepted
 	}
 	return false
 }
 
-// lookup selects the key for a token's kid and alg. With a kid, the first
-// compatible key of that kid; without one, the only compatible key.
-func (s *KeySet) lookup(kid, alg string) (crypto.PublicKey, error) {
-	alg = normalizeAlg(alg)
-	if alg == "" {
+// checkRSA applies bulwark's floor to RSA keys, on top of go-jose's
+// ceiling: at least 2048 bits, an odd exponent from 3 to 2^31-1.
+func checkRSA(key any) error {
+	pub, ok := key.(*rsa.PublicKey)
+	switch {
+	case !ok:
+		return nil
+	case pub.E < 3 || pub.E%2 == 0 || pub.E > 1<<31-1:
+		return errors.New("RSA exponent out of range")
+	case pub.N.BitLen() < minRSABits:
+		return fmt.Errorf("RSA modulus of %d bits, want at least %d", pub.N.BitLen(), minRSABits)
+	}
+	return nil
+}
+
+// compatible reports whether key k may verify a token signed with alg
+// (normalized).
+func compatible(k jose.JSONWebKey, alg string) bool {
+	if k.Algorithm != "" && k.Algorithm != alg {
+		return false
+	}
+	switch k.Key.(type) {
+	case *rsa.PublicKey:
+		return alg == AlgRS256 || alg == AlgPS256
+	case *ecdsa.PublicKey:
+		return alg == AlgES256
+	case ed25519.PublicKey:
+		return alg == AlgEdDSA
+	}
+	return false
+}
+
+// lookup selects the key for a token's kid and alg, as go-jose's
+// verification key. With a kid, the first compatible key of that kid;
+// without one, the only compatible key.
+func (s *KeySet) lookup(kid, alg string) (any, error) {
+	norm := normalizeAlg(alg)
+	if norm == "" {
 		return nil, errBadAlg
 	}
-	var found []crypto.PublicKey
+	var found []any
 	for _, k := range s.keys {
-		if compatible(k, alg) && (kid == "" || k.kid == kid) {
-			found = append(found, k.key)
+		if compatible(k, norm) && (kid == "" || k.KeyID == kid) {
+			found = append(found, k.Key)
 		}
 	}
 	switch {
@@ -234,15 +186,8 @@ func (s *KeySet) lookup(kid, alg string) (crypto.PublicKey, error) {
 		return nil, errKeyMismatch
 	case kid == "" && len(found) > 1:
 		return nil, errAmbiguousKey
+	case alg == algEd25519:
+		return edName{found[0].(ed25519.PublicKey)}, nil
 	}
 	return found[0], nil
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -297,3 +297,24 @@ func ExampleNewJWKSURL() {
 	fmt.Println(auth.MetadataURL())
 	// Output: https://mcp.example.com/.well-known/oauth-protected-resource/mcp
 }
+
+// TestParseJWKSRSACeiling: go-jose refuses RSA moduli above 4096 bits, so
+// a hostile issuer cannot make every verification cost an 8192-bit RSA
+// operation; the floor of 2048 bits is bulwark's own check on top.
+func TestParseJWKSRSACeiling(t *testing.T) {
+	modulus := func(bits int) string {
+		n := make([]byte, bits/8)
+		n[0], n[len(n)-1] = 0x80, 0x01
+		return enc(n)
+	}
+	for _, tt := range []struct {
+		bits int
+		ok   bool
+	}{{2048, true}, {4096, true}, {4104, false}, {8192, false}, {2040, false}} {
+		doc := `{"keys":[{"kty":"RSA","kid":"r","n":"` + modulus(tt.bits) + `","e":"AQAB"}]}`
+		set, err := ParseJWKS([]byte(doc))
+		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrJWKS)) {
+			t.Errorf("%d bits: set %v, err %v; want ok=%v", tt.bits, set, err, tt.ok)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package identity
 
 import (
 	"context"
-	"crypto"
 	"errors"
 	"fmt"
 	"io"
@@ -155,7 +154,7 @@ func (j *JWKS) doFetch(ctx context.Context) error {
 
 // key returns the key for a token's kid and alg, refreshing the set when
 // it is old, or early (at most once per MinRefresh) when kid is unknown.
-func (j *JWKS) key(ctx context.Context, kid, alg string) (crypto.PublicKey, error) {
+func (j *JWKS) key(ctx context.Context, kid, alg string) (any, error) {
 	set, err := j.current(ctx, false)
 	if err != nil {
 		return nil, err

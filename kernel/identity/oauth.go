@@ -2,14 +2,15 @@ package identity
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	josejson "github.com/go-jose/go-jose/v4/json"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // Defaults of OAuthOptions.
@@ -159,24 +160,23 @@ func (a *OAuth) Authenticate(r *http.Request) (Principal, error) {
 // Verify checks an access token and returns its principal, or an
 // *AuthError (invalid_token, insufficient_scope, or keys unavailable).
 func (a *OAuth) Verify(ctx context.Context, token string) (Principal, error) {
-	t, err := parseJWS(token, a.maxToken)
+	sig, err := parseJWS(token, a.maxToken)
 	if err != nil {
 		return Principal{}, a.refuse(ErrInvalidToken, err)
 	}
-	if normalizeAlg(t.alg) == "" {
-		return Principal{}, a.refuse(ErrInvalidToken, errBadAlg)
-	}
-	key, err := a.keys.key(ctx, t.kid, t.alg)
+	h := sig.Signatures[0].Protected
+	key, err := a.keys.key(ctx, h.KeyID, h.Algorithm)
 	if errors.Is(err, ErrKeysUnavailable) {
 		return Principal{}, a.refuse(ErrKeysUnavailable, err)
 	}
 	if err != nil {
 		return Principal{}, a.refuse(ErrInvalidToken, err)
 	}
-	if err := verifySignature(t.alg, key, t.signingInput, t.sig); err != nil {
+	payload, err := verifyJWS(sig, key)
+	if err != nil {
 		return Principal{}, a.refuse(ErrInvalidToken, err)
 	}
-	return a.checkClaims(t.claims)
+	return a.checkClaims(payload)
 }
 
 // refuse builds the refusal with this server's challenge.
@@ -196,19 +196,20 @@ func (a *OAuth) refuse(kind, detail error) *AuthError {
 }
 
 // checkClaims validates the verified claims and builds the principal.
-// Scope is checked last, so an expired token is 401, never 403.
-func (a *OAuth) checkClaims(c map[string]json.RawMessage) (Principal, error) {
-	var iss, sub string
-	if stringMember(c, "iss", &iss, true) != nil || iss != a.issuer {
-		return Principal{}, a.refuse(ErrInvalidToken, errors.New("iss does not match the issuer"))
+// go-jose's decoder refuses duplicate names, trailing data and claims of
+// the wrong type, and matches names exactly (no case folding); go-jose's
+// jwt.Claims checks iss, aud, exp, nbf and iat. Scope is checked last, so
+// an expired token is 401, never 403.
+func (a *OAuth) checkClaims(payload []byte) (Principal, error) {
+	var c map[string]josejson.RawMessage
+	var std jwt.Claims
+	if josejson.Unmarshal(payload, &c) != nil || josejson.Unmarshal(payload, &std) != nil {
+		return Principal{}, a.refuse(ErrInvalidToken, errors.New("claims are not a JSON object of well-formed registered claims"))
 	}
-	if err := a.checkAudience(c["aud"]); err != nil {
+	if err := a.checkRegistered(std); err != nil {
 		return Principal{}, a.refuse(ErrInvalidToken, err)
 	}
-	if err := a.checkTimes(c); err != nil {
-		return Principal{}, a.refuse(ErrInvalidToken, err)
-	}
-	if stringMember(c, "sub", &sub, true) != nil || sub == "" || len(sub) > 255 || hasControl(sub) {
+	if sub := std.Subject; sub == "" || len(sub) > 255 || hasControl(sub) {
 		return Principal{}, a.refuse(ErrInvalidToken, errors.New("sub missing or malformed"))
 	}
 	plan, err := a.plan(c)
@@ -224,72 +225,38 @@ func (a *OAuth) checkClaims(c map[string]json.RawMessage) (Principal, error) {
 			return Principal{}, a.refuse(ErrInsufficientScope, fmt.Errorf("scope %q not granted", s))
 		}
 	}
-	return Principal{ID: iss + "|" + sub, Plan: plan, Scheme: SchemeOAuth}, nil
+	return Principal{ID: std.Issuer + "|" + std.Subject, Plan: plan, Scheme: SchemeOAuth}, nil
 }
 
-// checkAudience requires aud (a string or an array of strings) to contain
-// the resource exactly (RFC 8707, RFC 9068 §4).
-func (a *OAuth) checkAudience(raw json.RawMessage) error {
-	var one string
-	var many []string
-	switch {
-	case raw == nil:
-		return errors.New("aud missing")
-	case json.Unmarshal(raw, &one) == nil:
-		many = []string{one}
-	case json.Unmarshal(raw, &many) != nil:
-		return errors.New("aud is neither a string nor an array of strings")
-	}
-	if !slices.Contains(many, a.resource) {
-		return errors.New("aud does not contain the resource")
-	}
-	return nil
-}
+// maxNumericDate bounds exp, nbf and iat (year 5138): a larger value is a
+// malformed token, not one valid for millennia.
+const maxNumericDate = 1e11
 
-// checkTimes requires exp and checks nbf and iat when present, each with
-// the configured skew.
-func (a *OAuth) checkTimes(c map[string]json.RawMessage) error {
-	now := a.now()
-	exp, ok, err := numericDate(c, "exp")
-	switch {
-	case err != nil:
-		return err
-	case !ok:
+// checkRegistered requires iss to be exactly the issuer, aud (a string or
+// an array of strings) to contain the resource exactly (RFC 8707, RFC 9068
+// §4), and exp to be present; exp, nbf and iat are checked with the
+// configured skew.
+func (a *OAuth) checkRegistered(c jwt.Claims) error {
+	for _, d := range []*jwt.NumericDate{c.Expiry, c.NotBefore, c.IssuedAt} {
+		if d != nil && (*d < 0 || *d > maxNumericDate) {
+			return errors.New("exp, nbf or iat is not a NumericDate")
+		}
+	}
+	if c.Expiry == nil {
 		return errors.New("exp missing")
-	case !now.Before(exp.Add(a.skew)):
-		return errors.New("token expired")
 	}
-	if nbf, ok, err := numericDate(c, "nbf"); err != nil || (ok && now.Add(a.skew).Before(nbf)) {
-		return errOr(err, errors.New("token not yet valid (nbf)"))
-	}
-	if iat, ok, err := numericDate(c, "iat"); err != nil || (ok && iat.After(now.Add(a.skew))) {
-		return errOr(err, errors.New("token issued in the future (iat)"))
-	}
-	return nil
-}
-
-// numericDate reads an RFC 7519 NumericDate claim.
-func numericDate(c map[string]json.RawMessage, name string) (time.Time, bool, error) {
-	raw, ok := c[name]
-	if !ok {
-		return time.Time{}, false, nil
-	}
-	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil || math.IsNaN(f) || f < 0 || f > 1e11 {
-		return time.Time{}, false, fmt.Errorf("%s is not a NumericDate", name)
-	}
-	sec, frac := math.Modf(f)
-	return time.Unix(int64(sec), int64(frac*1e9)), true, nil
+	want := jwt.Expected{Issuer: a.issuer, AnyAudience: jwt.Audience{a.resource}, Time: a.now()}
+	return c.ValidateWithLeeway(want, a.skew)
 }
 
 // plan reads the plan claim, or returns the default plan when it is absent.
-func (a *OAuth) plan(c map[string]json.RawMessage) (string, error) {
+func (a *OAuth) plan(c map[string]josejson.RawMessage) (string, error) {
 	raw, ok := c[a.planClaim]
 	if !ok {
 		return a.defaultPlan, nil
 	}
 	var plan string
-	if json.Unmarshal(raw, &plan) != nil || !validPlan(plan) {
+	if josejson.Unmarshal(raw, &plan) != nil || !validPlan(plan) {
 		return "", fmt.Errorf("claim %q is not a valid plan name", a.planClaim)
 	}
 	return plan, nil
@@ -297,11 +264,11 @@ func (a *OAuth) plan(c map[string]json.RawMessage) (string, error) {
 
 // scopes returns the granted scopes: "scope" (a space-separated string,
 // RFC 9068) and "scp" (an array of strings, or a string), combined.
-func scopes(c map[string]json.RawMessage) ([]string, error) {
+func scopes(c map[string]josejson.RawMessage) ([]string, error) {
 	var out []string
 	if raw, ok := c["scope"]; ok {
 		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		if josejson.Unmarshal(raw, &s) != nil {
 			return nil, errors.New("scope is not a string")
 		}
 		out = append(out, strings.Fields(s)...)
@@ -310,9 +277,9 @@ func scopes(c map[string]json.RawMessage) ([]string, error) {
 		var s string
 		var list []string
 		switch {
-		case json.Unmarshal(raw, &s) == nil:
+		case josejson.Unmarshal(raw, &s) == nil:
 			out = append(out, strings.Fields(s)...)
-		case json.Unmarshal(raw, &list) == nil:
+		case josejson.Unmarshal(raw, &list) == nil:
 			out = append(out, list...)
 		default:
 			return nil, errors.New("scp is neither a string nor an array of strings")
@@ -343,11 +310,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func errOr(err, def error) error {
-	if err != nil {
-		return err
-	}
-	return def
 }
