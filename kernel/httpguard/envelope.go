@@ -3,9 +3,11 @@ package httpguard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
-	"unicode/utf8"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
 // MetaKeyProtocolVersion is the _meta key that carries a 2026-07-28
@@ -66,26 +68,26 @@ func (e Envelope) Target() (target string, ok bool) {
 // ErrInvalidEnvelope (JSON, but not one JSON-RPC 2.0 message MCP accepts:
 // a null, boolean or object id, non-object params, a missing jsonrpc "2.0").
 func ParseEnvelope(data []byte) (Envelope, error) {
-	s := scanner{b: data}
-	s.ws()
-	if s.i >= len(s.b) {
+	s := jsonscan.Scanner{Data: data}
+	s.SkipSpace()
+	if s.Pos >= len(s.Data) {
 		return Envelope{}, ErrInvalidJSON
 	}
-	if s.b[s.i] != '{' {
+	if s.Data[s.Pos] != '{' {
 		err := ErrInvalidEnvelope
-		if s.b[s.i] == '[' {
+		if s.Data[s.Pos] == '[' {
 			err = ErrBatch
 		}
-		if s.skipValue(0) != nil || !s.atEnd() {
+		if s.Skip(0) != nil || !s.AtEnd() {
 			err = ErrInvalidJSON
 		}
 		return Envelope{}, err
 	}
 	var p envParser
 	if err := p.object(&s); err != nil {
-		return Envelope{}, err
+		return Envelope{}, scanError(err)
 	}
-	if !s.atEnd() {
+	if !s.AtEnd() {
 		return Envelope{}, ErrInvalidJSON
 	}
 	return p.finish()
@@ -159,8 +161,8 @@ func (p *envParser) mark(bit int) error {
 	return nil
 }
 
-func (p *envParser) object(s *scanner) error {
-	return s.members(1, func(key []byte) error {
+func (p *envParser) object(s *jsonscan.Scanner) error {
+	return s.Members(1, func(key []byte) error {
 		switch string(key) {
 		case "jsonrpc":
 			return p.str(s, seenJSONRPC, &p.jsonrpc, &p.jsonrpcEsc)
@@ -175,63 +177,63 @@ func (p *envParser) object(s *scanner) error {
 		case "error":
 			return p.skip(s, seenError)
 		}
-		return s.skipValue(1)
+		return s.Skip(1)
 	})
 }
 
-func (p *envParser) str(s *scanner, bit int, dst *[]byte, esc *bool) error {
+func (p *envParser) str(s *jsonscan.Scanner, bit int, dst *[]byte, esc *bool) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
-	if s.peek() != '"' {
-		if s.skipValue(1) != nil {
+	if s.Peek() != '"' {
+		if s.Skip(1) != nil {
 			return ErrInvalidJSON
 		}
 		return fmt.Errorf("member is not a string: %w", ErrInvalidEnvelope)
 	}
-	raw, e, err := s.str()
+	raw, e, err := s.String()
 	*dst, *esc = raw, e
 	return err
 }
 
-func (p *envParser) skip(s *scanner, bit int) error {
+func (p *envParser) skip(s *jsonscan.Scanner, bit int) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
-	return s.skipValue(1)
+	return s.Skip(1)
 }
 
-func (p *envParser) idValue(s *scanner) error {
+func (p *envParser) idValue(s *jsonscan.Scanner) error {
 	if err := p.mark(seenID); err != nil {
 		return err
 	}
-	c := s.peek()
-	start := s.i
-	if err := s.skipValue(1); err != nil {
+	c := s.Peek()
+	start := s.Pos
+	if err := s.Skip(1); err != nil {
 		return err
 	}
 	if c != '"' && c != '-' && (c < '0' || c > '9') {
 		return fmt.Errorf("id must be a string or a number: %w", ErrInvalidEnvelope)
 	}
-	p.id = s.b[start:s.i]
+	p.id = s.Data[start:s.Pos]
 	return nil
 }
 
-func (p *envParser) params(s *scanner) error {
+func (p *envParser) params(s *jsonscan.Scanner) error {
 	if err := p.mark(seenParams); err != nil {
 		return err
 	}
-	switch s.peek() {
+	switch s.Peek() {
 	case 'n':
-		return s.skipValue(1) // null params: as if absent
+		return s.Skip(1) // null params: as if absent
 	case '{':
 	default:
-		if s.skipValue(1) != nil {
+		if s.Skip(1) != nil {
 			return ErrInvalidJSON
 		}
 		return fmt.Errorf("params must be an object: %w", ErrInvalidEnvelope)
 	}
-	return s.members(2, func(key []byte) error {
+	return s.Members(2, func(key []byte) error {
 		switch string(key) {
 		case "name":
 			return p.maybeStr(s, seenName, &p.name, &p.nameEsc, &p.nameStr)
@@ -240,38 +242,38 @@ func (p *envParser) params(s *scanner) error {
 		case "_meta":
 			return p.meta(s)
 		}
-		return s.skipValue(2)
+		return s.Skip(2)
 	})
 }
 
 // maybeStr records a member that is used only when it is a string.
-func (p *envParser) maybeStr(s *scanner, bit int, dst *[]byte, esc, isStr *bool) error {
+func (p *envParser) maybeStr(s *jsonscan.Scanner, bit int, dst *[]byte, esc, isStr *bool) error {
 	if err := p.mark(bit); err != nil {
 		return err
 	}
-	if s.peek() != '"' {
-		return s.skipValue(2)
+	if s.Peek() != '"' {
+		return s.Skip(2)
 	}
-	raw, e, err := s.str()
+	raw, e, err := s.String()
 	*dst, *esc, *isStr = raw, e, true
 	return err
 }
 
-func (p *envParser) meta(s *scanner) error {
+func (p *envParser) meta(s *jsonscan.Scanner) error {
 	if err := p.mark(seenMeta); err != nil {
 		return err
 	}
-	if s.peek() != '{' {
-		return s.skipValue(2)
+	if s.Peek() != '{' {
+		return s.Skip(2)
 	}
-	return s.members(3, func(key []byte) error {
+	return s.Members(3, func(key []byte) error {
 		switch string(key) {
 		case MetaKeyProtocolVersion:
 			return p.maybeStr(s, seenVersion, &p.version, &p.verEsc, &p.verIsStr)
 		case "progressToken", metaKeyLogLevel:
 			p.notify = true
 		}
-		return s.skipValue(3)
+		return s.Skip(3)
 	})
 }
 
@@ -338,26 +340,27 @@ var knownStrings = func() map[string]string {
 }()
 
 // decodeStr turns a string's raw content (between the quotes) into a Go
-// string; escapes are decoded by encoding/json so the result is exactly what
-// standard decoders produce. Invalid UTF-8 is refused.
+// string, exactly as standard decoders do (jsonscan.DecodeString); invalid
+// UTF-8 is refused.
 func decodeStr(raw []byte, escaped bool) (string, error) {
 	if !escaped {
 		if known, ok := knownStrings[string(raw)]; ok {
 			return known, nil
 		}
-		if !utf8.Valid(raw) {
-			return "", fmt.Errorf("string is not UTF-8: %w", ErrInvalidEnvelope)
-		}
-		return string(raw), nil
 	}
-	if !utf8.Valid(raw) {
-		return "", fmt.Errorf("string is not UTF-8: %w", ErrInvalidEnvelope)
+	v, err := jsonscan.DecodeString(raw, escaped)
+	return v, scanError(err)
+}
+
+// scanError maps the scanner's errors to this package's: not JSON, or (a
+// string that is not UTF-8) not a message MCP accepts. Other errors, the
+// parser's own, pass as they are.
+func scanError(err error) error {
+	switch {
+	case errors.Is(err, jsonscan.ErrUTF8):
+		return fmt.Errorf("%w: %w", ErrInvalidEnvelope, err)
+	case errors.Is(err, jsonscan.ErrSyntax), errors.Is(err, jsonscan.ErrDepth):
+		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
 	}
-	quoted := make([]byte, 0, len(raw)+2)
-	quoted = append(append(append(quoted, '"'), raw...), '"')
-	var v string
-	if err := json.Unmarshal(quoted, &v); err != nil {
-		return "", ErrInvalidJSON
-	}
-	return v, nil
+	return err
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
 func TestParseEnvelope(t *testing.T) {
@@ -184,7 +186,7 @@ func deep(data []byte) bool {
 			depth--
 		}
 	}
-	return deepest > maxJSONDepth-2
+	return deepest > jsonscan.DefaultMaxDepth-2
 }
 
 func TestEnvelopeWantsNotifications(t *testing.T) {

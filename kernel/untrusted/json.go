@@ -1,11 +1,12 @@
 package untrusted
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
 // ErrInvalidJSON is returned by JSON for input that is not one JSON value.
@@ -30,7 +31,7 @@ const markerReserve = 64 + MaxDepth*48
 // copied as they are.
 func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
 	w := writer{
-		in:        doc,
+		in:        jsonscan.Scanner{Data: doc},
 		out:       make([]byte, 0, min(len(doc), e.maxResult())+256),
 		maxString: e.maxString(),
 		limit:     e.maxResult() - markerReserve,
@@ -41,7 +42,7 @@ func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
 		return nil, Report{}, err
 	}
 	w.skipSpace()
-	if w.pos != len(doc) {
+	if w.in.Pos != len(doc) {
 		return nil, Report{}, ErrInvalidJSON
 	}
 	w.rep.Removed, w.rep.Neutralized = w.st.removed, w.st.neutralized
@@ -55,8 +56,7 @@ func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
 }
 
 type writer struct {
-	in        []byte
-	pos       int
+	in        jsonscan.Scanner // the document, read once
 	out       []byte
 	maxString int
 	limit     int
@@ -66,25 +66,16 @@ type writer struct {
 	scratch   []byte
 }
 
-func (w *writer) skipSpace() {
-	for w.pos < len(w.in) {
-		switch w.in[w.pos] {
-		case ' ', '\t', '\n', '\r':
-			w.pos++
-		default:
-			return
-		}
-	}
-}
+func (w *writer) skipSpace() { w.in.SkipSpace() }
 
 func (w *writer) value(depth int) error {
 	if depth > MaxDepth {
 		return ErrTooDeep
 	}
-	if w.pos >= len(w.in) {
+	if w.in.Pos >= len(w.in.Data) {
 		return ErrInvalidJSON
 	}
-	switch c := w.in[w.pos]; {
+	switch c := w.in.Data[w.in.Pos]; {
 	case c == '{':
 		return w.object(depth)
 	case c == '[':
@@ -98,63 +89,12 @@ func (w *writer) value(depth int) error {
 
 // scalar copies a number or a literal after checking its form.
 func (w *writer) scalar() error {
-	start := w.pos
-	for w.pos < len(w.in) {
-		c := w.in[w.pos]
-		if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			break
-		}
-		w.pos++
+	start := w.in.Pos
+	if err := w.in.Scalar(); err != nil {
+		return ErrInvalidJSON
 	}
-	tok := w.in[start:w.pos]
-	switch string(tok) {
-	case "true", "false", "null":
-	default:
-		if !validNumber(tok) {
-			return ErrInvalidJSON
-		}
-	}
-	w.out = append(w.out, tok...)
+	w.out = append(w.out, w.in.Data[start:w.in.Pos]...)
 	return nil
-}
-
-func validNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	return i == len(b)
 }
 
 func (w *writer) object(depth int) error { return w.container(depth, '{', '}') }
@@ -165,12 +105,12 @@ func (w *writer) array(depth int) error { return w.container(depth, '[', ']') }
 // output is full, the rest is skipped (still checked) and counted, and a
 // marker says how much was left out.
 func (w *writer) container(depth int, open, close byte) error {
-	w.pos++
+	w.in.Pos++
 	w.out = append(w.out, open)
 	written, omitted := 0, 0
 	w.skipSpace()
-	if w.pos < len(w.in) && w.in[w.pos] == close {
-		w.pos++
+	if w.in.Pos < len(w.in.Data) && w.in.Data[w.in.Pos] == close {
+		w.in.Pos++
 		w.out = append(w.out, close)
 		return nil
 	}
@@ -186,17 +126,17 @@ func (w *writer) container(depth int, open, close byte) error {
 			omitted++
 		}
 		w.skipSpace()
-		if w.pos >= len(w.in) {
+		if w.in.Pos >= len(w.in.Data) {
 			return ErrInvalidJSON
 		}
-		if w.in[w.pos] == ',' {
-			w.pos++
+		if w.in.Data[w.in.Pos] == ',' {
+			w.in.Pos++
 			continue
 		}
-		if w.in[w.pos] != close {
+		if w.in.Data[w.in.Pos] != close {
 			return ErrInvalidJSON
 		}
-		w.pos++
+		w.in.Pos++
 		break
 	}
 	w.marker(open == '{', written, omitted)
@@ -237,7 +177,7 @@ func (w *writer) element(depth int, member, comma bool) (bool, error) {
 
 // memberKey reads an object key and its colon.
 func (w *writer) memberKey() ([]byte, error) {
-	if w.pos >= len(w.in) || w.in[w.pos] != '"' {
+	if w.in.Pos >= len(w.in.Data) || w.in.Data[w.in.Pos] != '"' {
 		return nil, ErrInvalidJSON
 	}
 	raw, err := w.readString()
@@ -245,10 +185,10 @@ func (w *writer) memberKey() ([]byte, error) {
 		return nil, err
 	}
 	w.skipSpace()
-	if w.pos >= len(w.in) || w.in[w.pos] != ':' {
+	if w.in.Pos >= len(w.in.Data) || w.in.Data[w.in.Pos] != ':' {
 		return nil, ErrInvalidJSON
 	}
-	w.pos++
+	w.in.Pos++
 	w.skipSpace()
 	return raw, nil
 }
@@ -320,45 +260,11 @@ func (w *writer) str() error {
 // readString returns the raw bytes between the quotes of the string at pos
 // and moves past it.
 func (w *writer) readString() ([]byte, error) {
-	start := w.pos + 1
-	for i := start; i < len(w.in); i++ {
-		switch c := w.in[i]; {
-		case c == '"':
-			w.pos = i + 1
-			return w.in[start:i], nil
-		case c == '\\':
-			n, ok := escapeLen(w.in[i+1:])
-			if !ok {
-				return nil, ErrInvalidJSON
-			}
-			i += n
-		case c < 0x20:
-			return nil, ErrInvalidJSON
-		}
+	raw, _, err := w.in.String()
+	if err != nil {
+		return nil, ErrInvalidJSON
 	}
-	return nil, ErrInvalidJSON
-}
-
-// escapeLen checks the escape after a backslash and returns its length.
-func escapeLen(b []byte) (int, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	switch b[0] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 1, true
-	case 'u':
-		if len(b) < 5 {
-			return 0, false
-		}
-		for _, c := range b[1:5] {
-			if !('0' <= c && c <= '9' || 'a' <= lower(c) && lower(c) <= 'f') {
-				return 0, false
-			}
-		}
-		return 5, true
-	}
-	return 0, false
+	return raw, nil
 }
 
 // appendString writes the cleaned, possibly cut, string whose raw (escaped)
@@ -370,9 +276,9 @@ func (w *writer) appendString(raw []byte, isKey bool) {
 		w.out = append(w.out, '"')
 		return
 	}
-	s, ok := unescape(w.scratch[:0], raw)
+	s, err := jsonscan.Unescape(w.scratch[:0], raw)
 	w.scratch = s[:0]
-	if !ok {
+	if err != nil { // not from readString, which checked every escape
 		s = []byte("[invalid string]")
 	}
 	clean := cleanAppend(nil, string(s), &w.st)
@@ -402,69 +308,6 @@ func plainJSON(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// unescape decodes the JSON escapes of raw into dst.
-func unescape(dst, raw []byte) ([]byte, bool) {
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
-		}
-		i++
-		if i >= len(raw) {
-			return dst, false
-		}
-		switch raw[i] {
-		case '"', '\\', '/':
-			dst = append(dst, raw[i])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, n, ok := hexRune(raw[i+1:])
-			if !ok {
-				return dst, false
-			}
-			i += n
-			dst = utf8.AppendRune(dst, r)
-		default:
-			return dst, false
-		}
-	}
-	return dst, true
-}
-
-// hexRune decodes the 4 hex digits after \u, and a low surrogate's escape
-// after a high one. n is how many bytes it used after the 'u'.
-func hexRune(b []byte) (rune, int, bool) {
-	if len(b) < 4 {
-		return 0, 0, false
-	}
-	v, err := strconv.ParseUint(string(b[:4]), 16, 32)
-	if err != nil {
-		return 0, 0, false
-	}
-	r := rune(v)
-	if utf16.IsSurrogate(r) {
-		if len(b) >= 10 && b[4] == '\\' && b[5] == 'u' {
-			if v2, err := strconv.ParseUint(string(b[6:10]), 16, 32); err == nil {
-				if d := utf16.DecodeRune(r, rune(v2)); d != utf8.RuneError {
-					return d, 10, true
-				}
-			}
-		}
-		return utf8.RuneError, 4, true
-	}
-	return r, 4, true
 }
 
 const hexDigits = "0123456789abcdef"
@@ -506,14 +349,15 @@ func appendQuoted(dst, s []byte) []byte {
 
 // secretWords are matched, after dropping '_' and '-' and folding case,
 // anywhere in a key.
-var secretWords = []string{"tsigkey", "token", "secret", "password", "credential", "apikey", "privatekey", "authorization"}
+var secretWords = [][]byte{[]byte("tsigkey"), []byte("token"), []byte("secret"), []byte("password"),
+	[]byte("credential"), []byte("apikey"), []byte("privatekey"), []byte("authorization")}
 
 // secretKey reports whether a raw object key names a secret. The key is
 // compared as a model would read it: escapes decoded, invisible characters
 // removed, case folded, and everything but letters and digits dropped.
 func secretKey(raw []byte) bool {
 	if !plainJSON(raw) {
-		s, _ := unescape(nil, raw)
+		s, _ := jsonscan.Unescape(nil, raw)
 		var st stats
 		raw = cleanAppend(nil, string(s), &st)
 	}
@@ -526,16 +370,7 @@ func secretKey(raw []byte) bool {
 		}
 	}
 	for _, word := range secretWords {
-		if containsFold(norm, word) {
-			return true
-		}
-	}
-	return false
-}
-
-func containsFold(s []byte, word string) bool {
-	for i := 0; i+len(word) <= len(s); i++ {
-		if string(s[i:i+len(word)]) == word {
+		if bytes.Contains(norm, word) {
 			return true
 		}
 	}

@@ -1,0 +1,89 @@
+package jsonscan
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Decode appends the decoded form of a string's raw content (as String
+// returns it) to dst. It gives exactly what encoding/json gives for the
+// same string, except that raw bytes that are not UTF-8 are refused
+// (ErrUTF8) instead of replaced: a caller that reads a value must not read
+// it differently from another decoder.
+func Decode(dst, raw []byte) ([]byte, error) {
+	if !utf8.Valid(raw) {
+		return dst, ErrUTF8
+	}
+	return Unescape(dst, raw)
+}
+
+// DecodeString is Decode for a string, with a fast path for raw content
+// without escapes.
+func DecodeString(raw []byte, escaped bool) (string, error) {
+	if !escaped {
+		if !utf8.Valid(raw) {
+			return "", ErrUTF8
+		}
+		return string(raw), nil
+	}
+	b, err := Decode(make([]byte, 0, len(raw)), raw)
+	return string(b), err
+}
+
+// Unescape appends raw with its escapes decoded to dst, copying other bytes
+// as they are (valid UTF-8 or not). A lone or reversed surrogate becomes
+// U+FFFD, as in encoding/json. Malformed escapes are ErrSyntax (String has
+// already refused them in scanned input).
+func Unescape(dst, raw []byte) ([]byte, error) {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		n := escapeLen(raw[i+1:])
+		if n == 0 {
+			return dst, ErrSyntax
+		}
+		switch e := raw[i+1]; e {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, used := surrogatePair(raw[i+2:])
+			dst = utf8.AppendRune(dst, r)
+			n = used + 1
+		default: // '"', '\\', '/'
+			dst = append(dst, e)
+		}
+		i += n
+	}
+	return dst, nil
+}
+
+// surrogatePair decodes the 4 hex digits of a \u escape (b starts at the
+// digits), joining a high surrogate with the low one escaped right after
+// it. used is how many bytes of b it read.
+func surrogatePair(b []byte) (r rune, used int) {
+	r = hex4(b)
+	if !utf16.IsSurrogate(r) {
+		return r, 4
+	}
+	if len(b) >= 10 && b[4] == '\\' && b[5] == 'u' && escapeLen(b[5:]) == 5 {
+		if d := utf16.DecodeRune(r, hex4(b[6:])); d != utf8.RuneError {
+			return d, 10
+		}
+	}
+	return utf8.RuneError, 4
+}
+
+func hex4(b []byte) rune {
+	return rune(hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3]))
+}

@@ -1,0 +1,97 @@
+package jsonscan
+
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+)
+
+// CheckUnique checks that data is one JSON value (DefaultMaxDepth) in which
+// no object, at any depth, repeats a key. Keys are compared after decoding,
+// so "a" and "\u0061" are the same key. Different decoders keep different
+// copies of a repeated key (the first, the last, or both), so a document
+// that repeats one can be read two ways; the kernel refuses such input
+// wherever it acts on it. Errors: ErrSyntax, ErrDepth, ErrUTF8,
+// ErrDuplicateKey.
+func CheckUnique(data []byte) error {
+	s := Scanner{Data: data}
+	if err := s.unique(0); err != nil {
+		return err
+	}
+	if !s.AtEnd() {
+		return ErrSyntax
+	}
+	return nil
+}
+
+// unique is Skip that also checks the keys of every object.
+func (s *Scanner) unique(depth int) error {
+	switch s.Peek() {
+	case '{':
+		var keys KeySet
+		return s.Members(depth+1, func(key []byte) error {
+			if !utf8.Valid(key) {
+				return ErrUTF8 // decoders differ on what such a key is
+			}
+			if !keys.Add(key) {
+				return &DuplicateKeyError{Key: string(key)}
+			}
+			return s.unique(depth + 1)
+		})
+	case '[':
+		return s.Elements(depth+1, func() error { return s.unique(depth + 1) })
+	case '"':
+		_, _, err := s.String()
+		return err
+	}
+	return s.Scalar()
+}
+
+// DuplicateKeyError names the key CheckUnique found twice; it matches
+// ErrDuplicateKey.
+type DuplicateKeyError struct{ Key string }
+
+func (e *DuplicateKeyError) Error() string {
+	return fmt.Sprintf("jsonscan: duplicate object key %.64q", e.Key)
+}
+
+// Is reports whether target is ErrDuplicateKey.
+func (e *DuplicateKeyError) Is(target error) bool { return target == ErrDuplicateKey }
+
+// smallSet is how many keys a KeySet compares one by one before it builds a
+// map: most objects are small, and a map would cost more than it saves.
+const smallSet = 16
+
+// KeySet remembers the keys of one object. The zero value is empty.
+type KeySet struct {
+	list [][]byte
+	m    map[string]struct{}
+}
+
+// Add adds key and reports whether it was new. The set keeps key itself,
+// so the caller must not change it afterwards.
+func (k *KeySet) Add(key []byte) bool {
+	if k.m != nil {
+		if _, dup := k.m[string(key)]; dup {
+			return false
+		}
+		k.m[string(key)] = struct{}{}
+		return true
+	}
+	for _, have := range k.list {
+		if bytes.Equal(have, key) {
+			return false
+		}
+	}
+	if len(k.list) < smallSet {
+		k.list = append(k.list, key)
+		return true
+	}
+	k.m = make(map[string]struct{}, 2*smallSet)
+	for _, have := range k.list {
+		k.m[string(have)] = struct{}{}
+	}
+	k.list = nil
+	k.m[string(key)] = struct{}{}
+	return true
+}
