@@ -1,9 +1,11 @@
 package kernel
 
 import (
-	"time"
-
 	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,16 +15,48 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 )
 
-type admittedKey struct{}
+type admissionKey struct{}
 type networkKey struct{}
 
-// withAdmitted marks a request whose tier and rate limit the HTTP layer has
-// already decided, so the tool layer does not count it twice.
-func withAdmitted(ctx context.Context) context.Context {
-	return context.WithValue(ctx, admittedKey{}, true)
+// StoreOutage decides what the server does while the shared store that
+// keeps rate-limit windows and confirmation tokens cannot be reached. The
+// zero value refuses every call that needs it (fail closed).
+type StoreOutage struct {
+	// ServeReads lets read-only tools go on, each process counting them
+	// against the limit on its own (ratelimit.Limiter.AllowLocal), so N
+	// replicas admit up to N times the limit. Write tools and confirmations
+	// still fail closed.
+	ServeReads bool
+	// Setting names the operator setting that sets ServeReads (a flag such
+	// as "--store-outage"); refusals name it. Empty: not named.
+	Setting string
 }
 
-func admitted(ctx context.Context) bool { v, _ := ctx.Value(admittedKey{}).(bool); return v }
+// admission is pipeline step 10 for one tools/call: the tier check, then
+// the rate limit. It is decided once per call — by the HTTP layer, which
+// passes it on in the context, or by admitMiddleware on stdio.
+type admission struct {
+	// tool is the tool it was decided for.
+	tool string
+	// tierRefused is set when the principal's plan may not call the tool;
+	// no rate-limit slot was spent.
+	tierRefused bool
+	// refusal is the JSON-RPC error of a call refused by the limit or by a
+	// store outage, and status its HTTP status (429 or 503).
+	refusal *ratelimit.Error
+	status  int
+	// decision is the limiter's decision (for Retry-After).
+	decision ratelimit.Decision
+}
+
+func withAdmission(ctx context.Context, a admission) context.Context {
+	return context.WithValue(ctx, admissionKey{}, a)
+}
+
+func admissionFrom(ctx context.Context, tool string) (admission, bool) {
+	a, ok := ctx.Value(admissionKey{}).(admission)
+	return a, ok && a.tool == tool
+}
 
 // withNetwork records the client's network for the audit.
 func withNetwork(ctx context.Context, network string) context.Context {
@@ -31,40 +65,46 @@ func withNetwork(ctx context.Context, network string) context.Context {
 
 func networkFrom(ctx context.Context) string { v, _ := ctx.Value(networkKey{}).(string); return v }
 
-// Admission is the tier and rate-limit decision for one tools/call.
-type Admission struct {
-	// TierAllowed is false when the principal's plan may not call the tool;
-	// the call then goes on to the tool layer, which answers with a
-	// permission_denied tool error, and spends no rate-limit slot.
-	TierAllowed bool
-	// Limited is set when the rate limit refuses the call.
-	Limited *ratelimit.Error
-	// Decision is the limiter's decision (for Retry-After).
-	Decision ratelimit.Decision
-}
-
-// Admit decides the tier check, then the rate limit, for a call of tool by
+// admit decides the tier check, then the rate limit, for a call of tool by
 // p. An unknown tool is admitted (the SDK answers it). A limiter whose store
-// fails refuses (fail closed) and returns the error.
-func (s *Server) Admit(ctx context.Context, p identity.Principal, tool string) (Admission, error) {
-	t, ok := s.byName[tool]
-	if ok && !s.opts.Tiers.Allows(p.Plan, t.policy.tier()) {
-		return Admission{TierAllowed: false}, nil
+// fails refuses as store_unavailable (fail closed), unless the operator
+// chose to serve read-only tools under a per-process limit.
+func (s *Server) admit(ctx context.Context, p identity.Principal, tool string) admission {
+	a := admission{tool: tool}
+	t, known := s.byName[tool]
+	if known && !s.opts.Tiers.Allows(p.Plan, t.policy.tier()) {
+		a.tierRefused = true
+		return a
 	}
-	a := Admission{TierAllowed: true}
 	if s.opts.Limiter == nil {
-		return a, nil
+		return a
 	}
 	d, err := s.opts.Limiter.Allow(ctx, p.ID)
-	a.Decision = d
-	if err != nil || !d.Allowed {
-		a.Limited = ratelimit.Refusal(d)
+	switch {
+	case errors.Is(err, ratelimit.ErrStoreUnavailable):
+		s.outage.report(ctx, s.logger, err)
+		if !s.opts.StoreOutage.ServeReads || !known || t.policy.ReadOnly != Yes {
+			a.refusal, a.status = ratelimit.Unavailable(s.opts.StoreOutage.Setting), http.StatusServiceUnavailable
+			return a
+		}
+		d, err = s.opts.Limiter.AllowLocal(ctx, p.ID)
+	case err == nil:
+		s.outage.recovered(ctx, s.logger)
 	}
-	return a, err
+	if err != nil {
+		s.logger.ErrorContext(ctx, "rate limiter failed; refusing", "error", err.Error())
+	}
+	a.decision = d
+	if err != nil || !d.Allowed {
+		a.refusal, a.status = ratelimit.Refusal(d), http.StatusTooManyRequests
+	}
+	return a
 }
 
-// admitMiddleware runs the tier check and the rate limit for tools/call
-// requests that the HTTP layer did not already decide (stdio, in-process).
+// admitMiddleware answers step 10 for tools/call on every transport: it
+// takes the HTTP layer's admission from the context, or decides it here
+// (stdio, in-process). A tier refusal is a tool error; a limit or outage
+// refusal is the JSON-RPC error the HTTP layer sends with 429 or 503.
 func (s *Server) admitMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctr, ok := req.(*mcp.CallToolRequest)
@@ -72,20 +112,16 @@ func (s *Server) admitMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		p := principalFrom(ctx, ctr)
-		if t, ok := s.byName[ctr.Params.Name]; ok && !s.opts.Tiers.Allows(p.Plan, t.policy.tier()) {
+		a, decided := admissionFrom(ctx, ctr.Params.Name)
+		if !decided {
+			a = s.admit(ctx, p, ctr.Params.Name)
+		}
+		switch {
+		case a.tierRefused:
 			return s.tierRefusal(ctx, p, ctr.Params.Name), nil
-		}
-		if admitted(ctx) {
-			return next(ctx, method, req)
-		}
-		a, err := s.Admit(ctx, p, ctr.Params.Name)
-		if err != nil {
-			s.logger.ErrorContext(ctx, "rate limiter failed; refusing", "error", err.Error())
-		}
-		if a.Limited != nil {
-			s.audit.Write(ctx, audit.Record{Time: s.opts.Now(), Principal: p.ID, Plan: p.Plan, Scheme: p.Scheme,
-				Tool: ctr.Params.Name, Outcome: audit.RateLimited, ErrorCode: string(RateLimited)})
-			return nil, (*jsonrpc.Error)(a.Limited)
+		case a.refusal != nil:
+			s.audit.Write(ctx, s.refusalRecord(p, ctr.Params.Name, networkFrom(ctx), a))
+			return nil, (*jsonrpc.Error)(a.refusal)
 		}
 		return next(ctx, method, req)
 	}
@@ -94,12 +130,34 @@ func (s *Server) admitMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // tierRefusal is the tool error for a plan below the tool's tier.
 func (s *Server) tierRefusal(ctx context.Context, p identity.Principal, tool string) *mcp.CallToolResult {
 	s.audit.Write(ctx, audit.Record{Time: s.opts.Now(), Principal: p.ID, Plan: p.Plan, Scheme: p.Scheme,
-		Tool: tool, Outcome: audit.Refused, ErrorCode: string(PermissionDenied)})
+		Network: networkFrom(ctx), Tool: tool, Outcome: audit.Refused, ErrorCode: string(PermissionDenied)})
 	return s.errorResult(&Error{Code: PermissionDenied, Message: "Your plan does not include this tool.",
 		Hint: "Ask the operator for a plan that includes it."}, "")
 }
 
-func auditRateLimited(now time.Time, p identity.Principal, tool, network string) audit.Record {
-	return audit.Record{Time: now, Principal: p.ID, Plan: p.Plan, Scheme: p.Scheme, Network: network,
+// refusalRecord is the audit record of a call refused at admission. Its
+// arguments were never read, so it carries no argument digest.
+func (s *Server) refusalRecord(p identity.Principal, tool, network string, a admission) audit.Record {
+	rec := audit.Record{Time: s.opts.Now(), Principal: p.ID, Plan: p.Plan, Scheme: p.Scheme, Network: network,
 		Tool: tool, Outcome: audit.RateLimited, ErrorCode: string(RateLimited)}
+	if a.status == http.StatusServiceUnavailable {
+		rec.Outcome, rec.ErrorCode = audit.Refused, string(StoreUnavailable)
+	}
+	return rec
+}
+
+// outage logs a shared-store outage once when it starts and once when it
+// ends, never once per call.
+type outage struct{ down atomic.Bool }
+
+func (o *outage) report(ctx context.Context, logger *slog.Logger, err error) {
+	if !o.down.Load() && o.down.CompareAndSwap(false, true) {
+		logger.ErrorContext(ctx, "shared store unreachable: refusing the calls that need it until it answers", "error", err.Error())
+	}
+}
+
+func (o *outage) recovered(ctx context.Context, logger *slog.Logger) {
+	if o.down.Load() && o.down.CompareAndSwap(true, false) {
+		logger.InfoContext(ctx, "shared store answers again: service resumed")
+	}
 }

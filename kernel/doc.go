@@ -23,7 +23,7 @@
 //	 7  trace headers validated or dropped       httpguard
 //	 8  authentication -> principal              identity   -> 401 / 403
 //	 9  Mcp-Method / Mcp-Name agree with body    httpguard  -> 400 -32020 (2026-07-28+)
-//	10  tier check, then rate limit              Admit      -> tool error / 429 -32000
+//	10  tier check, then rate limit              admit.go   -> tool error / 429 -32000 / 503 -32001
 //	11  argument validation                      handler    -> tool error invalid_argument
 //	12  confirmation gate                        handler    -> tool error confirmation_required
 //	13  the tool's handler, with its Call

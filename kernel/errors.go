@@ -21,6 +21,7 @@ const (
 	Conflict             Code = "conflict"
 	ConfirmationRequired Code = "confirmation_required"
 	RateLimited          Code = "rate_limited"
+	StoreUnavailable     Code = "store_unavailable"
 	ResourceExhausted    Code = "resource_exhausted"
 	UpstreamError        Code = "upstream_error"
 	UpstreamUnavailable  Code = "upstream_unavailable"

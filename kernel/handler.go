@@ -133,20 +133,30 @@ func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map
 	if token != "" {
 		err := s.issuer.Redeem(ctx, b, token)
 		if err == nil {
+			s.outage.recovered(ctx, s.logger)
 			return nil
 		}
 		if !errors.Is(err, confirm.ErrRefused) {
-			// The store failed: fail closed.
-			return s.fail(ctx, call, rec, fmt.Errorf("redeeming a confirmation token: %w", err))
+			return s.fail(ctx, call, rec, s.storeFailed(ctx, fmt.Errorf("redeeming a confirmation token: %w", err)))
 		}
 	}
 	fresh, err := s.issuer.Issue(ctx, b)
 	if err != nil {
-		return s.fail(ctx, call, rec, fmt.Errorf("issuing a confirmation token: %w", err))
+		return s.fail(ctx, call, rec, s.storeFailed(ctx, fmt.Errorf("issuing a confirmation token: %w", err)))
 	}
+	s.outage.recovered(ctx, s.logger)
 	rec.Outcome = audit.Refused
 	rec.ErrorCode = string(ConfirmationRequired)
 	return s.refusal(call, t, in, pv, fresh, token != "")
+}
+
+// storeFailed is the tool error for a confirmation store that failed: the
+// gated call fails closed, and says why. The outage is logged once.
+func (s *Server) storeFailed(ctx context.Context, err error) *Error {
+	s.outage.report(ctx, s.logger, err)
+	return &Error{Code: StoreUnavailable, Cause: err,
+		Message: "The shared state store is unreachable, so no confirmation can be issued or redeemed; nothing was changed.",
+		Hint:    "Try again later. Operator: check the shared store (Redis); service resumes by itself once it answers."}
 }
 
 // binding builds what the token confirms from the bound argument fields.

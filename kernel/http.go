@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -117,10 +116,12 @@ func (s *Server) sdkHandler() http.Handler {
 }
 
 // admission is pipeline step 10 over HTTP: the tier check, then the rate
-// limit, on the body parsed once by the guards. A tier refusal goes on to
-// the tool layer (which answers it as a tool error) without spending a
-// slot; a rate-limit refusal is answered here, 429 with Retry-After. It also
-// puts the client's network and the validated trace headers in the context.
+// limit, decided once (Server.admit) on the body parsed once by the guards.
+// A tier refusal goes on to the tool layer, which answers it as a tool error
+// without spending a slot; a limit refusal is answered here, 429 with
+// Retry-After, and a store outage 503 — the same JSON-RPC errors stdio
+// sends. It also puts the client's network and the validated trace headers
+// in the context.
 func (s *Server) admission(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := withNetwork(r.Context(), clientNetwork(r.RemoteAddr))
@@ -133,28 +134,19 @@ func (s *Server) admission(next http.Handler) http.Handler {
 			if !ok {
 				p = identity.Local("")
 			}
-			a, err := s.Admit(ctx, p, env.Name)
-			if err != nil {
-				s.logger.ErrorContext(ctx, "rate limiter failed; refusing", "error", err.Error())
-			}
-			if a.Limited != nil {
-				s.refuseRate(w, r, env.ID, p, env.Name, a)
+			a := s.admit(ctx, p, env.Name)
+			if a.refusal != nil {
+				s.audit.Write(ctx, s.refusalRecord(p, env.Name, networkFrom(ctx), a))
+				if a.status == http.StatusTooManyRequests {
+					w.Header().Set("Retry-After", ratelimit.RetryAfterHeader(a.decision))
+				}
+				httpguard.WriteError(w, a.status, env.ID, int(a.refusal.Code), a.refusal.Message, a.refusal.Data)
 				return
 			}
-			ctx = withAdmitted(ctx)
+			ctx = withAdmission(ctx, a)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
-}
-
-func (s *Server) refuseRate(w http.ResponseWriter, r *http.Request, id json.RawMessage, p identity.Principal, tool string, a Admission) {
-	s.audit.Write(r.Context(), auditRateLimited(s.opts.Now(), p, tool, clientNetwork(r.RemoteAddr)))
-	w.Header().Set("Retry-After", ratelimit.RetryAfterHeader(a.Decision))
-	var data any
-	if len(a.Limited.Data) > 0 {
-		data = a.Limited.Data
-	}
-	httpguard.WriteError(w, http.StatusTooManyRequests, id, int(a.Limited.Code), a.Limited.Message, data)
 }
 
 // clientNetwork reduces an address to its network (/24 for IPv4, /64 for

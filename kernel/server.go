@@ -56,6 +56,9 @@ type Options struct {
 	Tiers *ratelimit.Tiers
 	// Limiter limits calls per principal; nil means no limit.
 	Limiter *ratelimit.Limiter
+	// StoreOutage decides what happens while the Limiter's shared store
+	// cannot be reached; the zero value refuses every call (fail closed).
+	StoreOutage StoreOutage
 	// Credentials are the provider credentials handlers may ask for.
 	Credentials []Credential
 	// BYOK takes credentials from each HTTP request's own headers, never
@@ -91,6 +94,7 @@ type Server struct {
 	audit     audit.Sink
 	logger    *slog.Logger
 	digestKey []byte
+	outage    outage
 }
 
 // New checks every tool's declaration, applies read-only mode and the

@@ -102,6 +102,8 @@ func TestInvalidConfigurationStops(t *testing.T) {
 		{"unreadable keys file", nil, []string{"-http", "127.0.0.1:0", "-auth", "apikey", "-api-keys-file", "DIR/none", "-dns-listen", "off", "-data-dir", "DIR"}, "key"},
 		{"bad Redis URL", map[string]string{"BULWARK_REDIS_URL": "rediss://:s3cr3t@[bad"}, []string{"-dns-listen", "off", "-data-dir", "DIR"}, "BULWARK_REDIS_URL"},
 		{"unknown tool in allow list", nil, []string{"-allow-tools", "no_such_tool", "-dns-listen", "off", "-data-dir", "DIR"}, "no_such_tool"},
+		{"unknown store-outage mode", nil, []string{"-store-outage", "maybe", "-dns-listen", "off", "-data-dir", "DIR"}, "-store-outage"},
+		{"flood guard off", nil, []string{"-http", "127.0.0.1:0", "-flood-limit", "0", "-dns-listen", "off", "-data-dir", "DIR"}, "-flood-limit"},
 		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "read-only"},
 	}
 	for _, c := range cases {

@@ -77,6 +77,47 @@ func (f *flags) Int(p *int, name, envName string, def int, usage string) {
 	f.fs.IntVar(p, name, def, f.usage(usage, envName))
 }
 
+// autoInt is an integer setting whose default depends on the deployment:
+// unset, it prints as "auto" and the caller picks the value.
+type autoInt struct {
+	n   int
+	set bool
+}
+
+func (a *autoInt) String() string {
+	if a == nil || !a.set {
+		return "auto"
+	}
+	return fmt.Sprint(a.n)
+}
+
+func (a *autoInt) Set(v string) error {
+	if _, err := fmt.Sscan(strings.TrimSpace(v), &a.n); err != nil {
+		return fmt.Errorf("%q is not a number", v)
+	}
+	a.set = true
+	return nil
+}
+
+// or returns the value given, else def.
+func (a autoInt) or(def int) int {
+	if a.set {
+		return a.n
+	}
+	return def
+}
+
+// AutoInt registers an integer flag whose default ("auto") the caller
+// decides from the deployment; the variable, when set, counts as given.
+func (f *flags) AutoInt(p *autoInt, name, envName, usage string) {
+	if v := f.getenv(envName); v != "" {
+		if err := p.Set(v); err != nil {
+			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a number", envName, v))
+		}
+	}
+	f.fs.Var(p, name, f.usage(usage, envName))
+}
+
 // Duration registers a duration flag ("30s", "5m").
 func (f *flags) Duration(p *time.Duration, name, envName string, def time.Duration, usage string) {
 	if v := f.getenv(envName); v != "" {

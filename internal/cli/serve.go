@@ -31,7 +31,8 @@ type serving struct {
 	auditTo        string
 	logLevel       string
 	confirmTTL     time.Duration
-	rateLimit      int
+	rateLimit      autoInt
+	storeOutage    string
 	plans          []string
 	allowedHosts   []string
 	allowedOrigins []string
@@ -42,7 +43,7 @@ type serving struct {
 	oauthJWKS      string
 	oauthScopes    []string
 	byok           bool
-	floodLimit     int
+	floodLimit     autoInt
 	maxBodyPtr     *int
 	env            string
 	redisURL       secret
@@ -58,7 +59,8 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.auditTo, "audit", "BULWARK_AUDIT", "", "write one JSON line per tool call to `PATH` (or \"stderr\")")
 	f.String(&s.logLevel, "log-level", "BULWARK_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	f.Duration(&s.confirmTTL, "confirm-ttl", "BULWARK_CONFIRM_TTL", confirm.DefaultTTL, "how long a confirmation token stays valid")
-	f.Int(&s.rateLimit, "rate-limit", "BULWARK_RATE_LIMIT", ratelimit.DefaultLimit, "tool calls per minute per principal (0: no limit)")
+	f.AutoInt(&s.rateLimit, "rate-limit", "BULWARK_RATE_LIMIT", fmt.Sprintf("tool calls per minute per principal, 0 for no limit (auto: none over stdio, %d on a loopback listener, %d beyond)", loopbackRateLimit, ratelimit.DefaultLimit))
+	f.String(&s.storeOutage, "store-outage", "BULWARK_STORE_OUTAGE", outageRefuse, "while the shared-state Redis is unreachable: "+outageRefuse+" every call, or "+outageServeReads+" (read-only tools go on under a per-process limit; writes and confirmations are still refused)")
 	f.List(&s.plans, "plans", "BULWARK_PLANS", "plan names, lowest first, that tool tiers refer to (default free,pro,enterprise)")
 	f.List(&s.allowedHosts, "allowed-hosts", "BULWARK_ALLOWED_HOSTS", "HTTP: Host values to accept (default: the loopback names); set it behind a reverse proxy")
 	f.List(&s.allowedOrigins, "allowed-origins", "BULWARK_ALLOWED_ORIGINS", "HTTP: browser origins to accept, or * (default: the server's own loopback origins)")
@@ -69,12 +71,44 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.oauthJWKS, "oauth-jwks", "BULWARK_OAUTH_JWKS", "", "HTTP: the issuer's JWKS, a file or an https URL (-auth oauth)")
 	f.List(&s.oauthScopes, "oauth-scopes", "BULWARK_OAUTH_SCOPES", "HTTP: scopes every token must grant")
 	f.Bool(&s.byok, "byok", "BULWARK_BYOK", false, "HTTP: take provider credentials from each request's headers, never from the environment")
-	f.Int(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", httpguard.DefaultFloodLimit, "HTTP: requests per 10 s per client address, before authentication")
+	f.AutoInt(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", fmt.Sprintf("HTTP: requests per 10 s per client address, before authentication (auto: %d on a loopback listener, %d beyond)", loopbackFloodLimit, httpguard.DefaultFloodLimit))
 	var maxBody int
 	f.Int(&maxBody, "max-body-bytes", "BULWARK_MAX_BODY_BYTES", httpguard.DefaultMaxBodyBytes, "HTTP: the largest request body")
 	s.maxBodyPtr = &maxBody
 	s.env = f.getenv("BULWARK_ENV")
 	f.Secret(&s.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "shared state for replicas: a redis:// URL")
+}
+
+// Limits by deployment. Over stdio the one local user has no per-principal
+// limit unless one is asked for; a loopback listener serves agents on the
+// same machine, sized for an agent at work (paging a 5,000-record zone
+// twice is about 100 calls in seconds); a listener reachable from elsewhere
+// gets the strict defaults (the HuGR kernel's 100 calls a minute, the
+// Vulnetix edge's 100 requests per 10 s).
+const (
+	loopbackRateLimit  = 1000 // tool calls per minute per principal
+	loopbackFloodLimit = 1000 // requests per 10 s per client address
+)
+
+// The values of -store-outage.
+const (
+	outageRefuse     = "refuse"
+	outageServeReads = "serve-reads"
+)
+
+// limits returns the per-principal limit (calls per minute, 0 for none) and
+// the flood limit (requests per 10 s): the values given, else the
+// deployment's defaults.
+func (s *serving) limits() (rate, flood int) {
+	switch {
+	case s.http == "":
+		rate, flood = 0, 0
+	case loopbackBind(s.http):
+		rate, flood = loopbackRateLimit, loopbackFloodLimit
+	default:
+		rate, flood = ratelimit.DefaultLimit, httpguard.DefaultFloodLimit
+	}
+	return s.rateLimit.or(rate), s.floodLimit.or(flood)
 }
 
 // options builds the kernel options shared by every server.
@@ -107,14 +141,23 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 		return opts, nil, fmt.Errorf("%w: -plans: %v", errUsage, err)
 	}
 	opts.Tiers = tiers
-	if s.rateLimit < 0 {
+	rate, _ := s.limits()
+	if rate < 0 {
 		return opts, nil, fmt.Errorf("%w: -rate-limit must not be negative", errUsage)
 	}
-	if s.rateLimit > 0 {
-		if opts.Limiter, err = ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: s.rateLimit, Window: time.Minute, Store: limits}); err != nil {
+	if rate > 0 {
+		if opts.Limiter, err = ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: rate, Window: time.Minute, Store: limits, Setting: "--rate-limit"}); err != nil {
 			return opts, nil, err
 		}
 	}
+	switch s.storeOutage {
+	case outageRefuse:
+	case outageServeReads:
+		opts.StoreOutage.ServeReads = true
+	default:
+		return opts, nil, fmt.Errorf("%w: -store-outage %q: use %s or %s", errUsage, s.storeOutage, outageRefuse, outageServeReads)
+	}
+	opts.StoreOutage.Setting = "--store-outage"
 	sink, err := s.auditSink(stderr)
 	if err != nil {
 		return opts, nil, err
@@ -177,7 +220,11 @@ func (s *serving) httpOptions() (kernel.HTTPOptions, error) {
 			return o, fmt.Errorf("%w: -allowed-origins: %v", errUsage, err)
 		}
 	}
-	o.Guards.Flood = &httpguard.FloodOptions{Limit: s.floodLimit, Window: 10 * time.Second}
+	_, flood := s.limits()
+	if flood <= 0 {
+		return o, fmt.Errorf("%w: -flood-limit must be positive (put a trusted edge in front and raise it, rather than turn it off)", errUsage)
+	}
+	o.Guards.Flood = &httpguard.FloodOptions{Limit: flood, Window: 10 * time.Second, Setting: "--flood-limit"}
 	o.Guards.MaxBodyBytes = int64(*s.maxBodyPtr)
 	switch s.auth {
 	case "none":

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 )
 
 // JSON-RPC error codes written by the guards.
@@ -140,7 +139,7 @@ var rejections = []struct {
 func WriteCheckError(w http.ResponseWriter, id json.RawMessage, err error) {
 	var rl *RateLimitError
 	if errors.As(err, &rl) {
-		writeRateLimited(w, rl.RetryAfter)
+		writeFloodRefusal(w, rl)
 		return
 	}
 	rej := rejectionFor(err)
@@ -158,21 +157,4 @@ func rejectionFor(err error) rejection {
 		}
 	}
 	return rejection{http.StatusBadRequest, CodeInvalidRequest, ReasonInvalidRequest, "invalid_request: request refused"}
-}
-
-// retryAfterSeconds rounds d up to whole seconds, at least 1.
-func retryAfterSeconds(d time.Duration) int64 {
-	s := int64((d + time.Second - 1) / time.Second)
-	if s < 1 {
-		s = 1
-	}
-	return s
-}
-
-func writeRateLimited(w http.ResponseWriter, retry time.Duration) {
-	s := retryAfterSeconds(retry)
-	w.Header().Set("Retry-After", strconv.FormatInt(s, 10))
-	WriteError(w, http.StatusTooManyRequests, nil, CodeRateLimited,
-		"rate_limited: too many requests from this address. Resets in "+strconv.FormatInt(s, 10)+"s.",
-		ErrorData{Error: ReasonRateLimited})
 }

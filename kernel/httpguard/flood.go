@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 )
 
 // Flood guard defaults: the Vulnetix edge rule, 100 requests per 10 seconds
@@ -35,6 +37,9 @@ type FloodOptions struct {
 	ClientAddr func(*http.Request) (netip.Addr, bool)
 	// Now is the clock; the default is time.Now.
 	Now func() time.Time
+	// Setting names the operator setting that changes the limit (a flag
+	// such as "--flood-limit"); refusals name it. Empty: not named.
+	Setting string
 }
 
 // Flood is a per-client-address flood guard: a fixed window per address
@@ -67,10 +72,30 @@ type floodEntry struct {
 type RateLimitError struct {
 	// RetryAfter is the time until the address's window resets.
 	RetryAfter time.Duration
+	// Limit, Window and Setting describe the limit that refused.
+	Limit   int
+	Window  time.Duration
+	Setting string
 }
 
 func (e *RateLimitError) Error() string {
-	return fmt.Sprintf("rate limited: resets in %ds", retryAfterSeconds(e.RetryAfter))
+	return fmt.Sprintf("rate limited: resets in %ds", ratelimit.RetryAfterSeconds(e.RetryAfter))
+}
+
+// decision is the refusal as the ratelimit package shapes every rate-limit
+// refusal, so the flood guard and the per-principal limit answer alike.
+func (e *RateLimitError) decision() ratelimit.Decision {
+	return ratelimit.Decision{RetryAfter: e.RetryAfter, Limit: e.Limit, Window: e.Window,
+		Scope: ratelimit.ScopeAddress, Setting: e.Setting}
+}
+
+// writeFloodRefusal answers 429 with Retry-After and ratelimit.Refusal's
+// JSON-RPC error.
+func writeFloodRefusal(w http.ResponseWriter, e *RateLimitError) {
+	d := e.decision()
+	ref := ratelimit.Refusal(d)
+	w.Header().Set("Retry-After", ratelimit.RetryAfterHeader(d))
+	WriteError(w, http.StatusTooManyRequests, nil, int(ref.Code), ref.Message, ref.Data)
 }
 
 // Unwrap makes errors.Is(err, ErrRateLimited) hold.
@@ -171,18 +196,19 @@ func (f *Flood) Check(r *http.Request) error {
 	f.init()
 	addr, _ := f.opts.ClientAddr(r)
 	if ok, retry := f.Allow(addr, f.opts.Now()); !ok {
-		return &RateLimitError{RetryAfter: retry}
+		return &RateLimitError{RetryAfter: retry, Limit: f.opts.Limit, Window: f.opts.Window, Setting: f.opts.Setting}
 	}
 	return nil
 }
 
-// Handler answers 429 with Retry-After and a JSON-RPC error (-32000,
-// data.error "rate_limited", a message ending "Resets in Ns.") when the
+// Handler answers 429 with Retry-After and ratelimit.Refusal's JSON-RPC
+// error (-32000, data.error "rate_limited", data.scope "address", a message
+// that names the limit and its setting and ends "Resets in Ns.") when the
 // client's address is over the limit, and otherwise calls next.
 func (f *Flood) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := f.Check(r); err != nil {
-			WriteCheckError(w, nil, err)
+			writeFloodRefusal(w, err.(*RateLimitError))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -17,6 +18,10 @@ const (
 // ErrNoPrincipal means Allow was called without a principal ID. Limits are
 // per principal; an anonymous call is refused rather than pooled.
 var ErrNoPrincipal = errors.New("ratelimit: empty principal id")
+
+// ErrStoreUnavailable wraps every failure of a Limiter's Store: the call
+// could not be counted, so it is refused (fail closed).
+var ErrStoreUnavailable = errors.New("ratelimit: the limit store is unreachable")
 
 // Store counts requests per key in fixed windows. The memory store is the
 // default; a shared store (Redis: INCR, then PEXPIRE on the first hit)
@@ -40,6 +45,12 @@ type Decision struct {
 	Remaining int
 	// Limit is the number of calls a window allows.
 	Limit int
+	// Window is the window's length.
+	Window time.Duration
+	// Scope is what the limit counts.
+	Scope Scope
+	// Setting names the operator setting that changes the limit.
+	Setting string
 }
 
 // LimiterOptions configures a Limiter. The zero value gives 100 requests a
@@ -55,15 +66,21 @@ type LimiterOptions struct {
 	// Store keeps the counters; nil means a new MemoryStore holding at most
 	// DefaultMaxPrincipals principals.
 	Store Store
+	// Setting names the operator setting that changes the limit (a flag
+	// such as "--rate-limit"); refusals name it. Empty: not named.
+	Setting string
 }
 
 // Limiter applies a fixed-window limit per principal ID. It is safe for
 // concurrent use when its Store is.
 type Limiter struct {
-	limit  int
-	window time.Duration
-	now    func() time.Time
-	store  Store
+	limit   int
+	window  time.Duration
+	now     func() time.Time
+	store   Store
+	setting string
+	local   *MemoryStore // AllowLocal's counters, made on first use
+	once    sync.Once
 }
 
 // NewLimiter returns a Limiter configured by opts, which may be nil.
@@ -75,7 +92,7 @@ func NewLimiter(opts *LimiterOptions) (*Limiter, error) {
 	if o.Limit < 0 || o.Window < 0 {
 		return nil, fmt.Errorf("ratelimit: negative limit (%d) or window (%v)", o.Limit, o.Window)
 	}
-	l := &Limiter{limit: o.Limit, window: o.Window, now: o.Now, store: o.Store}
+	l := &Limiter{limit: o.Limit, window: o.Window, now: o.Now, store: o.Store, setting: o.Setting}
 	if l.limit == 0 {
 		l.limit = DefaultLimit
 	}
@@ -92,17 +109,31 @@ func NewLimiter(opts *LimiterOptions) (*Limiter, error) {
 }
 
 // Allow records a call by principalID and decides whether it may proceed.
-// On a store failure it refuses the call and returns the error (fail
-// closed); a caller that ignores the error still sees Allowed false.
+// On a store failure it refuses the call and returns an error that wraps
+// ErrStoreUnavailable (fail closed); a caller that ignores the error still
+// sees Allowed false.
 func (l *Limiter) Allow(ctx context.Context, principalID string) (Decision, error) {
-	d := Decision{Limit: l.limit}
+	return l.allow(ctx, l.store, principalID)
+}
+
+// AllowLocal decides like Allow but counts in this process's memory only,
+// never in the Store. It is for a caller that chose to keep some calls
+// going while a shared Store is unreachable: each process then applies the
+// limit on its own, so N replicas admit up to N times the limit.
+func (l *Limiter) AllowLocal(ctx context.Context, principalID string) (Decision, error) {
+	l.once.Do(func() { l.local = NewMemoryStore(DefaultMaxPrincipals) })
+	return l.allow(ctx, l.local, principalID)
+}
+
+func (l *Limiter) allow(ctx context.Context, store Store, principalID string) (Decision, error) {
+	d := Decision{Limit: l.limit, Window: l.window, Scope: ScopePrincipal, Setting: l.setting}
 	if principalID == "" {
 		return d, ErrNoPrincipal
 	}
 	now := l.now()
-	count, resetAt, err := l.store.Hit(ctx, principalID, now, l.window)
+	count, resetAt, err := store.Hit(ctx, principalID, now, l.window)
 	if err != nil {
-		return d, fmt.Errorf("ratelimit: counting a call: %w", err)
+		return d, fmt.Errorf("%w: counting a call: %w", ErrStoreUnavailable, err)
 	}
 	d.Remaining = max(0, l.limit-count)
 	if count <= l.limit {
@@ -112,3 +143,9 @@ func (l *Limiter) Allow(ctx context.Context, principalID string) (Decision, erro
 	d.RetryAfter = max(resetAt.Sub(now), 0)
 	return d, nil
 }
+
+// Limit returns the number of calls a window allows.
+func (l *Limiter) Limit() int { return l.limit }
+
+// Window returns the window's length.
+func (l *Limiter) Window() time.Duration { return l.window }

@@ -113,7 +113,7 @@ func TestLimiterWindow(t *testing.T) {
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
-		want := Decision{Allowed: s.allowed, Remaining: s.remaining, RetryAfter: s.retry, Limit: 3}
+		want := Decision{Allowed: s.allowed, Remaining: s.remaining, RetryAfter: s.retry, Limit: 3, Window: time.Minute, Scope: ScopePrincipal}
 		if d != want {
 			t.Fatalf("step %d (%s): got %+v, want %+v", i, s.who, d, want)
 		}
@@ -225,6 +225,8 @@ func TestMemoryStoreManyPrincipals(t *testing.T) {
 	}
 }
 
+// TestRefusal pins the one shape of a rate-limit refusal, for both scopes:
+// the flood guard (per address) and the per-principal limit.
 func TestRefusal(t *testing.T) {
 	tests := []struct {
 		retry time.Duration
@@ -236,29 +238,75 @@ func TestRefusal(t *testing.T) {
 		{time.Millisecond, 1},
 		{time.Minute, 60},
 	}
-	for _, tt := range tests {
-		e := Refusal(Decision{RetryAfter: tt.retry, Limit: 100})
-		if e.Code != -32000 {
-			t.Errorf("code %d", e.Code)
-		}
-		if want := fmt.Sprintf("Resets in %ds.", tt.secs); !strings.HasSuffix(e.Message, want) {
-			t.Errorf("message %q does not end %q", e.Message, want)
-		}
-		var data map[string]any
-		if err := json.Unmarshal(e.Data, &data); err != nil {
-			t.Fatal(err)
-		}
-		if data["error"] != "rate_limited" || data["retryAfterSeconds"] != float64(tt.secs) || len(data) != 2 {
-			t.Errorf("data %s", e.Data)
-		}
-		if h := RetryAfterHeader(Decision{RetryAfter: tt.retry}); h != fmt.Sprint(tt.secs) {
-			t.Errorf("Retry-After %q, want %d", h, tt.secs)
+	for _, scope := range []Scope{ScopeAddress, ScopePrincipal} {
+		for _, tt := range tests {
+			d := Decision{RetryAfter: tt.retry, Limit: 100, Window: time.Minute, Scope: scope, Setting: "--some-limit"}
+			e := Refusal(d)
+			if e.Code != RefusalCode {
+				t.Errorf("code %d", e.Code)
+			}
+			if want := fmt.Sprintf("Resets in %ds.", tt.secs); !strings.HasSuffix(e.Message, want) || !strings.Contains(e.Message, "--some-limit") {
+				t.Errorf("message %q does not name the setting or end %q", e.Message, want)
+			}
+			var data RefusalData
+			if err := json.Unmarshal(e.Data, &data); err != nil {
+				t.Fatal(err)
+			}
+			want := RefusalData{Error: "rate_limited", Scope: scope, Limit: 100, WindowSeconds: 60, RetryAfterSeconds: tt.secs, Setting: "--some-limit"}
+			if data != want {
+				t.Errorf("data %s", e.Data)
+			}
+			if h := RetryAfterHeader(d); h != fmt.Sprint(tt.secs) {
+				t.Errorf("Retry-After %q, want %d", h, tt.secs)
+			}
 		}
 	}
-	wire, _ := json.Marshal(Refusal(Decision{RetryAfter: 5 * time.Second, Limit: 100}))
-	const want = `{"code":-32000,"message":"Rate limit exceeded: 100 calls per window. Resets in 5s.","data":{"error":"rate_limited","retryAfterSeconds":5}}`
-	if string(wire) != want {
-		t.Errorf("wire:\n%s\nwant\n%s", wire, want)
+	for _, tc := range []struct {
+		d    Decision
+		wire string
+	}{
+		{Decision{RetryAfter: 5 * time.Second, Limit: 100, Window: time.Minute, Scope: ScopePrincipal, Setting: "--rate-limit"},
+			`{"code":-32000,"message":"Rate limit exceeded: 100 tool calls per minute for this principal (the operator's --rate-limit). Resets in 5s.","data":{"error":"rate_limited","scope":"principal","limit":100,"windowSeconds":60,"retryAfterSeconds":5,"setting":"--rate-limit"}}`},
+		{Decision{RetryAfter: 9 * time.Second, Limit: 600, Window: 10 * time.Second, Scope: ScopeAddress, Setting: "--flood-limit"},
+			`{"code":-32000,"message":"Rate limit exceeded: 600 requests per 10 seconds from this address (the operator's --flood-limit). Resets in 9s.","data":{"error":"rate_limited","scope":"address","limit":600,"windowSeconds":10,"retryAfterSeconds":9,"setting":"--flood-limit"}}`},
+		{Decision{RetryAfter: time.Second, Limit: 3, Window: 2 * time.Minute, Scope: ScopePrincipal},
+			`{"code":-32000,"message":"Rate limit exceeded: 3 tool calls per 2 minutes for this principal. Resets in 1s.","data":{"error":"rate_limited","scope":"principal","limit":3,"windowSeconds":120,"retryAfterSeconds":1}}`},
+	} {
+		if wire, _ := json.Marshal(Refusal(tc.d)); string(wire) != tc.wire {
+			t.Errorf("wire:\n%s\nwant\n%s", wire, tc.wire)
+		}
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	e := Unavailable("--store-outage")
+	var data RefusalData
+	if err := json.Unmarshal(e.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if e.Code != UnavailableCode || data.Error != ReasonStoreUnavailable || data.Setting != "--store-outage" || data.Hint == "" ||
+		data.RetryAfterSeconds != 0 || !strings.Contains(e.Message, "unreachable") || !strings.Contains(e.Message, "--store-outage") ||
+		strings.Contains(e.Message, "Rate limit") {
+		t.Fatalf("Unavailable = %+v %s", e, e.Data)
+	}
+	if e := Unavailable(""); strings.Contains(e.Message, "with .") {
+		t.Fatalf("no setting: %q", e.Message)
+	}
+}
+
+// TestAllowLocalDuringOutage: a store failure wraps ErrStoreUnavailable, and
+// AllowLocal keeps counting in memory, apart from the store.
+func TestAllowLocalDuringOutage(t *testing.T) {
+	l, _ := NewLimiter(&LimiterOptions{Limit: 2, Store: brokenStore{}})
+	ctx := context.Background()
+	if _, err := l.Allow(ctx, "alice"); !errors.Is(err, ErrStoreUnavailable) {
+		t.Fatalf("Allow over a broken store: %v", err)
+	}
+	for i, want := range []bool{true, true, false} {
+		d, err := l.AllowLocal(ctx, "alice")
+		if err != nil || d.Allowed != want {
+			t.Fatalf("AllowLocal %d: %+v, %v", i, d, err)
+		}
 	}
 }
 

@@ -64,11 +64,12 @@ func TestKernelFailsClosedWithoutRedis(t *testing.T) {
 		switch {
 		case tc.opts.Limiter != nil:
 			var we *jsonrpc.Error
-			if !errors.As(err, &we) || !strings.Contains(string(we.Data), `"rate_limited"`) {
-				t.Errorf("%s: call not refused as rate limited: %v", tc.name, err)
+			if !errors.As(err, &we) || we.Code != ratelimit.UnavailableCode || !strings.Contains(string(we.Data), `"store_unavailable"`) ||
+				strings.Contains(we.Message, "Rate limit") {
+				t.Errorf("%s: call not refused as store_unavailable: %v", tc.name, err)
 			}
-		case err != nil || !res.IsError || !strings.Contains(mcptest.Text(res), "Error (internal)"):
-			t.Errorf("%s: call not refused with an internal error: %v %+v", tc.name, err, res)
+		case err != nil || !res.IsError || !strings.Contains(mcptest.Text(res), "Error (store_unavailable)"):
+			t.Errorf("%s: call not refused with store_unavailable: %v %+v", tc.name, err, res)
 		case strings.Contains(mcptest.Text(res), "127.0.0.1"):
 			t.Errorf("%s: the store's address reached the client: %s", tc.name, mcptest.Text(res))
 		}
