@@ -15,23 +15,32 @@ import (
 // comment, label or name read from the provider. The refusal that carries
 // the token is the one message a model reads while deciding to act, so no
 // upstream text may reach it.
+//
+// A preview also refuses, with the error the call itself would give, a call
+// that cannot run (a protected target, the wrong zone mode, a zone file that
+// would be refused): a token is issued only for a call that can run.
 
 func (s *Server) previewDeleteZone(ctx context.Context, _ *kernel.Call, in zoneArgs) (kernel.Preview, error) {
 	z, err := s.resolveZone(ctx, in.Zone)
 	if err != nil {
 		return kernel.Preview{}, err
 	}
-	sum := s.zoneCounts(ctx, z)
 	if z.Protection.Delete {
-		sum += " Its delete protection is on: the deletion fails until change_zone_protection turns it off."
+		return kernel.Preview{}, protectedError(zoneSubject(in.Zone))
 	}
-	return kernel.Preview{Target: zoneKey(z), Summary: sum}, nil
+	return kernel.Preview{Target: zoneKey(z), Summary: s.zoneCounts(ctx, z)}, nil
 }
 
 func (s *Server) previewImport(ctx context.Context, _ *kernel.Call, in importArgs) (kernel.Preview, error) {
 	z, err := s.resolveZone(ctx, in.Zone)
 	if err != nil {
 		return kernel.Preview{}, err
+	}
+	if z.Mode != ModePrimary {
+		return kernel.Preview{}, modeError(in.Zone)
+	}
+	if err := s.p.CheckImport(ctx, z, in.Zonefile); err != nil {
+		return kernel.Preview{}, mapError(err, subject{what: fmt.Sprintf("zone %q", in.Zone), protection: "change_rrset_protection"})
 	}
 	lines := strings.Count(strings.TrimRight(in.Zonefile, "\n"), "\n") + 1
 	sum := s.zoneCounts(ctx, z) + fmt.Sprintf(" The import replaces all of them with the %d line(s) of the zone file given;"+
@@ -53,6 +62,9 @@ func (s *Server) previewNameservers(ctx context.Context, _ *kernel.Call, in name
 	if err != nil {
 		return kernel.Preview{}, err
 	}
+	if z.Mode != ModeSecondary {
+		return kernel.Preview{}, modeError(in.Zone)
+	}
 	sum := fmt.Sprintf("It currently has %d primary nameserver(s); the call sets %d.", len(z.PrimaryNameservers), len(in.PrimaryNameservers))
 	return kernel.Preview{Target: zoneKey(z), Summary: sum}, nil
 }
@@ -71,9 +83,15 @@ func (s *Server) zoneCounts(ctx context.Context, z Zone) string {
 	return fmt.Sprintf("It currently holds %d record(s)%s, default TTL %d.", z.RecordCount, in, z.TTL)
 }
 
+// modeError refuses a call the zone's mode does not allow.
+func modeError(zone string) *kernel.Error {
+	return kernel.Errorf(kernel.FailedPrecondition, "This operation is not possible for zone %q in its mode (primary or secondary).", zone).WithHint(hintMode)
+}
+
 // previewRRSet resolves the zone and reads the RRSet; more completes the
-// summary with what the call would do.
-func (s *Server) previewRRSet(ctx context.Context, zone, name, typ string, more string) (kernel.Preview, error) {
+// summary with what the call would do. A call that changes the records
+// (guarded is true) is refused while the RRSet is change-protected.
+func (s *Server) previewRRSet(ctx context.Context, zone, name, typ string, guarded bool, more string) (kernel.Preview, error) {
 	if err := checkRRSet(zone, name, typ); err != nil {
 		return kernel.Preview{}, err
 	}
@@ -84,6 +102,9 @@ func (s *Server) previewRRSet(ctx context.Context, zone, name, typ string, more 
 	rs, err := s.p.GetRRSet(ctx, zoneKey(z), name, typ)
 	if err != nil {
 		return kernel.Preview{}, mapError(err, rrsetSubject(zone, name, typ))
+	}
+	if guarded && rs.Protection.Change {
+		return kernel.Preview{}, protectedError(rrsetSubject(zone, name, typ))
 	}
 	sum := rrsetCounts(rs, z)
 	if more != "" {
@@ -107,19 +128,19 @@ func rrsetCounts(rs RRSet, z Zone) string {
 }
 
 func (s *Server) previewDeleteRRSet(ctx context.Context, _ *kernel.Call, in rrsetArgs) (kernel.Preview, error) {
-	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, "")
+	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, true, "")
 }
 
 func (s *Server) previewSetRecords(ctx context.Context, _ *kernel.Call, in recordsArgs) (kernel.Preview, error) {
-	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, fmt.Sprintf("The call replaces them with the %d record(s) given.", len(in.Records)))
+	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, true, fmt.Sprintf("The call replaces them with the %d record(s) given.", len(in.Records)))
 }
 
 func (s *Server) previewRemoveRecords(ctx context.Context, _ *kernel.Call, in recordsArgs) (kernel.Preview, error) {
-	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, fmt.Sprintf("The call removes the %d record(s) given; an RRSet left empty is deleted.", len(in.Records)))
+	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, true, fmt.Sprintf("The call removes the %d record(s) given; an RRSet left empty is deleted.", len(in.Records)))
 }
 
 func (s *Server) previewRRSetProtection(ctx context.Context, _ *kernel.Call, in rrsetProtectionArgs) (kernel.Preview, error) {
-	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, "Without change protection, its records can be changed and it can be deleted.")
+	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, false, "Without change protection, its records can be changed and it can be deleted.")
 }
 
 func onOff(b bool) string {

@@ -29,6 +29,12 @@ type Provider interface {
 	DeleteZone(ctx context.Context, zone string) (*Action, error)
 	ExportZonefile(ctx context.Context, zone string) (string, error)
 	ImportZonefile(ctx context.Context, zone, zonefile string) (*Action, error)
+	// CheckImport reports, without changing anything, an error ImportZonefile
+	// would surely give for this file on zone z as just read: a secondary
+	// zone, a file that does not parse or is over the record budget, one
+	// that breaks the import rules. The confirmation gate asks it before it
+	// issues a token, so that no token is issued for a call that cannot run.
+	CheckImport(ctx context.Context, z Zone, zonefile string) error
 	ChangeZoneTTL(ctx context.Context, zone string, ttl int) (*Action, error)
 	ChangeZoneProtection(ctx context.Context, zone string, delete bool) (*Action, error)
 	ChangePrimaryNameservers(ctx context.Context, zone string, servers []PrimaryNameserver) (*Action, error)

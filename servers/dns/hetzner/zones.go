@@ -2,12 +2,14 @@ package hetzner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 
 	"github.com/bulwarkmcp/bulwark/servers/dns"
+	"github.com/bulwarkmcp/bulwark/servers/dns/zonefile"
 )
 
 // ListZones lists one page of zones (GET /zones).
@@ -112,6 +114,62 @@ func (c *Client) ExportZonefile(ctx context.Context, zone string) (string, error
 // ImportZonefile replaces all RRSets of a primary zone (POST …/actions/import_zonefile).
 func (c *Client) ImportZonefile(ctx context.Context, zone, zonefile string) (*dns.Action, error) {
 	return c.zoneAction(ctx, "import_zone_zonefile", zone, "import_zonefile", zonefileBody{Zonefile: zonefile})
+}
+
+// CheckImport checks an import before a confirmation token is issued: the
+// API has no dry run, so the file is read here by the documented rules
+// (reference §5) under the zonefile package's budget. A file refused here
+// would be refused by the API; one accepted here may still be (the API's
+// parser is its own, and a change-protected RRSet is found only then).
+func (c *Client) CheckImport(ctx context.Context, z dns.Zone, text string) error {
+	if z.Mode == dns.ModeSecondary {
+		return &dns.Error{Status: http.StatusUnprocessableEntity, Code: "incorrect_zone_mode",
+			Message: "import_zonefile is not available for secondary zones"}
+	}
+	var assigned []string
+	if z.AuthoritativeNameservers != nil {
+		assigned = z.AuthoritativeNameservers.Assigned
+	}
+	release, err := zonefile.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	err = zonefile.Check(ctx, text, z.Name, assigned)
+	release()
+	var ze *zonefile.Error
+	if errors.As(err, &ze) {
+		return invalidInput("zonefile", ze.Msg)
+	}
+	if err != nil {
+		return err
+	}
+	return c.checkUnprotected(ctx, strconv.FormatInt(z.ID, 10))
+}
+
+// maxProtectionPages bounds how many pages of RRSets CheckImport reads to
+// find a change-protected one (the API then refuses the import); past it,
+// the API is left to say so.
+const maxProtectionPages = 100
+
+// checkUnprotected refuses an import into a zone with a change-protected
+// RRSet, as the API would.
+func (c *Client) checkUnprotected(ctx context.Context, zone string) error {
+	for page := 1; page <= maxProtectionPages; page++ {
+		list, err := c.ListRRSets(ctx, zone, dns.ListRRSetsOptions{Page: page, PerPage: 100})
+		if err != nil {
+			return err
+		}
+		for _, rs := range list.RRSets {
+			if rs.Protection.Change {
+				return &dns.Error{Status: http.StatusLocked, Code: "protected",
+					Message: "an rrset is change-protected; an import replaces every rrset"}
+			}
+		}
+		if list.Pagination.NextPage == nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // ChangeZoneTTL sets a primary zone's default TTL (POST …/actions/change_ttl).

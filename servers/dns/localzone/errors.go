@@ -59,6 +59,10 @@ func errProtected(format string, args ...any) *dns.Error {
 	return &dns.Error{Status: http.StatusLocked, Code: "protected", Message: bound(fmt.Sprintf(format, args...))}
 }
 
+func errConflict(format string, args ...any) *dns.Error {
+	return &dns.Error{Status: http.StatusConflict, Code: "conflict", Message: bound(fmt.Sprintf(format, args...))}
+}
+
 func errZoneMode(format string, args ...any) *dns.Error {
 	return &dns.Error{Status: http.StatusUnprocessableEntity, Code: "incorrect_zone_mode", Message: bound(fmt.Sprintf(format, args...))}
 }

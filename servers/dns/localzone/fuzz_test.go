@@ -67,7 +67,7 @@ var importSeeds = []string{
 
 // importRender is ImportZonefile's pipeline for zone a.test in memory.
 func importRender(text string) (string, error) {
-	z, derr := parseImport(text, "a.test", 3600, false)
+	z, derr := parseImport(bg, text, "a.test", 3600, false)
 	if derr != nil {
 		return "", derr
 	}
@@ -75,7 +75,7 @@ func importRender(text string) (string, error) {
 		return "", derr
 	}
 	out := string(z.render())
-	if _, err := parseZonefile(out, "a.test", parseOptions{defaultTTL: fallbackTTL}); err != nil {
+	if _, err := parseZonefile(bg, out, "a.test", parseOptions{defaultTTL: fallbackTTL}); err != nil {
 		return "", errInvalid("records", "the zone would not parse back: %v", err)
 	}
 	return out, nil

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bulwarkmcp/bulwark/servers/dns"
@@ -80,7 +82,7 @@ func (p *Provider) GetZone(ctx context.Context, zone string) (dns.Zone, error) {
 // zone stores its primary servers and serves nothing: this provider does
 // not transfer zones (no AXFR), so its records stay unknown.
 func (p *Provider) CreateZone(ctx context.Context, req dns.CreateZoneRequest) (dns.Zone, *dns.Action, error) {
-	e, err := p.newEntry(req)
+	e, err := p.newEntry(ctx, req)
 	if err != nil {
 		return dns.Zone{}, nil, err
 	}
@@ -114,7 +116,7 @@ func (p *Provider) CreateZone(ctx context.Context, req dns.CreateZoneRequest) (d
 }
 
 // newEntry validates a creation request and builds the zone it asks for.
-func (p *Provider) newEntry(req dns.CreateZoneRequest) (*zoneEntry, error) {
+func (p *Provider) newEntry(ctx context.Context, req dns.CreateZoneRequest) (*zoneEntry, error) {
 	name := canonicalZoneName(req.Name)
 	if err := validateZoneName(name); err != nil {
 		return nil, errInvalid("name", "%v", err)
@@ -158,7 +160,7 @@ func (p *Provider) newEntry(req dns.CreateZoneRequest) (*zoneEntry, error) {
 	if req.Zonefile == "" {
 		return e, nil
 	}
-	data, err := parseImport(req.Zonefile, name, ttl, true)
+	data, err := parseImport(ctx, req.Zonefile, name, ttl, true)
 	if err != nil {
 		return nil, err
 	}
@@ -232,21 +234,21 @@ func (p *Provider) ExportZonefile(ctx context.Context, zone string) (string, err
 // the reference §5: $ORIGIN must be the zone, $TTL becomes the default TTL,
 // class IN only, an SOA and the assigned NS records required, comments on
 // records kept). It fails while any RRSet is change-protected. Labels of
-// RRSets that are still there after the import are kept.
+// RRSets that are still there after the import are kept. The file is parsed
+// before the write lock is taken (see prepareImport); under the lock the
+// preconditions are checked again on the zone as it is then.
 func (p *Provider) ImportZonefile(ctx context.Context, zone, zonefile string) (*dns.Action, error) {
+	data, err := p.prepareImport(ctx, zone, zonefile)
+	if err != nil {
+		return nil, err
+	}
 	return p.mutate(ctx, zone, "import_zonefile", func(e *zoneEntry) (bool, error) {
-		old, err := primaryData(e, "import")
+		old, err := importable(e)
 		if err != nil {
 			return false, err
 		}
-		for k, rm := range e.meta.RRSets {
-			if rm.Protected && old.sets[k] != nil {
-				return false, errProtected("rrset %s is change-protected; an import replaces every rrset", k)
-			}
-		}
-		data, derr := parseImport(zonefile, e.name, old.ttl, false)
-		if derr != nil {
-			return false, derr
+		if old.ttl != data.parsedWith {
+			return false, errConflict("zone %s changed its default TTL while the zone file was read; import again", e.name)
 		}
 		if err := checkZoneRules(data, e.meta.Nameservers, "zonefile"); err != nil {
 			return false, err
@@ -254,6 +256,59 @@ func (p *Provider) ImportZonefile(ctx context.Context, zone, zonefile string) (*
 		e.data = data
 		return true, nil
 	})
+}
+
+// CheckImport reports whether ImportZonefile of this file would be refused
+// now (a zone that cannot be imported into, a protected RRSet, a file that
+// does not parse, is over the budget, or breaks the zone's rules), without
+// changing anything. The confirmation gate asks it before issuing a token.
+func (p *Provider) CheckImport(ctx context.Context, z dns.Zone, zonefile string) error {
+	_, err := p.prepareImport(ctx, strconv.FormatInt(z.ID, 10), zonefile)
+	return err
+}
+
+// prepareImport checks the zone under the read lock, then parses the file
+// with no store lock held (a parse of a hostile file costs at most its
+// budget, and other calls go on meanwhile) and checks the zone's rules.
+func (p *Provider) prepareImport(ctx context.Context, zone, zonefile string) (*zoneData, error) {
+	var ttl int
+	var name string
+	var assigned []string
+	err := p.view(ctx, zone, func(e *zoneEntry) error {
+		old, err := importable(e)
+		if err != nil {
+			return err
+		}
+		ttl, name, assigned = old.ttl, e.name, slices.Clone(e.meta.Nameservers)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, err := parseImport(ctx, zonefile, name, ttl, false)
+	if err != nil {
+		return nil, err
+	}
+	data.parsedWith = ttl
+	if err := checkZoneRules(data, assigned, "zonefile"); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// importable returns the records of a zone an import may replace: a primary
+// zone whose file parses and none of whose RRSets is change-protected.
+func importable(e *zoneEntry) (*zoneData, error) {
+	old, err := primaryData(e, "import")
+	if err != nil {
+		return nil, err
+	}
+	for k, rm := range e.meta.RRSets {
+		if rm.Protected && old.sets[k] != nil {
+			return nil, errProtected("rrset %s is change-protected; an import replaces every rrset", k)
+		}
+	}
+	return old, nil
 }
 
 // ChangeZoneTTL sets the default TTL of RRSets without their own.

@@ -1,11 +1,13 @@
 package localzone
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/bulwarkmcp/bulwark/servers/dns"
+	"github.com/bulwarkmcp/bulwark/servers/dns/zonefile"
 )
 
 // checkZoneRules enforces what every zone the provider writes must satisfy,
@@ -78,14 +80,21 @@ func checkImported(z *zoneData) *dns.Error {
 
 // parseImport parses an imported zone file for zone (whose current default
 // TTL is ttl): syntax, $ORIGIN and class rules, then checkImported. When
-// creating the zone, the SOA may be missing.
-func parseImport(text, zone string, ttl int, creating bool) (*zoneData, *dns.Error) {
-	z, err := parseZonefile(text, zone, parseOptions{strictOrigin: true, defaultTTL: ttl, optionalSOA: creating})
+// creating the zone, the SOA may be missing. The text comes from a caller:
+// the parse takes one of the zonefile package's parse slots, holds no store
+// lock, and ends with ctx.
+func parseImport(ctx context.Context, text, zone string, ttl int, creating bool) (*zoneData, error) {
+	release, err := zonefile.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	z, err := parseZonefile(ctx, text, zone, parseOptions{strictOrigin: true, defaultTTL: ttl, optionalSOA: creating})
 	if err != nil {
 		if isSyntax(err) {
 			return nil, errInvalid("zonefile", "%v", err)
 		}
-		return nil, errInvalid("zonefile", "the zone file does not parse")
+		return nil, err
 	}
 	if err := checkImported(z); err != nil {
 		return nil, err

@@ -288,7 +288,7 @@ func (s *store) readZone(name string, fresh bool) (*zoneData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading zone file of %s: %w", name, err)
 	}
-	data, err := parseZonefile(string(text), name, parseOptions{defaultTTL: fallbackTTL})
+	data, err := parseZonefile(context.Background(), string(text), name, parseOptions{defaultTTL: fallbackTTL})
 	if err != nil && !isSyntax(err) {
 		return nil, err
 	}

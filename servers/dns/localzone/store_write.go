@@ -124,7 +124,7 @@ func (s *store) writeZoneData(z *zoneData) error {
 	z.setSOA(soa)
 	text := z.render()
 	// Never write a file that would not read back.
-	if _, err := parseZonefile(string(text), z.name, parseOptions{defaultTTL: fallbackTTL}); err != nil {
+	if _, err := parseZonefile(context.Background(), string(text), z.name, parseOptions{defaultTTL: fallbackTTL}); err != nil {
 		return errInvalid("records", "the zone would not parse back: %v", err)
 	}
 	if err := writeAtomic(s.dir, zoneFile(z.name), text, 0o644, s.noSync); err != nil {

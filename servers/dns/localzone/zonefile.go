@@ -2,21 +2,31 @@ package localzone
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	mdns "github.com/miekg/dns"
+
+	"github.com/bulwarkmcp/bulwark/servers/dns/zonefile"
 )
 
-// Limits on what a zone file may hold, so a $GENERATE line or a huge import
-// cannot exhaust memory.
+// Limits on what a zone file may hold: the record budget (charged before
+// de-duplication, $GENERATE ranges before expansion) and the size, both
+// the zonefile package's, for imports and files found on disk alike.
 const (
-	maxZonefileBytes = 32 << 20
-	maxRecords       = 200_000
+	maxZonefileBytes = zonefile.MaxBytes
+	maxRecords       = zonefile.MaxRecords
 	fallbackTTL      = 3600 // a zone file without $TTL
+	// inheritedTTL marks records that state no TTL: the first $TTL is read
+	// as this value, and so is the default before it. It is above the
+	// largest TTL the model allows, so an explicit TTL (0 included) is
+	// never mistaken for an inherited one.
+	inheritedTTL = math.MaxUint32
 )
 
 // record is one value of an RRSet in canonical zone-file syntax (absolute
@@ -44,6 +54,8 @@ type zoneData struct {
 	name string // "example.com", no trailing dot
 	ttl  int    // $TTL, the default of RRSets whose ttl is nil
 	sets map[string]*rrset
+	// parsedWith is the zone default TTL an import was parsed with.
+	parsedWith int
 }
 
 // origin is the zone's name as an absolute domain name.
@@ -97,9 +109,10 @@ type parseOptions struct {
 
 // parseZonefile reads a master file of zone into the model. Records without
 // a TTL under the first $TTL become RRSets with a nil ttl; to tell them from
-// records that state a TTL, that one directive is read with the value 0 (a
-// TTL the model never allows) and a record whose TTL comes out 0 inherited it.
-func parseZonefile(text, zone string, po parseOptions) (*zoneData, error) {
+// records that state a TTL, that one directive is read as inheritedTTL (a
+// TTL the model never allows). The record budget is charged before
+// de-duplication, and the parse stops when ctx ends.
+func parseZonefile(ctx context.Context, text, zone string, po parseOptions) (*zoneData, error) {
 	if len(text) > maxZonefileBytes {
 		return nil, syntaxErrorf("zone file is larger than %d bytes", maxZonefileBytes)
 	}
@@ -111,22 +124,15 @@ func parseZonefile(text, zone string, po parseOptions) (*zoneData, error) {
 	if hasTTL {
 		z.ttl = ttl
 	}
-	zp := mdns.NewZoneParser(strings.NewReader(text), z.origin(), "")
-	zp.SetIncludeAllowed(false)
-	if !hasTTL {
-		zp.SetDefaultTTL(0)
-	}
 	seen := map[string]struct{}{}
-	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		if len(seen) >= maxRecords {
-			return nil, syntaxErrorf("zone file has more than %d records", maxRecords)
-		}
-		if err := z.addParsed(rr, zp.Comment(), seen); err != nil {
-			return nil, err
-		}
-	}
-	if err := zp.Err(); err != nil {
-		return nil, syntaxErrorf("%s", strings.TrimPrefix(err.Error(), "dns: "))
+	err = zonefile.Records(ctx, text, z.origin(), zonefile.Options{Max: maxRecords, DefaultTTL: inheritedTTL},
+		func(rr mdns.RR, comment string) error { return z.addParsed(rr, comment, seen) })
+	var ze *zonefile.Error
+	switch {
+	case errors.As(err, &ze):
+		return nil, syntaxErrorf("%s", ze.Msg)
+	case err != nil:
+		return nil, err
 	}
 	if po.optionalSOA && z.sets["@/SOA"] == nil {
 		return z, nil
@@ -160,16 +166,20 @@ func (z *zoneData) addParsed(rr mdns.RR, comment string, seen map[string]struct{
 		return nil // an RRSet is a set: the same value twice is one record
 	}
 	seen[id] = struct{}{}
+	ttl := int(h.Ttl)
+	if h.Ttl == inheritedTTL {
+		ttl = -1
+	}
 	s.records = append(s.records, record{value: value, comment: cleanComment(comment)})
-	s.ttl = mergeTTL(s.ttl, len(s.records) == 1, int(h.Ttl), z.ttl)
+	s.ttl = mergeTTL(s.ttl, len(s.records) == 1, ttl, z.ttl)
 	return nil
 }
 
-// mergeTTL folds a record's TTL (0: inherited) into its RRSet's. Records of
+// mergeTTL folds a record's TTL (-1: inherited) into its RRSet's. Records of
 // one RRSet should share a TTL; when they do not, the smallest wins.
 func mergeTTL(cur *int, first bool, ttl, zoneTTL int) *int {
 	if first {
-		if ttl == 0 {
+		if ttl < 0 {
 			return nil
 		}
 		return &ttl
@@ -180,7 +190,7 @@ func mergeTTL(cur *int, first bool, ttl, zoneTTL int) *int {
 		}
 		return *p
 	}
-	if ttl == 0 {
+	if ttl < 0 {
 		ttl = zoneTTL
 		if cur == nil {
 			return nil
@@ -211,7 +221,7 @@ func (z *zoneData) checkApex() error {
 }
 
 // scanDirectives checks the $ORIGIN lines and finds the first $TTL, which it
-// rewrites to 0 (see parseZonefile). Line numbers stay as they were.
+// rewrites to inheritedTTL (see parseZonefile). Line numbers stay as they were.
 func scanDirectives(text, origin string, strictOrigin bool) (string, int, bool, error) {
 	ttl, hasTTL, lineNo := 0, false, 0
 	var out []byte
@@ -234,7 +244,7 @@ func scanDirectives(text, origin string, strictOrigin bool) (string, int, bool, 
 				return "", 0, false, syntaxErrorf("$TTL %q at line %d: want a TTL from %d to %d", bound(fields[1]), lineNo, minTTL, maxTTL)
 			}
 			ttl, hasTTL = v, true
-			out = append(append(append([]byte(nil), text[:off]...), "$TTL 0"...), text[off+end:]...)
+			out = append(append(append([]byte(nil), text[:off]...), "$TTL "+strconv.FormatUint(inheritedTTL, 10)...), text[off+end:]...)
 		}
 		off += end + 1
 	}
