@@ -53,6 +53,7 @@ func commands() []command {
 	return []command{
 		{name: "dns", summary: "DNS zones: a local zone store with an authoritative DNS responder (default), or Hetzner Cloud DNS", setup: setupDNS},
 		{name: "rustpad", summary: "Rustpad collaborative editor pads (RUSTPAD_URL)", setup: setupRustpad},
+		{name: "vdb", summary: "the Vulnetix vulnerability database, read-only (VULNETIX_API_KEY, or sign in)", setup: setupVDB},
 	}
 }
 

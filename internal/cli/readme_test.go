@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/seal"
 	dnssrv "github.com/bulwarkmcp/bulwark/servers/dns"
 	"github.com/bulwarkmcp/bulwark/servers/dns/localzone"
 	rustpadsrv "github.com/bulwarkmcp/bulwark/servers/rustpad"
+	vdbsrv "github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
 // TestEveryServersPolicyIsComplete: kernel.New refuses a tool whose policy
@@ -36,7 +38,15 @@ func readmeTools(t *testing.T) map[string][]kernel.Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]kernel.Tool{"dns": dns.Tools(), "rustpad": pad.Tools()}
+	sealer, err := seal.New([]byte("readme-test-master-key-0123456789abcdef"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vdb, err := vdbsrv.New(vdbsrv.Config{}, vdbsrv.Deps{Sealer: sealer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]kernel.Tool{"dns": dns.Tools(), "rustpad": pad.Tools(), "vdb": vdb.Tools()}
 }
 
 // TestREADMEToolTables checks that each generated tool table in README.md

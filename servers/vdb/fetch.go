@@ -1,0 +1,189 @@
+package vdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
+)
+
+// fetched is one upstream answer, as the tools see it.
+type fetched struct {
+	body   []byte
+	header http.Header
+	cached bool
+}
+
+// apiPath builds /v2/<segments>, each segment path-escaped (as the CLI
+// does). It returns the unescaped and the escaped forms.
+func apiPath(segments ...string) (string, string) {
+	var p, raw strings.Builder
+	for _, s := range segments {
+		p.WriteString("/" + s)
+		raw.WriteString("/" + url.PathEscape(s))
+	}
+	return p.String(), raw.String()
+}
+
+// get sends one credentialed GET to the API (/v2/<segs>), through the
+// per-principal cache. The routes no tool may reach are refused here, for
+// every tool, before the credential is even looked up.
+func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q url.Values) (*fetched, error) {
+	if len(segs) == 0 || denied(segs) {
+		return nil, kernel.Errorf(kernel.InvalidArgument, "This route is never reachable: CLI-only, credential, upload and binary routes are refused.")
+	}
+	path, raw := apiPath(segs...)
+	cred, err := s.credentialFor(call)
+	if err != nil {
+		return nil, err
+	}
+	noteCredential(ctx, cred.scheme)
+	u := *s.api
+	u.Path = s.api.Path + "/v2" + path
+	u.RawPath = s.api.EscapedPath() + "/v2" + raw
+	u.RawQuery = q.Encode()
+	key := cacheKey(call.Principal.ID, cred.cacheID, u.EscapedPath()+"?"+u.RawQuery)
+	if f, ok := s.cache.get(key); ok {
+		noteCache(ctx, true)
+		return f, nil
+	}
+	noteCache(ctx, false)
+	resp, err := s.http.Do(ctx, &upstream.Request{URL: &u, Header: http.Header{
+		"Authorization": {cred.header}, "Accept": {"application/json"}}})
+	if err != nil {
+		return nil, transportError(err)
+	}
+	if !resp.OK() {
+		return nil, s.statusError(resp, cred)
+	}
+	if !isJSON(resp.Header.Get("Content-Type")) {
+		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API answered with %s, not JSON.", safeType(resp.Header.Get("Content-Type")))
+	}
+	f := &fetched{body: cred.scrub(resp.Body), header: resp.Header}
+	s.cache.put(key, f, resp.Header)
+	return f, nil
+}
+
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// safeType names a content type without echoing arbitrary upstream text.
+func safeType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || len(mt) > 64 {
+		return "an unreadable content type"
+	}
+	return strconv.Quote(mt)
+}
+
+// transportError maps the upstream client's failures to tool errors.
+func transportError(err error) error {
+	switch {
+	case errors.Is(err, upstream.ErrResponseTooLarge):
+		return kernel.Errorf(kernel.ResourceExhausted, "The VDB answer is larger than %d bytes, the most this server holds in memory; it was not passed on.", MaxBufferedBytes).
+			WithHint("Ask for less: detail \"summary\", a narrower filter or a smaller limit.").WithCause(err)
+	case errors.Is(err, upstream.ErrTimeout):
+		return kernel.Errorf(kernel.Timeout, "The VDB API did not answer in time.").WithCause(err)
+	case errors.Is(err, upstream.ErrRedirect):
+		return kernel.Errorf(kernel.UpstreamError, "The VDB API answered with a redirect, which this server never follows.").WithCause(err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return kernel.Errorf(kernel.Cancelled, "The call was cancelled.").WithCause(err)
+	}
+	return kernel.Errorf(kernel.UpstreamUnavailable, "The VDB API could not be reached.").WithCause(err)
+}
+
+// upstreamMessage is the "error" of a VDB error body, or "".
+func upstreamMessage(resp *upstream.Response) string {
+	if !isJSON(resp.Header.Get("Content-Type")) {
+		return ""
+	}
+	var b struct {
+		Error   string `json:"error"`
+		Details string `json:"details"`
+	}
+	if json.Unmarshal(resp.Body, &b) != nil || b.Error == "" {
+		return ""
+	}
+	msg := b.Error
+	if b.Details != "" {
+		msg += ": " + b.Details
+	}
+	return upstream.SanitizeErrorMessage(msg)
+}
+
+// statusError maps a non-2xx answer to a tool error. The upstream's own
+// message travels only inside the envelope (WithUpstream); headers never do.
+func (s *Server) statusError(resp *upstream.Response, cred credential) error {
+	resp.Body = cred.scrub(resp.Body)
+	msg := upstreamMessage(resp)
+	var e *kernel.Error
+	switch st := resp.StatusCode; {
+	case st == http.StatusUnauthorized:
+		e = kernel.Errorf(kernel.Unauthenticated, "The VDB API refused the credential (missing, malformed, invalid or expired).")
+		if cred.stored {
+			e = e.WithHint("Sign in again with vdb_auth_start, or sign out with vdb_auth_logout.")
+		} else {
+			e = e.WithHint("%s", s.signInHint())
+		}
+	case st == http.StatusForbidden:
+		e = kernel.Errorf(kernel.PermissionDenied, "The VDB API refused access: the organisation is inactive or blocked, or the plan does not include this.")
+	case st == http.StatusNotFound:
+		e = kernel.Errorf(kernel.NotFound, "The VDB has no such record.")
+	case st == http.StatusTooManyRequests:
+		e = s.rateLimited(resp.Header)
+	case st == http.StatusBadRequest:
+		e = kernel.Errorf(kernel.InvalidArgument, "The VDB API refused the request as invalid.")
+	case st >= 500:
+		e = kernel.Errorf(kernel.UpstreamUnavailable, "The VDB API failed (HTTP %d).", st)
+	default:
+		e = kernel.Errorf(kernel.UpstreamError, "The VDB API answered HTTP %d.", st)
+	}
+	if msg != "" {
+		e = e.WithUpstream(msg)
+	}
+	return e
+}
+
+// rateLimited reports the limit and its reset from the headers. The server
+// never retries with another credential.
+func (s *Server) rateLimited(h http.Header) *kernel.Error {
+	var b strings.Builder
+	b.WriteString("The Vulnetix rate limit or quota for this credential is used up")
+	if lim := headerNumber(h, "RateLimit-DayLimit"); lim != "" {
+		fmt.Fprintf(&b, " (daily limit %s", lim)
+		if rem := headerNumber(h, "RateLimit-Remaining"); rem != "" {
+			fmt.Fprintf(&b, ", remaining %s", rem)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(".")
+	e := kernel.Errorf(kernel.RateLimited, "%s", b.String())
+	if d, ok := upstream.RetryAfter(h, s.now()); ok {
+		reset := s.now().Add(d).UTC().Truncate(time.Second)
+		e.Message += fmt.Sprintf(" It resets in %d seconds (%s).", int(d.Round(time.Second).Seconds()), reset.Format(time.RFC3339))
+	}
+	return e.WithHint("Wait for the reset; this server never switches to another credential.")
+}
+
+// headerNumber is a header that is a number or "unlimited", else "".
+func headerNumber(h http.Header, name string) string {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "unlimited" {
+		return v
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		return strconv.FormatInt(n, 10)
+	}
+	return ""
+}

@@ -1,0 +1,187 @@
+package vdb_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/internal/fake/vdbapi"
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/kernel/seal"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
+	"github.com/bulwarkmcp/bulwark/servers/vdb"
+)
+
+// testMaster is the MCP_AEAD_KEY of the tests.
+var testMaster = []byte("0123456789abcdef0123456789abcdef-bulwark-vdb-tests")
+
+// clock is a manual clock shared by the fake, the sealer and the server.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// points collects analytics.
+type points struct {
+	mu sync.Mutex
+	p  []vdb.Point
+}
+
+func (p *points) Write(_ context.Context, pt vdb.Point) {
+	p.mu.Lock()
+	p.p = append(p.p, pt)
+	p.mu.Unlock()
+}
+func (p *points) all() []vdb.Point {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]vdb.Point(nil), p.p...)
+}
+
+// fixture is the VDB server over the fake, behind the kernel, with an
+// in-process MCP client.
+type fixture struct {
+	fake   *vdbapi.Server
+	srv    *vdb.Server
+	sess   *mcptest.Session
+	clock  *clock
+	sealer *seal.Sealer
+	keys   vdb.KeyStore
+	points *points
+	key    string // the configured credential ("" none)
+}
+
+type setup struct {
+	noKey      bool   // start without a configured credential
+	credential string // a configured credential other than the org A key
+	noSeal     bool
+	fopts      *vdbapi.Options
+	cfg        vdb.Config
+	keys       vdb.KeyStore
+}
+
+func newFixture(t *testing.T, su setup) *fixture {
+	t.Helper()
+	f := &fixture{clock: &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, points: &points{}}
+	fo := su.fopts
+	if fo == nil {
+		fo = &vdbapi.Options{}
+	}
+	fo.Now = f.clock.Now
+	f.fake = vdbapi.Start(t, fo)
+	key := f.fake.AddKey(vdbapi.OrgA, "secret-a")
+	switch {
+	case su.credential != "":
+		f.key = su.credential
+	case !su.noKey:
+		f.key = key
+	}
+	deps := vdb.Deps{Now: f.clock.Now, Analytics: f.points, Keys: su.keys,
+		HTTP: &upstream.Options{Timeout: 5 * time.Second, Now: f.clock.Now, Sleep: func(context.Context, time.Duration) error { return nil }}}
+	if !su.noSeal {
+		s, err := seal.New(testMaster, &seal.Options{Now: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.sealer, deps.Sealer = s, s
+		if deps.Keys == nil {
+			deps.Keys = vdb.NewMemoryKeys(s)
+		}
+		f.keys = deps.Keys
+	}
+	cfg := su.cfg
+	cfg.APIBaseURL, cfg.SiteBaseURL = f.fake.APIURL(), f.fake.SiteURL()
+	srv, err := vdb.New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = srv
+	opts := kernel.Options{Envelope: srv.Envelope(), Credentials: []kernel.Credential{{Name: "vdb", Provider: "Vulnetix", Value: f.key}}}
+	k, err := kernel.New(kernel.Info{Name: "bulwark-vdb", Version: "test"}, srv.Tools(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sess = mcptest.Connect(t, k.MCP(), nil)
+	return f
+}
+
+func (f *fixture) call(t *testing.T, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	return f.sess.Call(t, tool, args)
+}
+
+// ok calls a tool, fails on a tool error and decodes the structured result.
+func (f *fixture) ok(t *testing.T, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	res := f.call(t, tool, args)
+	if res.IsError {
+		t.Fatalf("%s %v: %s", tool, args, mcptest.Text(res))
+	}
+	var out map[string]any
+	mcptest.Structured(t, res, &out)
+	return out
+}
+
+// fails calls a tool and asserts a tool error with code; it returns the text.
+func (f *fixture) fails(t *testing.T, tool string, args map[string]any, code kernel.Code) string {
+	t.Helper()
+	res := f.call(t, tool, args)
+	text := mcptest.Text(res)
+	if !res.IsError {
+		t.Fatalf("%s %v succeeded, want %s: %s", tool, args, code, text)
+	}
+	var s struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	mcptest.Structured(t, res, &s)
+	if s.Error.Code != string(code) {
+		t.Fatalf("%s %v: code %q, want %q: %s", tool, args, s.Error.Code, code, text)
+	}
+	return text
+}
+
+// apiCalls counts the requests the fake's API host received.
+func (f *fixture) apiCalls() int {
+	n := 0
+	for _, r := range f.fake.Requests() {
+		if r.Host == vdbapi.HostAPI {
+			n++
+		}
+	}
+	return n
+}
+
+func contains(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Fatalf("text lacks %q:\n%s", w, text)
+		}
+	}
+}
+
+func lacks(t *testing.T, text string, unwanted ...string) {
+	t.Helper()
+	for _, u := range unwanted {
+		if u != "" && strings.Contains(text, u) {
+			t.Fatalf("text holds %q:\n%s", u, text)
+		}
+	}
+}
