@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"net"
 	"slices"
@@ -341,4 +342,16 @@ func TestUnreachableRedisStops(t *testing.T) {
 	if _, ok := vars["BULWARK_REDIS_URL"]; ok {
 		t.Fatal("BULWARK_REDIS_URL is still in the environment")
 	}
+}
+
+// A secret variable must be on bootenv.Secrets, or the binary would leave
+// it in the environment the kernel shows: reading one that is not panics.
+func TestSecretVariableMustBeListed(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("an unlisted secret variable was accepted")
+		}
+	}()
+	var s secret
+	newFlags(flag.NewFlagSet("x", flag.ContinueOnError), Env{}).Secret(&s, "x-file", "SOME_TOKEN", "x")
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/bulwarkmcp/bulwark/internal/cli/bootenv"
 )
 
 // flags registers flags whose defaults come from environment variables, and
@@ -151,10 +153,14 @@ func splitList(s string) []string {
 }
 
 // Secret reads a credential from envName once and removes the variable
-// from the process environment at once, so that nothing started later (and
-// nothing that reads /proc/self/environ) sees it. A flag names a file to
+// from the process environment at once, so that nothing started later sees
+// it. envName must be on bootenv.Secrets, which cmd/bulwark takes out of the
+// kernel's copy of the environment (/proc/<pid>/environ) before this runs. A flag names a file to
 // read it from instead; a secret is never a flag value.
 func (f *flags) Secret(p *secret, fileFlag, envName, usage string) {
+	if envName != "" && !bootenv.IsSecret(envName) {
+		panic("cli: secret variable " + envName + " is not on bootenv.Secrets")
+	}
 	if v := f.getenv(envName); v != "" {
 		p.value, p.source = strings.TrimSpace(v), envName
 	}
