@@ -25,6 +25,7 @@ type Call struct {
 	req     *mcp.CallToolRequest
 	header  http.Header
 	preview *Preview
+	secrets *scrubber // the credentials in play, never to leave the kernel
 }
 
 // Preview returns what the tool's Preview reported for this call, when the
@@ -83,7 +84,7 @@ func (c *Call) Progress(ctx context.Context, done, total float64, message string
 		ProgressToken: tok,
 		Progress:      done,
 		Total:         total,
-		Message:       untrusted.CleanString(message),
+		Message:       c.secrets.String(untrusted.CleanString(message)),
 	})
 }
 
@@ -91,8 +92,14 @@ func (c *Call) Progress(ctx context.Context, done, total float64, message string
 // the server's logger. data passes through the untrusted envelope's
 // sanitizer: redacted, cut and cleaned like a result.
 func (c *Call) Log(ctx context.Context, level slog.Level, message string, data any) {
-	message = untrusted.CleanString(message)
+	message = c.secrets.String(untrusted.CleanString(message))
 	clean := c.server.sanitizeLogData(data)
+	if b, n := c.secrets.bytes(clean); n > 0 {
+		clean = json.RawMessage(b)
+		if !json.Valid(clean) {
+			clean = json.RawMessage(`"[redacted]"`)
+		}
+	}
 	c.server.logger.Log(ctx, level, message, "tool", c.Tool, "principal", c.Principal.ID)
 	if c.req == nil || c.req.Session == nil {
 		return

@@ -30,6 +30,7 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
 		res := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
+		res = s.scrub(ctx, call, res, &rec)
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
 		rec.UpstreamCalls = int(meter.Stats().Calls)
@@ -43,6 +44,7 @@ func (s *Server) newCall(ctx context.Context, t *Tool, req *mcp.CallToolRequest)
 	if req.Extra != nil {
 		c.header = req.Extra.Header
 	}
+	c.secrets = s.callSecrets(c)
 	return c
 }
 
@@ -226,9 +228,9 @@ func (s *Server) fail(ctx context.Context, call *Call, rec *audit.Record, err er
 	if internal {
 		id = newErrorID()
 		rec.Outcome, rec.ErrorID = audit.Internal, id
-		s.logger.ErrorContext(ctx, "tool call failed", "error_id", id, "tool", call.Tool, "principal", call.Principal.ID, "error", errorText(te))
+		s.logger.ErrorContext(ctx, "tool call failed", "error_id", id, "tool", call.Tool, "principal", call.Principal.ID, "error", call.secrets.String(errorText(te)))
 	} else if te.Cause != nil {
-		s.logger.DebugContext(ctx, "tool error", "tool", call.Tool, "code", te.Code, "error", errorText(te))
+		s.logger.DebugContext(ctx, "tool error", "tool", call.Tool, "code", te.Code, "error", call.secrets.String(errorText(te)))
 	}
 	return s.errorResult(te, id)
 }
@@ -299,6 +301,27 @@ func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 		res.StructuredContent = json.RawMessage(data)
 	}
 	return res, nil
+}
+
+// scrub removes the call's credentials from its result (step 15's last
+// act) and from its audit record. A result whose structured content cannot
+// be scrubbed without breaking it is withheld.
+func (s *Server) scrub(ctx context.Context, call *Call, res *mcp.CallToolResult, rec *audit.Record) *mcp.CallToolResult {
+	n, ok := call.secrets.result(res)
+	if n > 0 {
+		s.logger.WarnContext(ctx, "a credential appeared in a result and was removed; the upstream echoes credentials",
+			"tool", call.Tool, "principal", call.Principal.ID, "occurrences", n)
+	}
+	if !ok {
+		rec.Outcome, rec.ErrorCode = audit.ToolError, string(UpstreamError)
+		res = s.errorResult(&Error{Code: UpstreamError, Message: "The upstream's answer held a credential this server uses, in a form that could not be removed without breaking the answer; the answer was withheld.",
+			Hint: "The upstream echoes credentials: report it to the operator."}, "")
+	} else if n > 0 {
+		res.Content = append(res.Content, &mcp.TextContent{Text: fmt.Sprintf(
+			"%d occurrence(s) of a credential this server uses appeared in the upstream's answer and were replaced by %q.", n, untrusted.Redacted)})
+	}
+	call.secrets.record(rec)
+	return res
 }
 
 func resultSize(res *mcp.CallToolResult) int64 {

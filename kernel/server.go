@@ -95,6 +95,7 @@ type Server struct {
 	logger    *slog.Logger
 	digestKey []byte
 	outage    outage
+	secrets   *scrubber // the configured credentials, scrubbed from every call
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -160,6 +161,7 @@ func (s *Server) setDefaults() error {
 		return err
 	}
 	for _, c := range s.opts.Credentials {
+		s.secrets = s.secrets.with(c.Value)
 		if c.Name == "" || c.Provider == "" {
 			return errors.New("kernel: a credential needs a name and a provider")
 		}

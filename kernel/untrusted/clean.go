@@ -3,7 +3,10 @@ package untrusted
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // How a rune is treated by CleanString.
@@ -99,7 +102,6 @@ func cleanAppend(dst []byte, s string, st *stats) []byte {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
 		switch classify(r) {
 		case strip:
 			st.removed++
@@ -107,65 +109,130 @@ func cleanAppend(dst []byte, s string, st *stats) []byte {
 			st.removed++
 			dst = fmt.Appendf(dst, "[U+%04X]", r)
 		default:
-			dst = utf8.AppendRune(dst, r)
+			if ltLike(r) && tagAt(s, i) {
+				dst = append(dst, '[')
+				st.neutralized++
+			} else {
+				dst = utf8.AppendRune(dst, r)
+			}
 		}
+		i += n
 	}
 	return dst
 }
 
 const tagName = "untrusted-data"
 
-// tagAt reports whether s[i] == '<' opens or closes an untrusted-data tag:
-// '<', optional spaces, an optional '/', optional spaces, then the name in any
-// case. Invisible characters between the parts would be removed before a
-// model sees them, so they are skipped here too.
+// tagAt reports whether the rune at s[i] — '<' or a look-alike of it (see
+// ltLike) — opens or closes an untrusted-data tag as a model could read it:
+// '<', an optional '/', then the name, with spaces and invisible characters
+// allowed anywhere between them. Each rune is folded first (see fold):
+// compatibility forms (full-width, small-form, ligatures, mathematical
+// letters) by NFKC, Unicode spaces to one space, and common confusables
+// (Cyrillic and Greek letters that look Latin, dashes and '_' for the
+// hyphen, look-alike slashes) to what they look like.
 func tagAt(s string, i int) bool {
-	j := skipFiller(s, i+1)
-	if j < len(s) && s[j] == '/' {
-		j = skipFiller(s, j+1)
-	}
-	for k := 0; k < len(tagName); k++ {
-		j = skipInvisible(s, j)
-		if j >= len(s) || lower(s[j]) != tagName[k] {
-			return false
-		}
-		j++
-	}
-	return true
-}
-
-func skipFiller(s string, j int) int {
-	for j < len(s) {
-		if s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r' {
-			j++
-			continue
-		}
-		k := skipInvisible(s, j)
-		if k == j {
-			return j
-		}
-		j = k
-	}
-	return j
-}
-
-func skipInvisible(s string, j int) int {
-	for j < len(s) {
-		c := s[j]
-		if c < utf8.RuneSelf {
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
-				j++
+	const want = "/" + tagName // the '/' is optional
+	_, n := utf8.DecodeRuneInString(s[i:])
+	p := 0
+	var buf [8]rune
+	for j := i + n; j < len(s); {
+		r, size := utf8.DecodeRuneInString(s[j:])
+		j += size
+		for _, f := range fold(r, buf[:0]) {
+			if f == ' ' {
 				continue
 			}
-			return j
+			if p == 0 && f != '/' {
+				p = 1
+			}
+			if f != rune(want[p]) {
+				return false
+			}
+			if p++; p == len(want) {
+				return true
+			}
 		}
-		r, n := utf8.DecodeRuneInString(s[j:])
-		if classify(r) == keep {
-			return j
-		}
-		j += n
 	}
-	return j
+	return false
+}
+
+// fold appends what r looks like to a reader, in lower case: nothing for an
+// invisible character, ' ' for any space, '-' for '_', the confusable's
+// Latin letter or ASCII sign, or else r's NFKC form (folded the same way).
+// It runs only on the few runes after a '<' or its look-alike.
+func fold(r rune, dst []rune) []rune {
+	if r < utf8.RuneSelf {
+		switch {
+		case r == '_':
+			return append(dst, '-')
+		case unicode.IsSpace(r):
+			return append(dst, ' ')
+		case r < 0x20 || r == 0x7f:
+			return dst
+		}
+		return append(dst, rune(lower(byte(r))))
+	}
+	if classify(r) != keep {
+		return dst
+	}
+	if unicode.IsSpace(r) || unicode.Is(unicode.Zs, r) {
+		return append(dst, ' ')
+	}
+	if c, ok := confusable(unicode.ToLower(r)); ok {
+		return append(dst, c)
+	}
+	var b [utf8.UTFMax * 4]byte
+	nf := norm.NFKC.AppendString(b[:0], string(r))
+	for _, x := range string(nf) {
+		x = unicode.ToLower(x)
+		if c, ok := confusable(x); ok {
+			x = c
+		} else if x == '_' {
+			x = '-'
+		}
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+// ltLike reports '<' and the runes that look like it, NFKC's (small-form
+// and full-width) among them.
+func ltLike(r rune) bool {
+	c, ok := confusable(r)
+	return r == '<' || ok && c == '<'
+}
+
+// confusable maps a (lower-case) rune that looks like a character of an
+// envelope tag to that character. It is not a full confusables table
+// (Unicode TR39): it covers the tag's own letters and signs.
+func confusable(r rune) (rune, bool) {
+	switch r {
+	case 0xfe64, 0xff1c, 0x2039, 0x02c2, 0x3008, 0x2329, 0x27e8, 0x276e, 0x276c, 0x29fc, 0x1438, 0x227a:
+		return '<', true
+	case 0xff0f, 0x2215, 0x2044, 0x29f8, 0x2571:
+		return '/', true
+	case 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212, 0x2043, 0x02d7, 0x2e3a, 0x2e3b,
+		0xfe58, 0xfe63, 0xff0d, 0x2796, 0x058a, 0x05be, 0x30fc, 0xff3f:
+		return '-', true
+	case 0x0430, 0x03b1, 0x0251, 0x237a: // а α ɑ ⍺
+		return 'a', true
+	case 0x0501, 0x217e: // ԁ ⅾ
+		return 'd', true
+	case 0x0435, 0x03b5, 0x0454, 0x04bd, 0x212e: // е ε є ҽ ℮
+		return 'e', true
+	case 0x0578, 0x03b7, 0x03bd, 0x043f, 0x0273: // ո η ν (Ν) п ɳ
+		return 'n', true
+	case 0x0433, 0x1d26, 0x2c85: // г ᴦ ⲅ
+		return 'r', true
+	case 0x0455, 0x01bd, 0xa731: // ѕ ƽ ꜱ
+		return 's', true
+	case 0x03c4, 0x0442, 0x1d1b: // τ т ᴛ
+		return 't', true
+	case 0x057d, 0x03c5, 0x028b, 0x1d1c, 0xa79f: // ս υ ʋ ᴜ ꞟ
+		return 'u', true
+	}
+	return 0, false
 }
 
 func lower(c byte) byte {

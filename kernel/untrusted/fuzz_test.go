@@ -70,8 +70,8 @@ func checkString(t *testing.T, s string) {
 }
 
 func tagged(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '<' && tagAt(s, i) {
+	for i, r := range s {
+		if ltLike(r) && tagAt(s, i) {
 			return true
 		}
 	}

@@ -1,0 +1,228 @@
+package kernel_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+)
+
+const (
+	serverToken = "hzCONFIGURED-Kq7Wz9Rt3Vx-MnPbLsJdQgHy"
+	byokToken   = "byok&<QzXv>-Wq8TzK-Gh4Jk5Lm/NpRsTu"
+)
+
+type echoArgs struct {
+	Form string `json:"form" jsonschema:"how the upstream echoes the credential"`
+}
+
+// echoForms are the ways a hostile upstream puts the credential it was
+// sent into an answer. Each returns the handler's result or error.
+var echoForms = map[string]func(ctx context.Context, c *kernel.Call, tok string) (any, error){
+	"json": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return map[string]any{"zone": map[string]any{"name": "example.com", "note": "your header was Bearer " + tok}}, nil
+	},
+	"json_key": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return map[string]any{tok: "value"}, nil
+	},
+	"json_escaped": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		var b strings.Builder
+		for _, r := range tok {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+		return json.RawMessage(`{"note":"` + b.String() + `"}`), nil
+	},
+	"zero_width": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return map[string]any{"note": strings.Join(strings.Split(tok, ""), "\u200b")}, nil
+	},
+	"cut": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		m := map[string]any{}
+		for k := 5; k < len(tok); k++ { // each field leaks k characters
+			m[fmt.Sprint("f", k)] = strings.Repeat("x", 4000-k) + tok
+		}
+		return m, nil
+	},
+	"text": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return kernel.Text("; zone file\n; token " + tok + "\nwww IN TXT \"" + tok + "\"\n"), nil
+	},
+	"text_cut": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return kernel.Text(strings.Repeat("y", 200_000-len(tok)/2) + tok), nil
+	},
+	"error": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return nil, kernel.Errorf(kernel.NotFound, "Zone %s was not found.", tok).WithUpstream("token "+tok+" is invalid").WithHint("try %s", tok)
+	},
+	"internal": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return nil, fmt.Errorf("upstream said: %s", tok)
+	},
+	"notifications": func(ctx context.Context, c *kernel.Call, tok string) (any, error) {
+		c.Progress(ctx, 1, 2, "sent "+tok)
+		c.Log(ctx, slog.LevelInfo, "using "+tok, map[string]any{"header": "Bearer " + tok})
+		return map[string]any{"ok": true}, nil
+	},
+	"content": func(_ context.Context, _ *kernel.Call, tok string) (any, error) {
+		return kernel.Content{&mcp.TextContent{Text: "a " + tok}, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x:y", Text: tok}}}, nil
+	},
+}
+
+func echoTool() kernel.Tool {
+	return kernel.NewTool(kernel.Spec[echoArgs, any]{
+		Name: "echo", Description: "A hostile upstream that echoes the credential.", Policy: readPolicy,
+		Handle: func(ctx context.Context, c *kernel.Call, in echoArgs) (any, error) {
+			tok, err := c.Credential("upstream")
+			if err != nil {
+				return nil, err
+			}
+			return echoForms[in.Form](ctx, c, tok)
+		},
+	})
+}
+
+// wireOf is everything the client received for a call: the result as JSON,
+// and the notifications.
+func wireOf(res *mcp.CallToolResult) string {
+	b, _ := json.Marshal(res)
+	return string(b)
+}
+
+// lacksSecret fails when any run of 5 letters, digits or hyphens of tok
+// appears in the text.
+func lacksSecret(t *testing.T, channel, text, tok string) {
+	t.Helper()
+	for _, form := range []string{tok} {
+		for i := 0; i+5 <= len(form); i++ {
+			piece := form[i : i+5]
+			if strings.ContainsFunc(piece, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
+				continue
+			}
+			if strings.Contains(text, piece) {
+				t.Errorf("%s: %q (a piece of the credential) reached the client:\n%.600s", channel, piece, text)
+				return
+			}
+		}
+	}
+}
+
+// A hostile upstream echoes the server's configured credential into a
+// successful answer in every form the table lists; nothing of it reaches
+// the client, on any channel, nor the log or the audit.
+func TestConfiguredCredentialEchoIsScrubbed(t *testing.T) {
+	var log bytes.Buffer
+	var mu sync.Mutex
+	var recs []audit.Record
+	opts := kernel.Options{
+		Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: serverToken}},
+		Logger:      slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Audit: audit.Func(func(_ context.Context, r audit.Record) {
+			mu.Lock()
+			defer mu.Unlock()
+			recs = append(recs, r)
+		}),
+	}
+	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{echoTool()}, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := mcptest.Connect(t, srv.MCP(), nil)
+	for form := range echoForms {
+		t.Run(form, func(t *testing.T) {
+			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"form": form},
+				Meta: mcp.Meta{"progressToken": "p1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire := wireOf(res)
+			lacksSecret(t, "result", wire, serverToken)
+			if form != "internal" && form != "notifications" && !strings.Contains(wire, "[redacted]") {
+				t.Errorf("no [redacted] marker: %.400s", wire)
+			}
+			if res.StructuredContent != nil {
+				raw, _ := json.Marshal(res.StructuredContent)
+				if !json.Valid(raw) {
+					t.Errorf("structured content broken: %s", raw)
+				}
+			}
+		})
+	}
+	notes := sess.Progress(1)
+	if len(notes) == 0 {
+		t.Error("no progress notification")
+	}
+	b, _ := json.Marshal(notes)
+	lacksSecret(t, "progress", string(b), serverToken)
+	lacksSecret(t, "transcript (log notifications)", sess.Transcript(), serverToken)
+	mu.Lock()
+	a, _ := json.Marshal(recs)
+	mu.Unlock()
+	lacksSecret(t, "audit", string(a), serverToken)
+	lacksSecret(t, "server log", log.String(), serverToken)
+	if !strings.Contains(log.String(), "a credential appeared in a result") {
+		t.Errorf("the operator was not told: %s", log.String())
+	}
+}
+
+// A credential that matches JSON syntax (a numeric token echoed as a
+// number) cannot be scrubbed without breaking the JSON: the answer is
+// withheld, never passed on.
+func TestUnscrubbableAnswerIsWithheld(t *testing.T) {
+	const numeric = "904412345678"
+	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{kernel.NewTool(kernel.Spec[echoArgs, json.RawMessage]{
+		Name: "echo_number", Description: "Echoes the token as a number.", Policy: readPolicy,
+		Handle: func(ctx context.Context, c *kernel.Call, in echoArgs) (json.RawMessage, error) {
+			tok, _ := c.Credential("upstream")
+			return json.RawMessage(`{"id":` + tok + `}`), nil
+		},
+	})}, &kernel.Options{Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: numeric}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := mcptest.Connect(t, srv.MCP(), nil).Call(t, "echo_number", map[string]any{"form": "n"})
+	wire := wireOf(res)
+	if !res.IsError || strings.Contains(wire, numeric) || !strings.Contains(wire, "upstream_error") {
+		t.Fatalf("want a withheld answer: %s", wire)
+	}
+}
+
+// Under BYOK the caller's own credential, taken from its request header, is
+// scrubbed as well as the configured one — over HTTP, through the protocol.
+func TestBYOKCredentialEchoIsScrubbed(t *testing.T) {
+	keys, err := identity.ParseAPIKeys(strings.NewReader(identity.HashKey(apiKey) + " pro alice\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{echoTool()}, &kernel.Options{BYOK: true,
+		Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Header: "X-Example-Token"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = h
+	ts.Start()
+	t.Cleanup(ts.Close)
+	hdr := map[string]string{"Authorization": "Bearer " + apiKey, "X-Example-Token": byokToken}
+	for _, form := range []string{"json", "json_key", "json_escaped", "zero_width", "cut", "text", "error"} {
+		t.Run(form, func(t *testing.T) {
+			_, body := post(t, ts.URL+kernel.MCPPath, callBody("echo", map[string]any{"form": form}), hdr)
+			lacksSecret(t, "HTTP body", body, byokToken)
+			if !strings.Contains(body, "[redacted]") {
+				t.Errorf("no [redacted] marker: %.400s", body)
+			}
+		})
+	}
+}
