@@ -1,0 +1,348 @@
+package authz
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/types"
+	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
+	"github.com/cedar-policy/cedar-go/x/exp/schema"
+	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
+)
+
+// ErrInvalid reports a policy or entities file that does not parse or does
+// not fit the schema the kernel generated from the registered tools.
+var ErrInvalid = errors.New("authz: invalid policy")
+
+// MaxFileSize bounds a policy or entities file.
+const MaxFileSize = 4 << 20
+
+// Policies is one loaded, validated policy set with its entities. It is
+// immutable: a reload builds a new one and swaps it in whole.
+type Policies struct {
+	model    *Model
+	args     map[string]recordType
+	set      *cedar.PolicySet
+	ids      []string
+	entities types.EntityMap // groups, users' group memberships, actions
+	groups   map[types.String][]string
+	server   types.EntityUID
+}
+
+// Parse parses and validates a policy file (Cedar text) and an optional
+// entities file (Cedar JSON entities: User and Group entities with parents
+// only). name is the policy file's name, for error positions.
+func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
+	args, err := m.prepare()
+	if err != nil {
+		return nil, err
+	}
+	v, err := validator(m.schema(args))
+	if err != nil {
+		return nil, fmt.Errorf("%w: the generated schema: %w", ErrModel, err)
+	}
+	if len(policy) > MaxFileSize || len(entities) > MaxFileSize {
+		return nil, fmt.Errorf("%w: a file is larger than %d bytes", ErrInvalid, MaxFileSize)
+	}
+	list, err := cedar.NewPolicyListFromBytes(name, policy)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
+	}
+	p := &Policies{model: m, args: args, set: cedar.NewPolicySet(), server: types.NewEntityUID(ServerType, types.String(m.Server))}
+	var errs []error
+	for i, pol := range list {
+		id := fmt.Sprintf("policy%d", i)
+		if a, ok := pol.Annotations()["id"]; ok {
+			id = string(a)
+		}
+		if !p.set.Add(cedar.PolicyID(id), pol) {
+			errs = append(errs, fmt.Errorf("policy id %q is used twice", id))
+			continue
+		}
+		p.ids = append(p.ids, id)
+		if err := v.Policy(id, (*xast.Policy)(pol.AST())); err != nil {
+			errs = append(errs, fmt.Errorf("policy %q (%s): %w", id, position(pol), err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	if err := p.loadEntities(entities); err != nil {
+		return nil, fmt.Errorf("%w: entities: %w", ErrInvalid, err)
+	}
+	return p, nil
+}
+
+func position(pol *cedar.Policy) string {
+	pos := pol.Position()
+	return fmt.Sprintf("%s:%d:%d", pos.Filename, pos.Line, pos.Column)
+}
+
+func validator(src string) (*validate.Validator, error) {
+	var s schema.Schema
+	if err := s.UnmarshalCedar([]byte(src)); err != nil {
+		return nil, err
+	}
+	r, err := s.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	return validate.New(r), nil
+}
+
+// loadEntities reads the entities file and adds the action entities.
+func (p *Policies) loadEntities(raw []byte) error {
+	p.entities = types.EntityMap{}
+	if len(strings.TrimSpace(string(raw))) > 0 {
+		if err := p.entities.UnmarshalJSON(raw); err != nil {
+			return err
+		}
+	}
+	for uid, e := range p.entities {
+		if uid.Type != UserType && uid.Type != GroupType {
+			return fmt.Errorf("%s: only %s and %s entities may be given", uid, UserType, GroupType)
+		}
+		if e.Attributes.Len() > 0 || e.Tags.Len() > 0 {
+			return fmt.Errorf("%s: give parents only; a user's attributes come from its identity", uid)
+		}
+		for parent := range e.Parents.All() {
+			if parent.Type != GroupType {
+				return fmt.Errorf("%s: parent %s is not a %s", uid, parent, GroupType)
+			}
+		}
+	}
+	p.groups = map[types.String][]string{}
+	for uid := range p.entities {
+		if uid.Type == UserType {
+			p.groups[uid.ID] = p.closure(uid)
+		}
+	}
+	group := func(name string) types.EntityUID { return types.NewEntityUID("Action", types.String(name)) }
+	p.entities[group(GroupReadOnly)] = types.Entity{UID: group(GroupReadOnly)}
+	p.entities[group(GroupWrite)] = types.Entity{UID: group(GroupWrite)}
+	p.entities[group(GroupDestructive)] = types.Entity{UID: group(GroupDestructive), Parents: types.NewEntityUIDSet(group(GroupWrite))}
+	for _, a := range p.model.Actions {
+		var parents []types.EntityUID
+		for _, g := range actionGroups(a) {
+			parents = append(parents, group(g))
+		}
+		p.entities[group(a.Name)] = types.Entity{UID: group(a.Name), Parents: types.NewEntityUIDSet(parents...)}
+	}
+	return nil
+}
+
+// closure lists every group uid is in, directly or through other groups.
+func (p *Policies) closure(uid types.EntityUID) []string {
+	seen := map[types.EntityUID]bool{}
+	queue := []types.EntityUID{uid}
+	for len(queue) > 0 {
+		e := p.entities[queue[0]]
+		queue = queue[1:]
+		for parent := range e.Parents.All() {
+			if !seen[parent] {
+				seen[parent] = true
+				queue = append(queue, parent)
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for g := range seen {
+		out = append(out, string(g.ID))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// IDs are the policy ids, in file order.
+func (p *Policies) IDs() []string { return slices.Clone(p.ids) }
+
+// Principal is the caller, as a policy sees it: User::"<ID>".
+type Principal struct {
+	ID   string
+	Plan string
+	// Auth is how the caller authenticated: none, apikey or oauth.
+	Auth string
+	// Scopes are the OAuth scopes the caller's token grants.
+	Scopes []string
+}
+
+// Resource is the canonical target of a call. The zero value is the server
+// itself.
+type Resource struct {
+	Type  string
+	ID    string
+	Attrs map[string]any // string, int64, bool or []string, as the type declares
+}
+
+// Request is one authorization question.
+type Request struct {
+	Principal Principal
+	// Action is the tool's name.
+	Action   string
+	Resource Resource
+	// Transport is "stdio" or "http".
+	Transport string
+	// Confirmed: the call can run only through the confirmation gate.
+	Confirmed bool
+	Time      time.Time
+	// Arguments are the validated arguments, as decoded from JSON.
+	Arguments map[string]any
+}
+
+// Decision is the answer. Policies are the ids of the policies that
+// decided: the forbids that matched, else the permits that matched; none
+// for a denial because no policy permits. Errors name policies whose
+// evaluation failed: any error denies.
+type Decision struct {
+	Allow    bool
+	Policies []string
+	Errors   []string
+	// Reason says why in one line, for the log (never policy text).
+	Reason string
+}
+
+// Decide answers a request. It never fails open: a request that cannot be
+// put to the policies (an unknown tool, a resource of an undeclared type,
+// arguments that do not fit) is denied, and so is one where any policy's
+// evaluation fails.
+func (p *Policies) Decide(r Request) Decision {
+	req, ents, err := p.request(r)
+	if err != nil {
+		return Decision{Reason: err.Error()}
+	}
+	dec, diag := cedar.Authorize(p.set, ents, req)
+	d := Decision{Allow: dec == cedar.Allow}
+	for _, reason := range diag.Reasons {
+		d.Policies = append(d.Policies, string(reason.PolicyID))
+	}
+	for _, e := range diag.Errors {
+		d.Errors = append(d.Errors, string(e.PolicyID))
+	}
+	slices.Sort(d.Policies)
+	slices.Sort(d.Errors)
+	switch {
+	case len(d.Errors) > 0:
+		d.Allow, d.Policies = false, d.Errors
+		d.Reason = "a policy's evaluation failed: " + strings.Join(d.Errors, ", ")
+	case d.Allow:
+		d.Reason = "permitted by " + strings.Join(d.Policies, ", ")
+	case len(d.Policies) > 0:
+		d.Reason = "forbidden by " + strings.Join(d.Policies, ", ")
+	default:
+		d.Reason = "no policy permits it"
+	}
+	return d
+}
+
+func (p *Policies) request(r Request) (cedar.Request, types.EntityGetter, error) {
+	args, ok := p.args[r.Action]
+	if !ok {
+		return cedar.Request{}, nil, fmt.Errorf("tool %q is not in the model", r.Action)
+	}
+	res, err := p.resource(r.Action, r.Resource)
+	if err != nil {
+		return cedar.Request{}, nil, err
+	}
+	argv, err := args.value(r.Arguments)
+	if err != nil {
+		return cedar.Request{}, nil, fmt.Errorf("arguments: %w", err)
+	}
+	ctx := types.NewRecord(types.RecordMap{
+		"transport": types.String(r.Transport),
+		"confirmed": types.Boolean(r.Confirmed),
+		"time":      types.Long(r.Time.Unix()),
+		"arguments": argv,
+	})
+	pr := p.principal(r.Principal)
+	req := cedar.Request{Principal: pr.UID, Action: types.NewEntityUID("Action", types.String(r.Action)), Resource: res.UID, Context: ctx}
+	return req, &requestEntities{base: p.entities, principal: pr, resource: res}, nil
+}
+
+func (p *Policies) principal(pr Principal) types.Entity {
+	uid := types.NewEntityUID(UserType, types.String(pr.ID))
+	groups := p.groups[uid.ID]
+	return types.Entity{UID: uid, Parents: p.entities[uid].Parents, Attributes: types.NewRecord(types.RecordMap{
+		"plan":   types.String(pr.Plan),
+		"auth":   types.String(pr.Auth),
+		"groups": stringSet(groups),
+		"scopes": stringSet(pr.Scopes),
+	})}
+}
+
+// resource builds the resource entity, checking it against its type.
+func (p *Policies) resource(action string, r Resource) (types.Entity, error) {
+	if r.Type == "" || r.Type == ServerType {
+		return types.Entity{UID: p.server, Attributes: types.NewRecord(types.RecordMap{"name": types.String(p.model.Server)})}, nil
+	}
+	a, _ := p.model.action(action)
+	if !slices.Contains(a.Targets, r.Type) {
+		return types.Entity{}, fmt.Errorf("tool %q does not act on %s", action, r.Type)
+	}
+	i := slices.IndexFunc(p.model.Resources, func(t ResourceType) bool { return t.Name == r.Type })
+	rt := p.model.Resources[i]
+	m := make(types.RecordMap, len(rt.Attrs))
+	for name, t := range rt.Attrs {
+		v, err := attrValue(t, r.Attrs[name])
+		if err != nil {
+			return types.Entity{}, fmt.Errorf("%s attribute %q: %w", r.Type, name, err)
+		}
+		m[types.String(name)] = v
+	}
+	return types.Entity{UID: types.NewEntityUID(types.EntityType(r.Type), types.String(r.ID)), Attributes: types.NewRecord(m)}, nil
+}
+
+func attrValue(t AttrType, v any) (types.Value, error) {
+	switch x := v.(type) {
+	case string:
+		if t == String {
+			return types.String(x), nil
+		}
+	case int64:
+		if t == Long {
+			return types.Long(x), nil
+		}
+	case int:
+		if t == Long {
+			return types.Long(x), nil
+		}
+	case bool:
+		if t == Bool {
+			return types.Boolean(x), nil
+		}
+	case []string:
+		if t == StringSet {
+			return stringSet(x), nil
+		}
+	}
+	return nil, fmt.Errorf("a %T where %s was declared", v, t)
+}
+
+func stringSet(s []string) types.Set {
+	vs := make([]types.Value, len(s))
+	for i, x := range s {
+		vs[i] = types.String(x)
+	}
+	return types.NewSet(vs...)
+}
+
+// requestEntities is the file's entities plus this request's principal and
+// resource, without copying the map.
+type requestEntities struct {
+	base      types.EntityMap
+	principal types.Entity
+	resource  types.Entity
+}
+
+func (e *requestEntities) Get(uid types.EntityUID) (types.Entity, bool) {
+	switch uid {
+	case e.principal.UID:
+		return e.principal, true
+	case e.resource.UID:
+		return e.resource, true
+	}
+	return e.base.Get(uid)
+}
