@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,45 +22,46 @@ import (
 
 // toolTarget is what a tool declares about its target.
 type toolTarget struct {
-	types   []authz.ResourceType
-	resolve func(ctx context.Context, call *Call, in any) (authz.Resource, error)
+	typ     authz.ResourceType
+	resolve func(ctx context.Context, call *Call, args map[string]any) (authz.Resource, error)
 }
 
-// WithTarget declares the canonical target of a typed tool's calls, for
-// authorization: resolve turns the arguments into the resource the call
-// acts on, in the same canonical form its confirmation token binds to (a
-// zone's name and id, never the caller's spelling). A tool without a target
-// acts on the server itself, Server::"<server name>".
-func WithTarget[In any](t Tool, typ authz.ResourceType, resolve func(ctx context.Context, call *Call, in In) (authz.Resource, error)) Tool {
-	t.target = &toolTarget{types: []authz.ResourceType{typ}, resolve: func(ctx context.Context, call *Call, in any) (authz.Resource, error) {
-		v, ok := in.(In)
-		if !ok {
-			return authz.Resource{}, fmt.Errorf("kernel: tool %s: target of a %T", t.name, in)
-		}
-		return resolve(ctx, call, v)
-	}}
+// WithTarget declares the canonical target of a tool's calls, for
+// authorization: resolve turns the validated arguments into the resource
+// the call acts on, in the same canonical form its confirmation token binds
+// to (a zone's name and id, never the caller's spelling). It may return the
+// zero Resource, the server itself, for a call that names no target. A
+// tool without a target acts on the server itself, Server::"<server name>".
+//
+// resolve runs before the decision, so it must change nothing, and it must
+// not tell a principal more than the decision would: a target that does
+// not exist resolves to its normalized spelling, not to an error.
+func WithTarget(t Tool, typ authz.ResourceType, resolve func(ctx context.Context, call *Call, args map[string]any) (authz.Resource, error)) Tool {
+	t.target = &toolTarget{typ: typ, resolve: resolve}
 	return t
 }
 
-// Listing declares that a tool which acts on the server lists items of
-// typ, which its handler filters with Call.Permits: a policy decides both
-// the call (on the server) and each item (on the item's resource).
+// Listing declares that a tool lists items of typ, which its handler
+// filters with Call.Permits: a policy decides both the call (on the server
+// or its target) and each item (on the item's resource).
 func Listing(t Tool, typ authz.ResourceType) Tool {
 	t.listing = append(t.listing, typ)
 	return t
 }
 
+// targetTypes are the resource types a tool's action applies to.
 func (t *Tool) targetTypes() []string {
 	var names []string
 	if t.target != nil {
-		for _, r := range t.target.types {
-			names = append(names, r.Name)
-		}
-	} else {
+		names = append(names, t.target.typ.Name)
+	}
+	if t.target == nil || len(t.listing) > 0 {
 		names = append(names, authz.ServerType)
 	}
 	for _, r := range t.listing {
-		names = append(names, r.Name)
+		if !slices.Contains(names, r.Name) {
+			names = append(names, r.Name)
+		}
 	}
 	return names
 }
@@ -74,7 +76,7 @@ func authzModel(server string, tools []Tool) (*authz.Model, error) {
 		t := &tools[i]
 		var decl []authz.ResourceType
 		if t.target != nil {
-			decl = t.target.types
+			decl = append(decl, t.target.typ)
 		}
 		for _, r := range append(decl, t.listing...) {
 			if prev, ok := seen[r.Name]; ok {
@@ -138,14 +140,14 @@ func authzPrincipal(p identity.Principal) authz.Principal {
 // authorize is step 12. It returns nil when the policies allow the call,
 // and the refusal otherwise. Resolving the target may read the upstream
 // (a zone id to its name); nothing is changed before the decision.
-func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, in any, args map[string]any, rec *audit.Record) *mcp.CallToolResult {
+func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[string]any, rec *audit.Record) *mcp.CallToolResult {
 	if s.authz == nil {
 		return nil
 	}
 	var res authz.Resource
 	if t.target != nil {
 		var err error
-		if res, err = t.target.resolve(ctx, call, in); err != nil {
+		if res, err = t.target.resolve(ctx, call, args); err != nil {
 			return s.fail(ctx, call, rec, err)
 		}
 	}
@@ -182,7 +184,7 @@ func denied(d authz.Decision) *Error {
 // listing tool drops the items the principal may not see. Without a policy
 // it is always true.
 func (c *Call) Permits(res authz.Resource) bool {
-	if c.server == nil || c.server.authz == nil {
+	if !c.Authorizing() {
 		return true
 	}
 	if c.authzReq == nil {
@@ -192,6 +194,10 @@ func (c *Call) Permits(res authz.Resource) bool {
 	r.Resource = res
 	return c.server.authz.Decide(r).Allow
 }
+
+// Authorizing reports whether an authorization policy is in force: a
+// listing tool that cannot filter cheaply may then ask for a narrower call.
+func (c *Call) Authorizing() bool { return c != nil && c.server != nil && c.server.authz != nil }
 
 // listMiddleware drops from tools/list the tools no policy could let the
 // caller call.

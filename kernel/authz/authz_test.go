@@ -18,13 +18,13 @@ type zoneArgs struct {
 }
 
 type recordsArgs struct {
-	Zone    string   `json:"zone"`
-	Type    string   `json:"type"`
-	TTL     *int     `json:"ttl,omitempty"`
-	Values  []string `json:"values"`
-	Ratio   float64  `json:"ratio,omitempty"`
+	Zone    string            `json:"zone"`
+	Type    string            `json:"type"`
+	TTL     *int              `json:"ttl,omitempty"`
+	Values  []string          `json:"values"`
+	Ratio   float64           `json:"ratio,omitempty"`
 	Labels  map[string]string `json:"labels,omitempty"`
-	Comment string   `json:"comment,omitempty"`
+	Comment string            `json:"comment,omitempty"`
 }
 
 func schemaFor[T any](t testing.TB) *jsonschema.Schema {

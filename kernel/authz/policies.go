@@ -275,12 +275,15 @@ func (p *Policies) principal(pr Principal) types.Entity {
 
 // resource builds the resource entity, checking it against its type.
 func (p *Policies) resource(action string, r Resource) (types.Entity, error) {
-	if r.Type == "" || r.Type == ServerType {
-		return types.Entity{UID: p.server, Attributes: types.NewRecord(types.RecordMap{"name": types.String(p.model.Server)})}, nil
-	}
 	a, _ := p.model.action(action)
-	if !slices.Contains(a.Targets, r.Type) {
+	if r.Type == "" {
+		r.Type = ServerType
+	}
+	if !slices.Contains(a.Targets, r.Type) && (r.Type != ServerType || len(a.Targets) > 0) { // no Targets: the server
 		return types.Entity{}, fmt.Errorf("tool %q does not act on %s", action, r.Type)
+	}
+	if r.Type == ServerType {
+		return types.Entity{UID: p.server, Attributes: types.NewRecord(types.RecordMap{"name": types.String(p.model.Server)})}, nil
 	}
 	i := slices.IndexFunc(p.model.Resources, func(t ResourceType) bool { return t.Name == r.Type })
 	rt := p.model.Resources[i]

@@ -118,10 +118,11 @@ func (s *Server) zoneNameByID(ctx context.Context, id int64) (string, bool, erro
 	return name, ok, nil
 }
 
-// checkAction refuses an action that touches a zone outside the allowlist,
-// or a zone the server cannot name.
-func (s *Server) checkAction(ctx context.Context, a Action) error {
-	if !s.restricted() {
+// checkAction refuses an action that touches a zone outside the allowlist
+// or one the authorization policy does not let the caller use, or a zone
+// the server cannot name.
+func (s *Server) checkAction(ctx context.Context, call *kernel.Call, a Action) error {
+	if !s.restricted() && !call.Authorizing() {
 		return nil
 	}
 	zones := 0
@@ -134,7 +135,7 @@ func (s *Server) checkAction(ctx context.Context, a Action) error {
 		if err != nil {
 			return err
 		}
-		if !ok || !s.allowed(name) {
+		if !ok || !s.allowed(name) || !call.Permits(zoneResource(name, r.ID)) {
 			return actionDenied(a.ID)
 		}
 	}

@@ -143,7 +143,7 @@ func (s *Server) zoneWriteTools() []kernel.Tool {
 	}
 }
 
-func (s *Server) listZones(ctx context.Context, _ *kernel.Call, in listZonesArgs) (ZoneList, error) {
+func (s *Server) listZones(ctx context.Context, call *kernel.Call, in listZonesArgs) (ZoneList, error) {
 	if err := in.check(zoneSortFields, maxPerPageZones); err != nil {
 		return ZoneList{}, err
 	}
@@ -163,7 +163,7 @@ func (s *Server) listZones(ctx context.Context, _ *kernel.Call, in listZonesArgs
 	if err != nil {
 		return ZoneList{}, mapError(err, subject{what: "zones"})
 	}
-	list.Zones = slices.DeleteFunc(list.Zones, func(z Zone) bool { return !s.allowed(z.Name) })
+	list.Zones = slices.DeleteFunc(list.Zones, func(z Zone) bool { return !s.allowed(z.Name) || !permitsZone(call, z) })
 	if list.Zones == nil {
 		list.Zones = []Zone{}
 	}

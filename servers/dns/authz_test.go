@@ -1,0 +1,276 @@
+package dns_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/authz"
+	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/servers/dns"
+)
+
+const (
+	aliceKey = "alice-k3y-0123456789abcdef0123456789"
+	bobKey   = "bob-k3y-0123456789abcdef0123456789ab"
+	adminKey = "admin-k3y-0123456789abcdef0123456789"
+)
+
+// delegation is the policy of the two-key tests: each user gets the zones
+// below their own name, listing is open (and filtered), admins get all.
+const delegation = `
+@id("alice-zones") permit(principal == User::"alice", action, resource is Dns::Zone) when { resource.zone like "*.alice.example" };
+@id("bob-zones") permit(principal == User::"bob", action, resource is Dns::Zone) when { resource.zone like "*.bob.example" };
+@id("listing") permit(principal, action in [Action::"list_zones", Action::"list_zone_actions", Action::"get_zone_action"], resource is Server);
+@id("admins") permit(principal in Group::"admins", action, resource);
+`
+
+const delegationEntities = `[{"uid": {"type": "User", "id": "admin"}, "parents": [{"type": "Group", "id": "admins"}], "attrs": {}}]`
+
+// authzFixture is a DNS server behind the kernel over HTTP, with three API
+// keys and an authorization policy.
+type authzFixture struct {
+	*fixture
+	url   string
+	zones map[string]dns.Zone // seeded, by name
+	audit chan audit.Record
+}
+
+func newAuthzFixture(t *testing.T, mk backendMaker, policy, entities string) *authzFixture {
+	t.Helper()
+	dir := t.TempDir()
+	pf, ef := filepath.Join(dir, "policy.cedar"), filepath.Join(dir, "entities.json")
+	if err := os.WriteFile(pf, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ef, []byte(entities), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	af := &authzFixture{zones: map[string]dns.Zone{}, audit: make(chan audit.Record, 1000)}
+	su := setup{kopts: kernel.Options{Authz: &authz.Config{PolicyFile: pf, EntitiesFile: ef},
+		Audit: audit.Func(func(_ context.Context, r audit.Record) { af.audit <- r })},
+		before: func(b backend) {
+			for _, name := range []string{"shop.alice.example", "xn--bcher-kva.alice.example", "shop.bob.example", "mail.bob.example", "example.org"} {
+				z, _, err := b.p.CreateZone(t.Context(), dns.CreateZoneRequest{Name: name, Mode: dns.ModePrimary})
+				if err != nil {
+					t.Fatal(err)
+				}
+				af.zones[name] = z
+			}
+		}}
+	af.fixture = newFixture(t, mk, su)
+	keys, err := identity.ParseAPIKeys(strings.NewReader(identity.HashKey(aliceKey) + " free alice\n" +
+		identity.HashKey(bobKey) + " free bob\n" + identity.HashKey(adminKey) + " free admin\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(nil)
+	h, err := af.k.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = h
+	ts.Start()
+	t.Cleanup(ts.Close)
+	af.url = ts.URL + kernel.MCPPath
+	return af
+}
+
+type rpcResult struct {
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	Content           []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+func (r rpcResult) code() string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(r.StructuredContent, &e)
+	return e.Error.Code
+}
+
+func (r rpcResult) text() string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+func (af *authzFixture) rpc(t *testing.T, key, method string, params any) rpcResult {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest("POST", af.url, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out struct {
+		Result *rpcResult `json:"result"`
+		Error  any        `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || out.Result == nil {
+		t.Fatalf("%s: status %d, body %s", method, resp.StatusCode, raw)
+	}
+	return *out.Result
+}
+
+func (af *authzFixture) call(t *testing.T, key, tool string, args map[string]any) rpcResult {
+	t.Helper()
+	return af.rpc(t, key, "tools/call", map[string]any{"name": tool, "arguments": args})
+}
+
+func (af *authzFixture) listZones(t *testing.T, key string) []string {
+	t.Helper()
+	res := af.call(t, key, "list_zones", map[string]any{"per_page": 50})
+	if res.IsError {
+		t.Fatalf("list_zones: %s", res.text())
+	}
+	var list dns.ZoneList
+	if err := json.Unmarshal(res.StructuredContent, &list); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, z := range list.Zones {
+		names = append(names, z.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (af *authzFixture) id(name string) string { return strconv.FormatInt(af.zones[name].ID, 10) }
+
+// TestTwoKeysOverHTTP: alice, delegated *.alice.example, can neither see
+// in list_zones nor read, change or delete bob's zones; bob likewise; the
+// admin can. Over HTTP with API keys, against the local store.
+func TestTwoKeysOverHTTP(t *testing.T) {
+	af := newAuthzFixture(t, backends[1], delegation, delegationEntities) // local
+	for _, tc := range []struct {
+		key, own, other string
+		visible         []string
+	}{
+		{aliceKey, "shop.alice.example", "shop.bob.example", []string{"shop.alice.example", "xn--bcher-kva.alice.example"}},
+		{bobKey, "shop.bob.example", "shop.alice.example", []string{"mail.bob.example", "shop.bob.example"}},
+	} {
+		if got := af.listZones(t, tc.key); !slices.Equal(got, tc.visible) {
+			t.Errorf("list_zones shows %v, want %v", got, tc.visible)
+		}
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"get_zone", map[string]any{"zone": tc.other}},
+			{"export_zonefile", map[string]any{"zone": tc.other}},
+			{"list_rrsets", map[string]any{"zone": tc.other}},
+			{"get_rrset", map[string]any{"zone": tc.other, "name": "@", "type": "SOA"}},
+			{"list_zone_actions", map[string]any{"zone": tc.other}},
+			{"update_zone", map[string]any{"zone": tc.other, "labels": map[string]any{"x": "y"}}},
+			{"create_rrset", map[string]any{"zone": tc.other, "name": "www", "type": "A", "records": []any{map[string]any{"value": "192.0.2.1"}}}},
+			{"change_zone_ttl", map[string]any{"zone": tc.other, "ttl": 3600}},
+			{"delete_zone", map[string]any{"zone": tc.other}},
+			{"delete_zone", map[string]any{"zone": af.id(tc.other)}},
+			{"delete_zone", map[string]any{"zone": strings.ToUpper(tc.other) + "."}},
+			{"get_zone", map[string]any{"zone": "ghost." + strings.SplitN(tc.other, ".", 2)[1]}}, // absent: denied, not not_found
+			{"create_zone", map[string]any{"name": "new." + strings.SplitN(tc.other, ".", 2)[1], "mode": "primary"}},
+			{"get_zone", map[string]any{"zone": "example.org"}},
+		} {
+			res := af.call(t, tc.key, c.tool, c.args)
+			if !res.IsError || res.code() != "permission_denied" {
+				t.Errorf("%s %v: got %q %s, want permission_denied", c.tool, c.args, res.code(), res.text())
+			}
+		}
+		if res := af.call(t, tc.key, "list_zone_actions", map[string]any{}); res.code() != "invalid_argument" {
+			t.Errorf("list_zone_actions without a zone: %q, want invalid_argument", res.code())
+		}
+		if res := af.call(t, tc.key, "get_zone", map[string]any{"zone": strings.ToUpper(tc.own) + "."}); res.IsError {
+			t.Errorf("own zone, other spelling: %s", res.text())
+		}
+		if res := af.call(t, tc.key, "get_zone", map[string]any{"zone": "ghost." + strings.SplitN(tc.own, ".", 2)[1]}); res.code() != "not_found" {
+			t.Errorf("absent zone in own delegation: %q, want not_found", res.code())
+		}
+		if res := af.call(t, tc.key, "delete_zone", map[string]any{"zone": tc.own}); res.code() != "confirmation_required" {
+			t.Errorf("own zone delete: %q, want the confirmation gate", res.code())
+		}
+	}
+	if got := af.listZones(t, adminKey); len(got) != 5 {
+		t.Errorf("admin sees %v, want all 5 zones", got)
+	}
+	for _, z := range []string{"shop.bob.example", "shop.alice.example", "example.org"} {
+		if res := af.call(t, adminKey, "get_zone", map[string]any{"zone": z}); res.IsError {
+			t.Errorf("admin get_zone %s: %s", z, res.text())
+		}
+	}
+	// the bob's-zones deletion by alice left everything in place
+	if got := af.listZones(t, adminKey); len(got) != 5 {
+		t.Errorf("after the refused calls: %v", got)
+	}
+}
+
+// TestDenialNamesPolicyNotText: a denial by a forbid names its id and
+// never quotes the policy; the audit record carries decision and ids.
+func TestDenialNamesPolicyNotText(t *testing.T) {
+	policy := delegation + `@id("no-ns-edits") forbid(principal, action == Action::"create_rrset", resource) when { context.arguments.type == "NS" && "SECRET-MARKER" != "" };`
+	af := newAuthzFixture(t, backends[1], policy, delegationEntities)
+	res := af.call(t, adminKey, "create_rrset", map[string]any{"zone": "shop.bob.example", "name": "sub", "type": "NS", "records": []any{map[string]any{"value": "ns1.example.net."}}})
+	if res.code() != "permission_denied" || !strings.Contains(res.text(), "no-ns-edits") || strings.Contains(res.text(), "SECRET-MARKER") || strings.Contains(res.text(), "forbid(") {
+		t.Fatalf("denial: %q %s", res.code(), res.text())
+	}
+	var rec audit.Record
+	for r := range af.audit {
+		if r.Tool == "create_rrset" {
+			rec = r
+			break
+		}
+	}
+	if rec.Authz != "deny" || !slices.Equal(rec.AuthzPolicies, []string{"no-ns-edits"}) || rec.ErrorCode != "permission_denied" {
+		t.Fatalf("audit record: %+v", rec)
+	}
+}
+
+// TestToolsListShowsWhatPolicyCouldAllow: a read-only group sees only the
+// read tools.
+func TestToolsListShowsWhatPolicyCouldAllow(t *testing.T) {
+	af := newAuthzFixture(t, backends[1], `@id("readers") permit(principal == User::"alice", action in Action::"readOnly", resource);
+@id("admins") permit(principal in Group::"admins", action, resource);`, delegationEntities)
+	names := func(key string) []string {
+		var out []string
+		for _, tl := range af.rpc(t, key, "tools/list", map[string]any{}).Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	alice, bob, admin := names(aliceKey), names(bobKey), names(adminKey)
+	if slices.Contains(alice, "delete_zone") || !slices.Contains(alice, "get_zone") || len(bob) != 0 || !slices.Contains(admin, "delete_zone") {
+		t.Fatalf("alice %v\nbob %v\nadmin %v", alice, bob, admin)
+	}
+	for _, n := range alice {
+		tl, _ := af.k.Tool(n)
+		if tl.Policy().ReadOnly != kernel.Yes {
+			t.Errorf("alice is shown the write tool %s", n)
+		}
+	}
+}
