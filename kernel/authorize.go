@@ -2,10 +2,13 @@ package kernel
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
@@ -55,9 +58,7 @@ func (t *Tool) targetTypes() []string {
 	if t.target != nil {
 		names = append(names, t.target.typ.Name)
 	}
-	if t.target == nil || len(t.listing) > 0 {
-		names = append(names, authz.ServerType)
-	}
+	names = append(names, authz.ServerType) // a resolver may answer "the server" (no target named)
 	for _, r := range t.listing {
 		if !slices.Contains(names, r.Name) {
 			names = append(names, r.Name)
@@ -227,4 +228,36 @@ func listPrincipal(ctx context.Context, req mcp.Request) identity.Principal {
 		ctr.Extra = req.GetExtra()
 	}
 	return principalFrom(ctx, ctr)
+}
+
+// CheckAuthz answers what step 12 would decide for a call, without making
+// it: the arguments are validated, the target resolved (a read, never a
+// write) and the policies in force asked. Nothing else of the pipeline
+// runs. For `bulwark authz check`, and tests.
+func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, tool string, raw json.RawMessage) (authz.Decision, authz.Resource, error) {
+	if s.authz == nil {
+		return authz.Decision{}, authz.Resource{}, errors.New("kernel: no authorization policy is configured")
+	}
+	t, ok := s.byName[tool]
+	if !ok {
+		return authz.Decision{}, authz.Resource{}, fmt.Errorf("unknown tool %q", tool)
+	}
+	resolved, err := t.wireSchema().Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		return authz.Decision{}, authz.Resource{}, err
+	}
+	args, _, err := s.arguments(raw, resolved)
+	if err != nil {
+		return authz.Decision{}, authz.Resource{}, err
+	}
+	call := &Call{Principal: p, Tool: tool, server: s}
+	var res authz.Resource
+	if t.target != nil {
+		if res, err = t.target.resolve(ctx, call, args); err != nil {
+			return authz.Decision{}, res, err
+		}
+	}
+	d := s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: tool, Resource: res, Transport: "stdio",
+		Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args})
+	return d, res, nil
 }

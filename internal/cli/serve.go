@@ -47,6 +47,7 @@ type serving struct {
 	maxBodyPtr     *int
 	env            string
 	redisURL       secret
+	authz          authzFlags // authz.go
 }
 
 // register adds the shared flags. prefix names the established variables
@@ -77,6 +78,7 @@ func (s *serving) register(f *flags, prefix string) {
 	s.maxBodyPtr = &maxBody
 	s.env = f.getenv("BULWARK_ENV")
 	f.Secret(&s.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "shared state for replicas: a redis:// URL")
+	s.authz.register(f)
 }
 
 // Limits by deployment. Over stdio the one local user has no per-principal
@@ -119,6 +121,10 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	opts := kernel.Options{ReadOnly: s.readOnly, Allow: s.allow, Deny: s.deny, Logger: logger, BYOK: s.byok && s.http != ""}
+	var err error
+	if opts.Authz, err = s.authz.config(logger); err != nil {
+		return opts, nil, err
+	}
 	if s.confirmTTL <= 0 {
 		return opts, nil, fmt.Errorf("%w: -confirm-ttl must be positive", errUsage)
 	}
@@ -289,6 +295,7 @@ func loopbackBind(addr string) bool {
 
 // serve runs srv over stdio or HTTP until ctx ends.
 func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger *slog.Logger) error {
+	s.authz.watch(ctx, srv)
 	if s.http == "" {
 		return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
 	}
