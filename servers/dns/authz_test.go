@@ -12,10 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 )
@@ -46,7 +48,12 @@ type authzFixture struct {
 	audit chan audit.Record
 }
 
-func newAuthzFixture(t *testing.T, mk backendMaker, policy, entities string) *authzFixture {
+var twoKeyZones = []string{"shop.alice.example", "xn--bcher-kva.alice.example", "shop.bob.example", "mail.bob.example", "example.org"}
+
+func newAuthzFixture(t *testing.T, mk backendMaker, policy, entities string, zones ...string) *authzFixture {
+	if len(zones) == 0 {
+		zones = twoKeyZones
+	}
 	t.Helper()
 	dir := t.TempDir()
 	pf, ef := filepath.Join(dir, "policy.cedar"), filepath.Join(dir, "entities.json")
@@ -60,7 +67,7 @@ func newAuthzFixture(t *testing.T, mk backendMaker, policy, entities string) *au
 	su := setup{kopts: kernel.Options{Authz: &authz.Config{PolicyFile: pf, EntitiesFile: ef},
 		Audit: audit.Func(func(_ context.Context, r audit.Record) { af.audit <- r })},
 		before: func(b backend) {
-			for _, name := range []string{"shop.alice.example", "xn--bcher-kva.alice.example", "shop.bob.example", "mail.bob.example", "example.org"} {
+			for _, name := range zones {
 				z, _, err := b.p.CreateZone(t.Context(), dns.CreateZoneRequest{Name: name, Mode: dns.ModePrimary})
 				if err != nil {
 					t.Fatal(err)
@@ -75,7 +82,8 @@ func newAuthzFixture(t *testing.T, mk backendMaker, policy, entities string) *au
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	h, err := af.k.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
+	h, err := af.k.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys,
+		Guards: httpguard.PipelineOptions{Flood: &httpguard.FloodOptions{Limit: 1 << 20, Window: time.Second}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,4 +281,8 @@ func TestToolsListShowsWhatPolicyCouldAllow(t *testing.T) {
 			t.Errorf("alice is shown the write tool %s", n)
 		}
 	}
+}
+
+func dnsCreate(name string) dns.CreateZoneRequest {
+	return dns.CreateZoneRequest{Name: name, Mode: dns.ModePrimary}
 }
