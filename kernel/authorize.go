@@ -232,9 +232,10 @@ func listPrincipal(ctx context.Context, req mcp.Request) identity.Principal {
 
 // CheckAuthz answers what step 12 would decide for a call, without making
 // it: the arguments are validated, the target resolved (a read, never a
-// write) and the policies in force asked. Nothing else of the pipeline
-// runs. For `bulwark authz check`, and tests.
-func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, tool string, raw json.RawMessage) (authz.Decision, authz.Resource, error) {
+// write) and the policies in force asked, as for a call over transport
+// ("stdio" or "http"). Nothing else of the pipeline runs. For `bulwark
+// authz check`, and tests.
+func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, transport, tool string, raw json.RawMessage) (authz.Decision, authz.Resource, error) {
 	if s.authz == nil {
 		return authz.Decision{}, authz.Resource{}, errors.New("kernel: no authorization policy is configured")
 	}
@@ -257,7 +258,7 @@ func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, tool stri
 			return authz.Decision{}, res, err
 		}
 	}
-	d := s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: tool, Resource: res, Transport: "stdio",
+	d := s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: tool, Resource: res, Transport: transport,
 		Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args})
 	return d, res, nil
 }

@@ -63,6 +63,7 @@ func runAuthz(ctx context.Context, env Env, args []string) int {
 		fs.StringVar(&c.principal, "principal", "", "the caller's id (an API key's id, an OAuth subject, or local)")
 		fs.StringVar(&c.plan, "plan", "", "the caller's plan")
 		fs.StringVar(&c.auth, "auth", identity.SchemeAPIKey, "how the caller authenticated: none, apikey or oauth")
+		fs.StringVar(&c.transport, "transport", "http", "the transport of the call: http or stdio")
 		fs.StringVar(&c.tool, "tool", "", "the tool")
 		fs.StringVar(&c.args, "args", "{}", "the call's arguments, a JSON object")
 	}
@@ -89,7 +90,7 @@ func runAuthz(ctx context.Context, env Env, args []string) int {
 }
 
 type authzCheck struct {
-	server, policy, entities, principal, plan, auth, tool, args string
+	server, policy, entities, principal, plan, auth, transport, tool, args string
 }
 
 // tools builds the server's tools on a harmless backend: an empty local
@@ -139,6 +140,9 @@ func (c *authzCheck) check(ctx context.Context, env Env) error {
 	if c.policy == "" || c.principal == "" || c.tool == "" {
 		return fmt.Errorf("%w: -policy, -principal and -tool are required", errUsage)
 	}
+	if c.transport != "http" && c.transport != "stdio" {
+		return fmt.Errorf("%w: -transport %q: use http or stdio", errUsage, c.transport)
+	}
 	if !json.Valid([]byte(c.args)) {
 		return fmt.Errorf("%w: -args is not JSON", errUsage)
 	}
@@ -156,7 +160,7 @@ func (c *authzCheck) check(ctx context.Context, env Env) error {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	p := identity.Principal{ID: c.principal, Plan: c.plan, Scheme: c.auth}
-	d, res, err := ks.CheckAuthz(ctx, p, c.tool, json.RawMessage(c.args))
+	d, res, err := ks.CheckAuthz(ctx, p, c.transport, c.tool, json.RawMessage(c.args))
 	if err != nil {
 		var te *kernel.Error
 		if errors.As(err, &te) {

@@ -25,7 +25,7 @@ func (p *Policies) CouldAllow(pr Principal, tool string) bool {
 		Context:   eval.Variable("context"),
 	}
 	permit := false
-	for _, pol := range p.set.All() {
+	for _, pol := range p.byAction[tool] {
 		residual, keep := eval.PartialPolicy(env, (*xast.Policy)(pol.AST()))
 		if !keep {
 			continue

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cedar-policy/cedar-go"
@@ -27,11 +28,20 @@ type Policies struct {
 	model    *Model
 	args     map[string]recordType
 	set      *cedar.PolicySet
+	byAction map[string]cedar.PolicyMap // the policies whose action scope can match each tool
 	ids      []string
 	entities types.EntityMap // groups, users' group memberships, actions
 	groups   map[types.String][]string
-	server   types.EntityUID
+	server   types.Entity
+
+	mu         sync.Mutex
+	principals map[principalKey]types.Entity // built once per principal; bounded
 }
+
+type principalKey struct{ id, plan, auth, scopes string }
+
+// maxPrincipals bounds the principal cache; when full it starts over.
+const maxPrincipals = 4096
 
 // Parse parses and validates a policy file (Cedar text) and an optional
 // entities file (Cedar JSON entities: User and Group entities with parents
@@ -52,7 +62,9 @@ func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
 	}
-	p := &Policies{model: m, args: args, set: cedar.NewPolicySet(), server: types.NewEntityUID(ServerType, types.String(m.Server))}
+	p := &Policies{model: m, args: args, set: cedar.NewPolicySet(), principals: map[principalKey]types.Entity{}}
+	p.server = types.Entity{UID: types.NewEntityUID(ServerType, types.String(m.Server)),
+		Attributes: types.NewRecord(types.RecordMap{"name": types.String(m.Server)})}
 	var errs []error
 	for i, pol := range list {
 		id := fmt.Sprintf("policy%d", i)
@@ -74,6 +86,7 @@ func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
 	if err := p.loadEntities(entities); err != nil {
 		return nil, fmt.Errorf("%w: entities: %w", ErrInvalid, err)
 	}
+	p.indexByAction()
 	return p, nil
 }
 
@@ -214,7 +227,7 @@ func (p *Policies) Decide(r Request) Decision {
 	if err != nil {
 		return Decision{Reason: err.Error()}
 	}
-	dec, diag := cedar.Authorize(p.set, ents, req)
+	dec, diag := cedar.Authorize(p.byAction[r.Action], ents, req)
 	d := Decision{Allow: dec == cedar.Allow}
 	for _, reason := range diag.Reasons {
 		d.Policies = append(d.Policies, string(reason.PolicyID))
@@ -262,15 +275,29 @@ func (p *Policies) request(r Request) (cedar.Request, types.EntityGetter, error)
 	return req, &requestEntities{base: p.entities, principal: pr, resource: res}, nil
 }
 
+// principal builds the principal's entity, once per principal.
 func (p *Policies) principal(pr Principal) types.Entity {
+	key := principalKey{pr.ID, pr.Plan, pr.Auth, strings.Join(pr.Scopes, " ")}
+	p.mu.Lock()
+	e, ok := p.principals[key]
+	p.mu.Unlock()
+	if ok {
+		return e
+	}
 	uid := types.NewEntityUID(UserType, types.String(pr.ID))
-	groups := p.groups[uid.ID]
-	return types.Entity{UID: uid, Parents: p.entities[uid].Parents, Attributes: types.NewRecord(types.RecordMap{
+	e = types.Entity{UID: uid, Parents: p.entities[uid].Parents, Attributes: types.NewRecord(types.RecordMap{
 		"plan":   types.String(pr.Plan),
 		"auth":   types.String(pr.Auth),
-		"groups": stringSet(groups),
+		"groups": stringSet(p.groups[uid.ID]),
 		"scopes": stringSet(pr.Scopes),
 	})}
+	p.mu.Lock()
+	if len(p.principals) >= maxPrincipals {
+		clear(p.principals)
+	}
+	p.principals[key] = e
+	p.mu.Unlock()
+	return e
 }
 
 // resource builds the resource entity, checking it against its type.
@@ -283,7 +310,7 @@ func (p *Policies) resource(action string, r Resource) (types.Entity, error) {
 		return types.Entity{}, fmt.Errorf("tool %q does not act on %s", action, r.Type)
 	}
 	if r.Type == ServerType {
-		return types.Entity{UID: p.server, Attributes: types.NewRecord(types.RecordMap{"name": types.String(p.model.Server)})}, nil
+		return p.server, nil
 	}
 	i := slices.IndexFunc(p.model.Resources, func(t ResourceType) bool { return t.Name == r.Type })
 	rt := p.model.Resources[i]
@@ -348,4 +375,43 @@ func (e *requestEntities) Get(uid types.EntityUID) (types.Entity, bool) {
 		return e.resource, true
 	}
 	return e.base.Get(uid)
+}
+
+// indexByAction keeps, per tool, only the policies whose action scope can
+// match it. A policy whose scope does not match is never evaluated further
+// by Cedar (no decision, no error), so leaving it out changes nothing but
+// the time a decision takes.
+func (p *Policies) indexByAction() {
+	p.byAction = make(map[string]cedar.PolicyMap, len(p.model.Actions))
+	for _, a := range p.model.Actions {
+		uid := types.NewEntityUID("Action", types.String(a.Name))
+		in := map[types.EntityUID]bool{uid: true}
+		for parent := range p.entities[uid].Parents.All() {
+			in[parent] = true
+			for gp := range p.entities[parent].Parents.All() {
+				in[gp] = true
+			}
+		}
+		m := cedar.PolicyMap{}
+		for id, pol := range p.set.All() {
+			if actionScopeMatches((*xast.Policy)(pol.AST()).Action, uid, in) {
+				m[id] = pol
+			}
+		}
+		p.byAction[a.Name] = m
+	}
+}
+
+func actionScopeMatches(scope xast.IsActionScopeNode, uid types.EntityUID, in map[types.EntityUID]bool) bool {
+	switch sc := scope.(type) {
+	case xast.ScopeTypeAll:
+		return true
+	case xast.ScopeTypeEq:
+		return sc.Entity == uid
+	case xast.ScopeTypeIn:
+		return in[sc.Entity]
+	case xast.ScopeTypeInSet:
+		return slices.ContainsFunc(sc.Entities, func(e types.EntityUID) bool { return in[e] })
+	}
+	return true // a scope this code does not know: let Cedar decide
 }

@@ -81,7 +81,7 @@ func TestCanonicalTargetTable(t *testing.T) {
 						args["ttl"] = 3600
 					}
 					raw, _ := json.Marshal(args)
-					d, res, err := af.k.CheckAuthz(t.Context(), identity.Principal{ID: who.id, Scheme: identity.SchemeAPIKey}, tool, raw)
+					d, res, err := af.k.CheckAuthz(t.Context(), identity.Principal{ID: who.id, Scheme: identity.SchemeAPIKey}, "http", tool, raw)
 					if err != nil {
 						t.Fatalf("%s %s %s: %v", who.id, tool, tg.arg, err)
 					}

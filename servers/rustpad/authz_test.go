@@ -59,7 +59,7 @@ func TestPadTargetTable(t *testing.T) {
 			args["text"] = "x"
 		}
 		raw, _ := json.Marshal(args)
-		d, res, err := k.CheckAuthz(t.Context(), identity.Principal{ID: tc.who}, tc.tool, raw)
+		d, res, err := k.CheckAuthz(t.Context(), identity.Principal{ID: tc.who}, "http", tc.tool, raw)
 		if tc.invalid {
 			if err == nil {
 				t.Errorf("%s %q: decided (%v) on an invalid pad id", tc.tool, tc.id, d.Allow)
