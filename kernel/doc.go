@@ -25,14 +25,17 @@
 //	 9  Mcp-Method / Mcp-Name agree with body    httpguard  -> 400 -32020 (2026-07-28+)
 //	10  tier check, then rate limit              admit.go   -> tool error / 429 -32000 / 503 -32001
 //	11  argument validation                      handler    -> tool error invalid_argument
-//	12  confirmation gate                        handler    -> tool error confirmation_required
-//	13  the tool's handler, with its Call
-//	14  result shaping: untrusted envelope       handler    (every channel)
-//	15  audit record                             handler    (never argument values)
+//	12  authorization (Options.Authz only)       authorize  -> tool error permission_denied
+//	13  confirmation gate                        handler    -> tool error confirmation_required
+//	14  the tool's handler, with its Call
+//	15  result shaping: untrusted envelope       handler    (every channel)
+//	16  audit record                             handler    (never argument values)
 //
-// Validation (11) runs before the gate (12), the reverse of the design's
-// order, so that a token is only ever issued for arguments that can run; no
-// upstream request is made before either.
+// Validation (11) runs before the gate (13), so that a token is only ever
+// issued for arguments that can run; authorization (12) runs between them,
+// on the canonical target a tool declares (WithTarget), so that a denied
+// call never gets a token. No upstream write is made before all three;
+// resolving a target may read (a zone id to its name).
 //
 // # Errors
 //
