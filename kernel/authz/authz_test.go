@@ -128,7 +128,8 @@ func TestDecide(t *testing.T) {
 		{"unconfirmed destructive call of a group member", alice, "delete_zone", zone("www.team-a.example"), map[string]any{"zone": "x"}, false, false, "agents-confirm"},
 		{"confirmed destructive call", alice, "delete_zone", zone("www.team-a.example"), map[string]any{"zone": "x"}, true, true, "team-a-zones"},
 		{"resource of a type the tool does not take", root, "list_zones", authz.Resource{Type: "Rustpad::Pad", ID: "x"}, nil, false, false, ""},
-		{"arguments that do not fit deny", root, "get_zone", zone("a.example"), map[string]any{"zone": 3.0}, false, false, ""},
+		{"arguments that do not fit deny, when a policy reads them", root, "set_records", zone("a.example"), map[string]any{"zone": 3.0, "type": "A"}, true, false, ""},
+		{"arguments no policy reads are not converted", root, "get_zone", zone("a.example"), map[string]any{"zone": 3.0}, false, true, "admins"},
 		{"unknown tool", root, "drop_zone", zone("a.example"), nil, false, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,3 +192,4 @@ func TestSchemaTypesArguments(t *testing.T) {
 		}
 	}
 }
+

@@ -29,6 +29,7 @@ type Policies struct {
 	args     map[string]recordType
 	set      *cedar.PolicySet
 	byAction map[string]cedar.PolicyMap // the policies whose action scope can match each tool
+	reads    map[string]reads           // what those policies read, per tool
 	ids      []string
 	entities types.EntityMap // groups, users' group memberships, actions
 	groups   map[types.String][]string
@@ -256,13 +257,16 @@ func (p *Policies) request(r Request) (cedar.Request, types.EntityGetter, error)
 	if !ok {
 		return cedar.Request{}, nil, fmt.Errorf("tool %q is not in the model", r.Action)
 	}
-	res, err := p.resource(r.Action, r.Resource)
+	rd := p.reads[r.Action]
+	res, err := p.resource(r.Action, r.Resource, rd.resource)
 	if err != nil {
 		return cedar.Request{}, nil, err
 	}
-	argv, err := args.value(r.Arguments)
-	if err != nil {
-		return cedar.Request{}, nil, fmt.Errorf("arguments: %w", err)
+	var argv types.Value = emptyRecord
+	if rd.arguments {
+		if argv, err = args.value(r.Arguments); err != nil {
+			return cedar.Request{}, nil, fmt.Errorf("arguments: %w", err)
+		}
 	}
 	ctx := types.NewRecord(types.RecordMap{
 		"transport": types.String(r.Transport),
@@ -300,8 +304,10 @@ func (p *Policies) principal(pr Principal) types.Entity {
 	return e
 }
 
-// resource builds the resource entity, checking it against its type.
-func (p *Policies) resource(action string, r Resource) (types.Entity, error) {
+// resource builds the resource entity, checking it against its type;
+// withAttrs false leaves the attributes out (no policy of the tool reads
+// them).
+func (p *Policies) resource(action string, r Resource, withAttrs bool) (types.Entity, error) {
 	a, _ := p.model.action(action)
 	if r.Type == "" {
 		r.Type = ServerType
@@ -311,6 +317,10 @@ func (p *Policies) resource(action string, r Resource) (types.Entity, error) {
 	}
 	if r.Type == ServerType {
 		return p.server, nil
+	}
+	uid := types.NewEntityUID(types.EntityType(r.Type), types.String(r.ID))
+	if !withAttrs {
+		return types.Entity{UID: uid}, nil
 	}
 	i := slices.IndexFunc(p.model.Resources, func(t ResourceType) bool { return t.Name == r.Type })
 	rt := p.model.Resources[i]
@@ -322,7 +332,7 @@ func (p *Policies) resource(action string, r Resource) (types.Entity, error) {
 		}
 		m[types.String(name)] = v
 	}
-	return types.Entity{UID: types.NewEntityUID(types.EntityType(r.Type), types.String(r.ID)), Attributes: types.NewRecord(m)}, nil
+	return types.Entity{UID: uid, Attributes: types.NewRecord(m)}, nil
 }
 
 func attrValue(t AttrType, v any) (types.Value, error) {
@@ -383,6 +393,7 @@ func (e *requestEntities) Get(uid types.EntityUID) (types.Entity, bool) {
 // the time a decision takes.
 func (p *Policies) indexByAction() {
 	p.byAction = make(map[string]cedar.PolicyMap, len(p.model.Actions))
+	p.reads = make(map[string]reads, len(p.model.Actions))
 	for _, a := range p.model.Actions {
 		uid := types.NewEntityUID("Action", types.String(a.Name))
 		in := map[types.EntityUID]bool{uid: true}
@@ -399,7 +410,55 @@ func (p *Policies) indexByAction() {
 			}
 		}
 		p.byAction[a.Name] = m
+		var rd reads
+		for _, pol := range m {
+			r := policyReads((*xast.Policy)(pol.AST()))
+			rd.arguments, rd.resource = rd.arguments || r.arguments, rd.resource || r.resource
+		}
+		p.reads[a.Name] = rd
 	}
+}
+
+// reads says what a tool's policies read beyond the scope: building the
+// arguments record and the resource's attributes is most of a decision's
+// cost, so a request leaves out what no policy of the tool can read.
+type reads struct{ arguments, resource bool }
+
+var emptyRecord = types.NewRecord(nil)
+
+// policyReads finds what a policy's conditions read: the resource (any use
+// of the variable), and the arguments (any use of context other than
+// reading transport, confirmed or time). It errs on the side of reading.
+func policyReads(pol *xast.Policy) reads {
+	var r reads
+	for _, c := range pol.Conditions {
+		contexts, plain := 0, 0
+		xast.Inspect(xast.NewNode(c.Body), func(n xast.IsNode) bool {
+			switch v := n.(type) {
+			case xast.NodeTypeVariable:
+				switch v.Name {
+				case "resource":
+					r.resource = true
+				case "context":
+					contexts++
+				}
+			case xast.NodeTypeAccess:
+				if isContext(v.Arg) && (v.Value == "transport" || v.Value == "confirmed" || v.Value == "time") {
+					plain++
+				}
+			}
+			return true
+		})
+		if contexts > plain {
+			r.arguments = true
+		}
+	}
+	return r
+}
+
+func isContext(n xast.IsNode) bool {
+	v, ok := n.(xast.NodeTypeVariable)
+	return ok && v.Name == "context"
 }
 
 func actionScopeMatches(scope xast.IsActionScopeNode, uid types.EntityUID, in map[types.EntityUID]bool) bool {

@@ -50,7 +50,8 @@ func zoneResource(name string, id int64) authz.Resource {
 
 // zoneTargetOf resolves the zone named by the argument field to its
 // canonical resource. It reads the zone (never changes it); an absent field
-// is the server itself.
+// is the server itself. The zone allowlist applies first, with its own
+// refusal: a zone outside it is never read, whatever the policy says.
 func (s *Server) zoneTargetOf(field string) func(ctx context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
 	return func(ctx context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
 		arg, _ := args[field].(string)
@@ -60,9 +61,14 @@ func (s *Server) zoneTargetOf(field string) func(ctx context.Context, _ *kernel.
 		if err := checkZone(field, arg); err != nil {
 			return authz.Resource{}, err
 		}
+		if s.restricted() && !isID(arg) && !s.allowed(arg) {
+			return authz.Resource{}, zoneDenied(arg) // the allowlist first, as without a policy
+		}
 		z, err := s.p.GetZone(ctx, arg)
 		var pe *Error
 		switch {
+		case err == nil && !s.allowed(z.Name):
+			return authz.Resource{}, zoneDenied(arg)
 		case err == nil:
 			s.remember(z)
 			return zoneResource(z.Name, z.ID), nil

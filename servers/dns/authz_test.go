@@ -286,3 +286,43 @@ func TestToolsListShowsWhatPolicyCouldAllow(t *testing.T) {
 func dnsCreate(name string) dns.CreateZoneRequest {
 	return dns.CreateZoneRequest{Name: name, Mode: dns.ModePrimary}
 }
+
+// TestAllowZonesBesidePolicy: HETZNER_ALLOW_ZONES keeps its refusal (and
+// reads nothing outside the list) when a policy is in force; inside the
+// list, the policy decides.
+func TestAllowZonesBesidePolicy(t *testing.T) {
+	forEach(t, func(t *testing.T, mk backendMaker) {
+		dir := t.TempDir()
+		pf := filepath.Join(dir, "p.cedar")
+		if err := os.WriteFile(pf, []byte(`@id("all-but-delete") permit(principal, action, resource) unless { action == Action::"delete_zone" };`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		zones := []string{"alice-shop.com", "bob-shop.com"}
+		var ids []int64
+		f := newFixture(t, mk, setup{cfg: dns.Config{AllowZones: []string{"alice-shop.com"}},
+			kopts: kernel.Options{Authz: &authz.Config{PolicyFile: pf}},
+			before: func(b backend) {
+				for _, n := range zones {
+					z, _, err := b.p.CreateZone(t.Context(), dnsCreate(n))
+					if err != nil {
+						t.Fatal(err)
+					}
+					ids = append(ids, z.ID)
+				}
+			}})
+		f.ok(t, "get_zone", map[string]any{"zone": "alice-shop.com"}, nil)
+		for _, z := range []any{"bob-shop.com", strconv.FormatInt(ids[1], 10), "absent.com"} {
+			if txt := f.fails(t, "get_zone", map[string]any{"zone": z}, kernel.PermissionDenied); !strings.Contains(txt, "not available to this server") {
+				t.Errorf("%v: %s, want the allowlist's refusal", z, txt)
+			}
+		}
+		if txt := f.fails(t, "delete_zone", map[string]any{"zone": "alice-shop.com"}, kernel.PermissionDenied); !strings.Contains(txt, "authorization policy") {
+			t.Errorf("delete inside the list: %s, want the policy's refusal", txt)
+		}
+		var list dns.ZoneList
+		f.ok(t, "list_zones", map[string]any{}, &list)
+		if len(list.Zones) != 1 || list.Zones[0].Name != "alice-shop.com" {
+			t.Errorf("list_zones: %+v", list.Zones)
+		}
+	})
+}
