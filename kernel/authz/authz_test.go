@@ -192,4 +192,3 @@ func TestSchemaTypesArguments(t *testing.T) {
 		}
 	}
 }
-
