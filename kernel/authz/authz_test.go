@@ -192,3 +192,26 @@ func TestSchemaTypesArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceCacheKeysOnAttributes: the entity cache never answers with
+// the attributes of an earlier resource of the same id.
+func TestResourceCacheKeysOnAttributes(t *testing.T) {
+	p := parse(t, `@id("team-a-zones") permit(principal, action, resource is Dns::Zone) when { resource.zone like "*.team-a.example" && resource.id == "1" };`)
+	r := zone("a.team-a.example")
+	ask := func(res authz.Resource) bool {
+		return p.Decide(authz.Request{Principal: authz.Principal{ID: "x"}, Action: "get_zone", Resource: res, Arguments: map[string]any{"zone": "a"}}).Allow
+	}
+	if !ask(r) {
+		t.Fatal("the first resource was denied")
+	}
+	other := zone("a.team-a.example")
+	other.Attrs["id"] = "2"
+	if ask(other) {
+		t.Fatal("a resource with another id attribute was decided on the cached one")
+	}
+	other = zone("a.team-a.example")
+	other.Attrs["zone"] = "a.team-b.example"
+	if ask(other) {
+		t.Fatal("a resource with another zone attribute was decided on the cached one")
+	}
+}

@@ -3,6 +3,7 @@ package authz
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -37,6 +38,8 @@ type Policies struct {
 
 	mu         sync.Mutex
 	principals map[principalKey]types.Entity // built once per principal; bounded
+	resources  map[string]types.Entity       // built once per resource and attributes; bounded
+	attrNames  map[string][]string           // per resource type, sorted
 }
 
 type principalKey struct{ id, plan, auth, scopes string }
@@ -63,7 +66,11 @@ func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
 	}
-	p := &Policies{model: m, args: args, set: cedar.NewPolicySet(), principals: map[principalKey]types.Entity{}}
+	p := &Policies{model: m, args: args, set: cedar.NewPolicySet(), principals: map[principalKey]types.Entity{}, resources: map[string]types.Entity{}}
+	p.attrNames = map[string][]string{}
+	for _, rt := range m.Resources {
+		p.attrNames[rt.Name] = slices.Sorted(maps.Keys(rt.Attrs))
+	}
 	p.server = types.Entity{UID: types.NewEntityUID(ServerType, types.String(m.Server)),
 		Attributes: types.NewRecord(types.RecordMap{"name": types.String(m.Server)})}
 	var errs []error
@@ -324,6 +331,13 @@ func (p *Policies) resource(action string, r Resource, withAttrs bool) (types.En
 	}
 	i := slices.IndexFunc(p.model.Resources, func(t ResourceType) bool { return t.Name == r.Type })
 	rt := p.model.Resources[i]
+	key := resourceKey(p.attrNames[r.Type], r)
+	p.mu.Lock()
+	e, ok := p.resources[key]
+	p.mu.Unlock()
+	if ok {
+		return e, nil
+	}
 	m := make(types.RecordMap, len(rt.Attrs))
 	for name, t := range rt.Attrs {
 		v, err := attrValue(t, r.Attrs[name])
@@ -332,7 +346,28 @@ func (p *Policies) resource(action string, r Resource, withAttrs bool) (types.En
 		}
 		m[types.String(name)] = v
 	}
-	return types.Entity{UID: uid, Attributes: types.NewRecord(m)}, nil
+	e = types.Entity{UID: uid, Attributes: types.NewRecord(m)}
+	p.mu.Lock()
+	if len(p.resources) >= maxPrincipals {
+		clear(p.resources)
+	}
+	p.resources[key] = e
+	p.mu.Unlock()
+	return e, nil
+}
+
+// resourceKey identifies a resource with its attributes (names sorted;
+// values in Go syntax, so that no two differ only in quoting), for the
+// cache.
+func resourceKey(names []string, r Resource) string {
+	var b strings.Builder
+	b.WriteString(r.Type)
+	b.WriteByte(0)
+	b.WriteString(r.ID)
+	for _, name := range names {
+		fmt.Fprintf(&b, "\x00%#v", r.Attrs[name])
+	}
+	return b.String()
 }
 
 func attrValue(t AttrType, v any) (types.Value, error) {
