@@ -236,6 +236,21 @@ func TestTwoKeysOverHTTP(t *testing.T) {
 	if got := af.listZones(t, adminKey); len(got) != 5 {
 		t.Errorf("after the refused calls: %v", got)
 	}
+	// an action on bob's zone is bob's: alice cannot read it by id
+	res := af.call(t, adminKey, "change_zone_ttl", map[string]any{"zone": "shop.bob.example", "ttl": 7200})
+	var ar struct {
+		Action struct {
+			ID int64 `json:"id"`
+		} `json:"action"`
+	}
+	if err := json.Unmarshal(res.StructuredContent, &ar); res.IsError || err != nil || ar.Action.ID == 0 {
+		t.Fatalf("admin change_zone_ttl: %s", res.text())
+	}
+	for key, want := range map[string]string{aliceKey: "permission_denied", bobKey: "", adminKey: ""} {
+		if got := af.call(t, key, "get_zone_action", map[string]any{"action_id": ar.Action.ID}); got.code() != want {
+			t.Errorf("get_zone_action of bob's zone: %q, want %q (%s)", got.code(), want, got.text())
+		}
+	}
 }
 
 // TestDenialNamesPolicyNotText: a denial by a forbid names its id and
