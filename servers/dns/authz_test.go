@@ -43,9 +43,10 @@ const delegationEntities = `[{"uid": {"type": "User", "id": "admin"}, "parents":
 // keys and an authorization policy.
 type authzFixture struct {
 	*fixture
-	url   string
-	zones map[string]dns.Zone // seeded, by name
-	audit chan audit.Record
+	policyFile string
+	url        string
+	zones      map[string]dns.Zone // seeded, by name
+	audit      chan audit.Record
 }
 
 var twoKeyZones = []string{"shop.alice.example", "xn--bcher-kva.alice.example", "shop.bob.example", "mail.bob.example", "example.org"}
@@ -63,9 +64,14 @@ func newAuthzFixture(t *testing.T, mk backendMaker, policy, entities string, zon
 	if err := os.WriteFile(ef, []byte(entities), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	af := &authzFixture{zones: map[string]dns.Zone{}, audit: make(chan audit.Record, 1000)}
+	af := &authzFixture{policyFile: pf, zones: map[string]dns.Zone{}, audit: make(chan audit.Record, 1000)}
 	su := setup{kopts: kernel.Options{Authz: &authz.Config{PolicyFile: pf, EntitiesFile: ef},
-		Audit: audit.Func(func(_ context.Context, r audit.Record) { af.audit <- r })},
+		Audit: audit.Func(func(_ context.Context, r audit.Record) {
+			select {
+			case af.audit <- r:
+			default: // a long test drops records rather than block its calls
+			}
+		})},
 		before: func(b backend) {
 			for _, name := range zones {
 				z, _, err := b.p.CreateZone(t.Context(), dns.CreateZoneRequest{Name: name, Mode: dns.ModePrimary})
@@ -340,4 +346,60 @@ func TestAllowZonesBesidePolicy(t *testing.T) {
 			t.Errorf("list_zones: %+v", list.Zones)
 		}
 	})
+}
+
+// TestReloadUnderLoadOverHTTP: while alice keeps calling over HTTP, the
+// policy file is swapped between two sets and broken in between; every
+// denial names both forbids of one set (never one of each), and a broken
+// file changes nothing.
+func TestReloadUnderLoadOverHTTP(t *testing.T) {
+	set := func(tag string) string {
+		return delegation + `@id("` + tag + `1") forbid(principal == User::"alice", action == Action::"get_zone", resource);
+@id("` + tag + `2") forbid(principal == User::"alice", action == Action::"get_zone", resource);
+`
+	}
+	af := newAuthzFixture(t, backends[1], set("a"), delegationEntities)
+	path := af.policyFile
+	stop := make(chan struct{})
+	done := make(chan []string)
+	go func() {
+		var bad []string
+		for {
+			select {
+			case <-stop:
+				done <- bad
+				return
+			default:
+			}
+			txt := af.call(t, aliceKey, "get_zone", map[string]any{"zone": "shop.alice.example"}).text()
+			if !strings.Contains(txt, "policy a1, a2") && !strings.Contains(txt, "policy b1, b2") {
+				bad = append(bad, txt)
+			}
+		}
+	}()
+	for i := range 20 {
+		tag := "b"
+		if i%2 == 1 {
+			tag = "a"
+		}
+		if err := os.WriteFile(path, []byte(set(tag)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := af.k.Authorizer().Reload(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("forbid(principal"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := af.k.Authorizer().Reload(); err == nil {
+			t.Fatal("a broken file was accepted")
+		}
+		if txt := af.call(t, aliceKey, "get_zone", map[string]any{"zone": "shop.alice.example"}).text(); !strings.Contains(txt, "policy "+tag+"1, "+tag+"2") {
+			t.Fatalf("after a broken file: %s, want the set %s", txt, tag)
+		}
+	}
+	close(stop)
+	if bad := <-done; len(bad) > 0 {
+		t.Fatalf("%d answer(s) from a mixed or missing set, e.g. %s", len(bad), bad[0])
+	}
 }
