@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
@@ -21,11 +22,12 @@ type Call struct {
 	// Tool is the tool's name.
 	Tool string
 
-	server  *Server
-	req     *mcp.CallToolRequest
-	header  http.Header
-	preview *Preview
-	secrets *scrubber // the credentials in play, never to leave the kernel
+	server   *Server
+	req      *mcp.CallToolRequest
+	header   http.Header
+	preview  *Preview
+	secrets  *scrubber      // the credentials in play, never to leave the kernel
+	authzReq *authz.Request // step 12's question, for Permits
 }
 
 // Preview returns what the tool's Preview reported for this call, when the

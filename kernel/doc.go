@@ -34,17 +34,21 @@
 //	11  unknown tool                        go-sdk                 -> -32602
 //	    arguments: repeated keys, lone      handler.go             -> tool error invalid_argument
 //	    surrogates, schema validation
-//	12  the tool's preview: preconditions   handler.go + the tool  -> the tool's own error, no token
-//	13  confirmation gate                   handler.go             -> tool error confirmation_required /
+//	12  authorization (Options.Authz only)  authorize.go           -> tool error permission_denied
+//	13  the tool's preview: preconditions   handler.go + the tool  -> the tool's own error, no token
+//	14  confirmation gate                   handler.go             -> tool error confirmation_required /
 //	                                                                  store_unavailable
-//	14  the tool's handler, with its Call   the tool               -> its *Error, or internal + error id
-//	15  result shaping: untrusted envelope  handler.go, scrub.go   (every channel; an answer that
+//	15  the tool's handler, with its Call   the tool               -> its *Error, or internal + error id
+//	16  result shaping: untrusted envelope  handler.go, scrub.go   (every channel; an answer that
 //	    and credentials in play scrubbed                              cannot be scrubbed is upstream_error)
-//	16  audit record                        handler.go             (never argument values)
+//	17  audit record                        handler.go             (never argument values)
 //
-// Validation (11) and the preview (12) run before the gate (13), as the
-// design orders them, so that a token is only ever issued for a call that
-// can run; no upstream write is made before the gate.
+// Validation (11), authorization (12) and the preview (13) run before the
+// gate (14), as the design orders them, so that a token is only ever issued
+// for a call that can run and that the caller may make. Authorization
+// decides on the canonical target a tool declares (WithTarget); resolving
+// it may read (a zone id to its name), but no upstream write is made before
+// the gate.
 //
 // # Errors
 //

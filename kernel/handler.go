@@ -78,6 +78,9 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, resolved *jsonsch
 	if err != nil {
 		return s.fail(ctx, call, rec, Errorf(InvalidArgument, "The arguments do not fit the tool: %s.", describeDecodeError(err)))
 	}
+	if refusal := s.authorize(ctx, call, t, args, rec); refusal != nil {
+		return refusal
+	}
 	if t.policy.Confirm.applies(args) {
 		if refusal := s.gate(ctx, call, t, in, args, token, rec); refusal != nil {
 			return refusal

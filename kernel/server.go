@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
@@ -66,6 +67,9 @@ type Options struct {
 	BYOK bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Authz, when set, authorizes every call with Cedar policies
+	// (authorize.go); nil keeps today's behaviour: no authorization step.
+	Authz *authz.Config
 }
 
 // Server is an MCP server with the kernel's controls around its tools.
@@ -83,6 +87,7 @@ type Server struct {
 	creds     []credential // declared credentials, values in closures
 	outage    outage
 	secrets   func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
+	authz     *authz.Authorizer
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -120,6 +125,9 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 		}
 	}
 	s.mcp.AddReceivingMiddleware(s.admitMiddleware)
+	if err := s.setupAuthz(tools); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"reflect"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bulwarkmcp/bulwark/kernel/authz"
 )
 
 // Text is a result that is plain text, not JSON (a zone file, a pad, an
@@ -69,6 +71,8 @@ type Tool struct {
 	handle      func(ctx context.Context, call *Call, in any) (any, error)
 	preview     func(ctx context.Context, call *Call, in any) (Preview, error)
 	action      func(in any) string
+	target      *toolTarget          // authorize.go
+	listing     []authz.ResourceType // authorize.go
 }
 
 // Name is the tool's name.

@@ -101,6 +101,8 @@ func Run(ctx context.Context, env Env) int {
 		return runDoctor(ctx, env, env.Args[1:])
 	case "completion":
 		return runCompletion(env, env.Args[1:])
+	case "authz":
+		return runAuthz(ctx, env, env.Args[1:])
 	case "version", "--version", "-version":
 		fmt.Fprintf(env.Stdout, "bulwark %s\n", versionLine())
 		return 0
@@ -146,7 +148,7 @@ func runCommand(ctx context.Context, env Env, name string, args []string) int {
 
 func usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("bulwark serves MCP servers that are safe to hand to an AI model.\n\nUsage:\n  bulwark <server> [flags]   serve over stdio (or --http ADDR)\n  bulwark help <server>      the server's flags\n  bulwark doctor [<server>] [flags]   check the configuration and say what to fix\n  bulwark completion bash|zsh|fish\n  bulwark version\n\nServers:\n")
+	b.WriteString("bulwark serves MCP servers that are safe to hand to an AI model.\n\nUsage:\n  bulwark <server> [flags]   serve over stdio (or --http ADDR)\n  bulwark help <server>      the server's flags\n  bulwark doctor [<server>] [flags]   check the configuration and say what to fix\n  bulwark completion bash|zsh|fish\n  bulwark authz check|schema  test an authorization policy file (docs/authorization.md)\n  bulwark version\n\nServers:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
 	}

@@ -49,7 +49,8 @@ type serving struct {
 	maxBodyPtr     *int
 	env            string
 	redisURL       secret
-	prefix         string // the upstream's variable prefix (HETZNER, RUSTPAD)
+	prefix         string     // the upstream's variable prefix (HETZNER, RUSTPAD)
+	authz          authzFlags // authz.go
 }
 
 // register adds the shared flags. prefix names the established variables
@@ -82,6 +83,7 @@ func (s *serving) register(f *flags, prefix string) {
 	s.maxBodyPtr = &maxBody
 	s.env = f.getenv("BULWARK_ENV")
 	f.Secret(&s.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "shared state for replicas: a redis:// URL")
+	s.authz.register(f)
 }
 
 // Limits by deployment. Over stdio the one local user has no per-principal
@@ -139,6 +141,10 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	opts := kernel.Options{ReadOnly: s.readOnly, Allow: s.allow, Deny: s.deny, Logger: logger, BYOK: s.byok && s.http != ""}
+	var err error
+	if opts.Authz, err = s.authz.config(logger); err != nil {
+		return opts, nil, err
+	}
 	if s.confirmTTL <= 0 {
 		return opts, nil, fmt.Errorf("%w: -confirm-ttl must be positive", errUsage)
 	}
@@ -318,6 +324,7 @@ func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger
 	if env.doctor != nil {
 		return env.doctor.serve(ctx, s, srv)
 	}
+	s.authz.watch(ctx, srv)
 	if s.http == "" {
 		if isTerminal(env.Stdin) {
 			fmt.Fprintln(env.Stderr, stdinHint)

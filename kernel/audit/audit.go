@@ -42,6 +42,11 @@ type Record struct {
 	// ArgsDigest is a hex SHA-256 of the canonical arguments, keyed per
 	// process so that it cannot be used to guess short values offline.
 	ArgsDigest string `json:"args_digest,omitempty"`
+	// Authz is the authorization decision, "allow" or "deny" (empty when
+	// no policy is configured or the call ended before step 12), and
+	// AuthzPolicies the ids of the policies that decided.
+	Authz         string   `json:"authz,omitempty"`
+	AuthzPolicies []string `json:"authz_policies,omitempty"`
 }
 
 // A Sink receives records. Write must be safe for concurrent use and should

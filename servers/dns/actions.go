@@ -44,7 +44,7 @@ func (s *Server) actionTools() []kernel.Tool {
 	}
 }
 
-func (s *Server) listZoneActions(ctx context.Context, _ *kernel.Call, in listActionsArgs) (ActionList, error) {
+func (s *Server) listZoneActions(ctx context.Context, call *kernel.Call, in listActionsArgs) (ActionList, error) {
 	if err := in.check(actionSortFields, maxPerPageZones); err != nil {
 		return ActionList{}, err
 	}
@@ -67,6 +67,8 @@ func (s *Server) listZoneActions(ctx context.Context, _ *kernel.Call, in listAct
 		opts.Zone, sub = ref, zoneSubject(in.Zone)
 	case s.restricted():
 		return ActionList{}, invalid("zone", "name a zone: this server is restricted to certain zones")
+	case call.Authorizing():
+		return ActionList{}, invalid("zone", "name a zone: an authorization policy decides which zones each caller may use")
 	}
 	list, err := s.p.ListActions(ctx, opts)
 	if list.Actions == nil {
@@ -75,19 +77,19 @@ func (s *Server) listZoneActions(ctx context.Context, _ *kernel.Call, in listAct
 	return list, mapError(err, sub)
 }
 
-func (s *Server) getZoneAction(ctx context.Context, _ *kernel.Call, in getActionArgs) (getActionResult, error) {
+func (s *Server) getZoneAction(ctx context.Context, call *kernel.Call, in getActionArgs) (getActionResult, error) {
 	if in.ActionID < 1 {
 		return getActionResult{}, invalid("action_id", "must be a positive integer")
 	}
 	a, err := s.p.GetAction(ctx, in.ActionID)
 	if err != nil {
 		var pe *Error
-		if s.restricted() && errors.As(err, &pe) && pe.Code == "not_found" {
+		if (s.restricted() || call.Authorizing()) && errors.As(err, &pe) && pe.Code == "not_found" {
 			return getActionResult{}, actionDenied(in.ActionID)
 		}
 		return getActionResult{}, mapError(err, actionSubject(in.ActionID))
 	}
-	if err := s.checkAction(ctx, a); err != nil {
+	if err := s.checkAction(ctx, call, a); err != nil {
 		return getActionResult{}, err
 	}
 	return getActionResult{Action: a}, nil

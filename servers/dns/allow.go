@@ -124,10 +124,11 @@ func (s *Server) zoneNameByID(ctx context.Context, id int64) (string, bool, erro
 	return name, ok, nil
 }
 
-// checkAction refuses an action that touches a zone outside the allowlist,
-// or a zone the server cannot name.
-func (s *Server) checkAction(ctx context.Context, a Action) error {
-	if !s.restricted() {
+// checkAction refuses an action that touches a zone outside the allowlist
+// or one the authorization policy does not let the caller use, or a zone
+// the server cannot name.
+func (s *Server) checkAction(ctx context.Context, call *kernel.Call, a Action) error {
+	if !s.restricted() && !call.Authorizing() {
 		return nil
 	}
 	zones := 0
@@ -140,7 +141,7 @@ func (s *Server) checkAction(ctx context.Context, a Action) error {
 		if err != nil {
 			return err
 		}
-		if !ok || !s.allowed(name) {
+		if !ok || !s.allowed(name) || !call.Permits(zoneResource(name, r.ID)) {
 			return actionDenied(a.ID)
 		}
 	}
@@ -162,7 +163,7 @@ const defaultPerPage = 25
 // (at most one provider request per allowlist entry) that matches the
 // caller's filters, sorted and paged here, so that the counts describe
 // only what the caller may see.
-func (s *Server) listAllowedZones(ctx context.Context, opts ListZonesOptions) (ZoneList, error) {
+func (s *Server) listAllowedZones(ctx context.Context, opts ListZonesOptions, call *kernel.Call) (ZoneList, error) {
 	names := slices.Sorted(maps.Keys(s.allow))
 	if opts.Name != "" {
 		names = nil
@@ -177,10 +178,44 @@ func (s *Server) listAllowedZones(ctx context.Context, opts ListZonesOptions) (Z
 			return ZoneList{}, mapError(err, subject{what: "zones"})
 		}
 		for _, z := range list.Zones {
-			if normalizeZone(z.Name) == name {
+			if normalizeZone(z.Name) == name && permitsZone(call, z) {
 				s.remember(z)
 				zones = append(zones, z)
 			}
+		}
+	}
+	sortZones(zones, opts.Sort)
+	page, pg := pageOf(zones, opts.Page, opts.PerPage)
+	return ZoneList{Zones: page, Pagination: pg}, nil
+}
+
+// maxPermittedScan bounds the zones read to filter a listing by policy.
+const maxPermittedScan = 10_000
+
+// listPermittedZones lists under an authorization policy: every zone the
+// filter matches is read, those the policy does not permit are dropped,
+// and the page is cut from what remains, so counts and paging describe
+// only zones the caller may see (a hidden zone is never counted).
+func (s *Server) listPermittedZones(ctx context.Context, opts ListZonesOptions, call *kernel.Call) (ZoneList, error) {
+	zones := []Zone{}
+	for page, read := 1, 0; ; page++ {
+		list, err := s.p.ListZones(ctx, ListZonesOptions{Name: opts.Name, Mode: opts.Mode, LabelSelector: opts.LabelSelector,
+			Page: page, PerPage: maxPerPageZones})
+		if err != nil {
+			return ZoneList{}, mapError(err, subject{what: "zones"})
+		}
+		for _, z := range list.Zones {
+			if permitsZone(call, z) {
+				zones = append(zones, z)
+			}
+		}
+		read += len(list.Zones)
+		if list.Pagination.NextPage == nil || len(list.Zones) == 0 {
+			break
+		}
+		if read >= maxPermittedScan {
+			return ZoneList{}, kernel.Errorf(kernel.ResourceExhausted, "More than %d zones to filter by the authorization policy.", maxPermittedScan).
+				WithHint("Narrow the listing with name, mode or label_selector.")
 		}
 	}
 	sortZones(zones, opts.Sort)

@@ -131,7 +131,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // Tools returns the declarations of every DNS tool, reads first.
 func (s *Server) Tools() []kernel.Tool {
-	return append(append(s.zoneTools(), s.rrsetTools()...), s.actionTools()...)
+	return s.withTargets(append(append(s.zoneTools(), s.rrsetTools()...), s.actionTools()...))
 }
 
 // Envelope is the untrusted-data envelope for the provider's results.

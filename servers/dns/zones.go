@@ -143,7 +143,7 @@ func (s *Server) zoneWriteTools() []kernel.Tool {
 	}
 }
 
-func (s *Server) listZones(ctx context.Context, _ *kernel.Call, in listZonesArgs) (ZoneList, error) {
+func (s *Server) listZones(ctx context.Context, call *kernel.Call, in listZonesArgs) (ZoneList, error) {
 	if err := in.check(zoneSortFields, maxPerPageZones); err != nil {
 		return ZoneList{}, err
 	}
@@ -161,7 +161,10 @@ func (s *Server) listZones(ctx context.Context, _ *kernel.Call, in listZonesArgs
 	opts := ListZonesOptions{Name: in.Name, Mode: in.Mode, LabelSelector: in.LabelSelector,
 		Sort: in.Sort, Page: in.Page, PerPage: in.PerPage}
 	if s.restricted() {
-		return s.listAllowedZones(ctx, opts)
+		return s.listAllowedZones(ctx, opts, call)
+	}
+	if call.Authorizing() {
+		return s.listPermittedZones(ctx, opts, call)
 	}
 	list, err := s.p.ListZones(ctx, opts)
 	if err != nil {

@@ -201,7 +201,7 @@ func (s *Server) CloseIdleConnections() { s.http.CloseIdleConnections() }
 
 // Tools returns the declarations of every Rustpad tool, reads first.
 func (s *Server) Tools() []kernel.Tool {
-	return append(s.readTools(), s.writeTools()...)
+	return withTargets(append(s.readTools(), s.writeTools()...))
 }
 
 // Envelope is the untrusted-data envelope for everything read from Rustpad.

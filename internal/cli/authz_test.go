@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const cliPolicy = `@id("team-a") permit(principal in Group::"team-a", action, resource is Dns::Zone) when { resource.zone like "*.team-a.example" };
+@id("no-ns") forbid(principal, action == Action::"create_rrset", resource) when { context.arguments.type == "NS" };`
+
+const cliEntities = `[{"uid": {"type": "User", "id": "alice"}, "parents": [{"type": "Group", "id": "team-a"}], "attrs": {}}]`
+
+// TestAuthzCheck: the decision and the deciding policies, with the target
+// in canonical form.
+func TestAuthzCheck(t *testing.T) {
+	pol, ents := writeFile(t, "p.cedar", cliPolicy), writeFile(t, "e.json", cliEntities)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-principal", "alice", "-tool", "get_zone", "-args", `{"zone": "WWW.Team-A.Example."}`},
+			[]string{"ALLOW", `resource:  Dns::Zone::"www.team-a.example"`, "decided by: team-a"}},
+		{[]string{"-principal", "alice", "-tool", "get_zone", "-args", `{"zone": "bob.example"}`},
+			[]string{"DENY", "no policy permits it"}},
+		{[]string{"-principal", "alice", "-tool", "create_rrset", "-args", `{"zone": "x.team-a.example", "name": "sub", "type": "NS", "records": [{"value": "ns.example."}]}`},
+			[]string{"DENY", "decided by: no-ns"}},
+	} {
+		code, out, errs := run(t, nil, append([]string{"authz", "check", "-server", "dns", "-policy", pol, "-entities", ents}, tc.args...)...)
+		for _, w := range tc.want {
+			if code != 0 || !strings.Contains(out, w) {
+				t.Errorf("%v: code %d, out %q (stderr %q), want %q", tc.args, code, out, errs, w)
+			}
+		}
+	}
+	code, _, errs := run(t, nil, "authz", "check", "-server", "dns", "-policy", pol, "-principal", "a", "-tool", "get_zone", "-args", `{"zone": 7}`)
+	if code != 2 || !strings.Contains(errs, "zone") {
+		t.Errorf("bad arguments: code %d, %q", code, errs)
+	}
+	code, out, _ := run(t, nil, "authz", "schema", "-server", "rustpad")
+	if code != 0 || !strings.Contains(out, `entity Pad { "id": String }`) || !strings.Contains(out, `action "set_document" in ["write", "destructive"]`) {
+		t.Errorf("schema: %d %s", code, out)
+	}
+}
+
+// TestAuthzPolicyStopsStartup: a policy that names an unknown tool stops
+// bulwark dns with a readable error; -authz-entities alone is a usage error.
+func TestAuthzPolicyStopsStartup(t *testing.T) {
+	bad := writeFile(t, "p.cedar", `@id("typo") permit(principal, action == Action::"delete_zones", resource);`)
+	code, _, errs := run(t, nil, "dns", "-data-dir", t.TempDir(), "-dns-listen", "off", "-authz-policy", bad)
+	if code != 2 || !strings.Contains(errs, `policy "typo"`) || !strings.Contains(errs, "delete_zones") {
+		t.Fatalf("code %d, stderr %q", code, errs)
+	}
+	code, _, errs = run(t, map[string]string{"BULWARK_AUTHZ_ENTITIES": writeFile(t, "e.json", "[]")}, "dns", "-data-dir", t.TempDir(), "-dns-listen", "off")
+	if code != 2 || !strings.Contains(errs, "-authz-entities needs -authz-policy") {
+		t.Fatalf("code %d, stderr %q", code, errs)
+	}
+}
+
+// TestAuthzPolicyFromEnvOverStdio: BULWARK_AUTHZ_POLICY applies to the
+// stdio principal "local"; a change of the file is picked up while serving.
+func TestAuthzPolicyFromEnvOverStdio(t *testing.T) {
+	pol := writeFile(t, "p.cedar", `@id("reads") permit(principal == User::"local", action in Action::"readOnly", resource);`)
+	cs, _, _ := session(t, map[string]string{"BULWARK_AUTHZ_POLICY": pol}, "-data-dir", t.TempDir(), "-dns-listen", "off")
+	tools := listToolNames(t, cs)
+	if strings.Contains(strings.Join(tools, ","), "create_zone") || !strings.Contains(strings.Join(tools, ","), "list_zones") {
+		t.Fatalf("tools/list: %v", tools)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_zone", Arguments: map[string]any{"name": "a.example", "mode": "primary"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "permission_denied") {
+		t.Fatalf("create_zone: %v %+v", err, res)
+	}
+	if err := os.WriteFile(pol, []byte(`@id("all") permit(principal, action, resource);`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_zone", Arguments: map[string]any{"name": "a.example", "mode": "primary"}})
+		if err == nil && !res.IsError {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the changed policy file was never picked up")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,185 @@
+package authz
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cedar-policy/cedar-go/types"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// The arguments of a call become context.arguments, a Cedar record typed
+// from the tool's input schema: string -> String, integer -> Long, boolean
+// -> Bool, an array of those -> a Set, an object with declared properties
+// -> a record. A property that is not required is optional (a policy tests
+// it with `has`). What Cedar cannot express — numbers with a fraction,
+// free-form maps, arrays of mixed items — is left out of the context, and
+// so out of the schema: a policy that names it fails validation at startup.
+
+// cedarType is the Cedar type of one argument.
+type cedarType interface {
+	decl() string
+	value(v any) (types.Value, error)
+}
+
+type primType string
+
+func (p primType) decl() string { return string(p) }
+
+func (p primType) value(v any) (types.Value, error) {
+	switch p {
+	case "String":
+		if s, ok := v.(string); ok {
+			return types.String(s), nil
+		}
+	case "Bool":
+		if b, ok := v.(bool); ok {
+			return types.Boolean(b), nil
+		}
+	case "Long":
+		if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			return types.Long(int64(f)), nil
+		}
+	}
+	return nil, fmt.Errorf("a %T where %s was expected", v, p)
+}
+
+type setType struct{ elem cedarType }
+
+func (s setType) decl() string { return "Set<" + s.elem.decl() + ">" }
+
+func (s setType) value(v any) (types.Value, error) {
+	items, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("a %T where a set was expected", v)
+	}
+	out := make([]types.Value, len(items))
+	for i, it := range items {
+		cv, err := s.elem.value(it)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = cv
+	}
+	return types.NewSet(out...), nil
+}
+
+type field struct {
+	t        cedarType
+	optional bool
+}
+
+type recordType map[string]field
+
+func (r recordType) decl() string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("{ ")
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(n))
+		if r[n].optional {
+			b.WriteString("?")
+		}
+		b.WriteString(": " + r[n].t.decl())
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+// value converts a validated JSON object. Absent and null optional fields
+// are left out; a required one that is missing is an error (deny).
+func (r recordType) value(v any) (types.Value, error) {
+	obj, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return nil, fmt.Errorf("a %T where an object was expected", v)
+	}
+	m := make(types.RecordMap, len(r))
+	for name, f := range r {
+		fv, present := obj[name]
+		if !present || fv == nil {
+			if !f.optional {
+				return nil, fmt.Errorf("argument %q is missing", name)
+			}
+			continue
+		}
+		cv, err := f.t.value(fv)
+		if err != nil {
+			return nil, fmt.Errorf("argument %q: %w", name, err)
+		}
+		m[types.String(name)] = cv
+	}
+	return types.NewRecord(m), nil
+}
+
+// argumentsType is the record type of a tool's arguments.
+func argumentsType(s *jsonschema.Schema) recordType {
+	r, ok := typeOf(s, 0).(recordType)
+	if !ok {
+		return recordType{}
+	}
+	return r
+}
+
+// maxDepth bounds nesting: deeper structure is left out.
+const maxDepth = 4
+
+func typeOf(s *jsonschema.Schema, depth int) cedarType {
+	if s == nil || depth > maxDepth {
+		return nil
+	}
+	switch schemaType(s) {
+	case "string":
+		return primType("String")
+	case "integer":
+		return primType("Long")
+	case "boolean":
+		return primType("Bool")
+	case "array":
+		if elem := typeOf(s.Items, depth+1); elem != nil {
+			return setType{elem: elem}
+		}
+	case "object":
+		if len(s.Properties) == 0 {
+			return nil // a free-form map: not expressible as a record
+		}
+		r := recordType{}
+		for name, p := range s.Properties {
+			if t := typeOf(p, depth+1); t != nil {
+				r[name] = field{t: t, optional: !slices.Contains(s.Required, name) || nullable(p)}
+			}
+		}
+		return r
+	}
+	return nil
+}
+
+// schemaType is the one non-null type of s, or "".
+func schemaType(s *jsonschema.Schema) string {
+	if s.Type != "" {
+		return s.Type
+	}
+	var t string
+	for _, x := range s.Types {
+		if x == "null" {
+			continue
+		}
+		if t != "" {
+			return ""
+		}
+		t = x
+	}
+	return t
+}
+
+func nullable(s *jsonschema.Schema) bool { return slices.Contains(s.Types, "null") }

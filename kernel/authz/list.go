@@ -1,0 +1,56 @@
+package authz
+
+import (
+	"github.com/cedar-policy/cedar-go/types"
+	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
+	"github.com/cedar-policy/cedar-go/x/exp/eval"
+)
+
+// CouldAllow reports whether some policy could let the principal call the
+// tool, on some target with some arguments: a permit policy survives
+// partial evaluation with the resource and the context unknown, and no
+// forbid policy forbids the pair whatever the resource and context. It
+// decides what tools/list shows; the call itself is still decided by
+// Decide, so an answer that is too generous shows a tool, never runs it.
+func (p *Policies) CouldAllow(pr Principal, tool string) bool {
+	if _, ok := p.args[tool]; !ok {
+		return false
+	}
+	principal := p.principal(pr)
+	env := eval.Env{
+		Entities:  &requestEntities{base: p.entities, principal: principal},
+		Principal: principal.UID,
+		Action:    types.NewEntityUID("Action", types.String(tool)),
+		Resource:  eval.Variable("resource"),
+		Context:   eval.Variable("context"),
+	}
+	permit := false
+	for _, pol := range p.byAction[tool] {
+		residual, keep := eval.PartialPolicy(env, (*xast.Policy)(pol.AST()))
+		if !keep {
+			continue
+		}
+		if residual.Effect == xast.EffectForbid {
+			if unconditional(residual) {
+				return false
+			}
+			continue
+		}
+		permit = true
+	}
+	return permit
+}
+
+// unconditional: the residual policy applies to every resource and context.
+func unconditional(p *xast.Policy) bool {
+	if _, all := p.Resource.(xast.ScopeTypeAll); !all {
+		return false
+	}
+	for _, c := range p.Conditions {
+		v, ok := c.Body.(xast.NodeValue)
+		if !ok || v.Value != types.Boolean(c.Condition == xast.ConditionWhen) {
+			return false
+		}
+	}
+	return true
+}
