@@ -69,6 +69,7 @@ type Tool struct {
 	handle      func(ctx context.Context, call *Call, in any) (any, error)
 	preview     func(ctx context.Context, call *Call, in any) (Preview, error)
 	action      func(in any) string
+	requires    []ClientCapability // client capabilities a call needs (RequireClient)
 }
 
 // Name is the tool's name.
