@@ -69,7 +69,10 @@ func TestCapabilitiesTellTheTruth(t *testing.T) {
 		"prompts/get":              func() error { _, err := f.sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "x"}); return err },
 		"resources/list":           func() error { _, err := f.sess.ListResources(ctx, nil); return err },
 		"resources/templates/list": func() error { _, err := f.sess.ListResourceTemplates(ctx, nil); return err },
-		"resources/read":           func() error { _, err := f.sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///etc/passwd"}); return err },
+		"resources/read": func() error {
+			_, err := f.sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///etc/passwd"})
+			return err
+		},
 	} {
 		var je *jsonrpc.Error
 		if err := call(); !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
