@@ -39,8 +39,9 @@ const CodeMissingClientCapability = -32021
 
 // RequireClient declares the client capabilities the tool needs. A call
 // from a client that did not declare each of them (in the request's _meta
-// on 2026-07-28, at initialize before) is refused with -32021 before any
-// other step spends work on it. A tool without requirements is never
+// on 2026-07-28, at initialize before) is refused with -32021 before its
+// arguments are read or its handler runs (over HTTP the flood guard, the
+// transport guards and admission have run by then). A tool without requirements is never
 // refused this way.
 func (t Tool) RequireClient(caps ...ClientCapability) Tool {
 	for _, c := range caps {
