@@ -24,12 +24,15 @@
 //	 8  authentication -> principal              identity   -> 401 / 403
 //	 9  Mcp-Method / Mcp-Name agree with body    httpguard  -> 400 -32020 (2026-07-28+)
 //	10  tier check, then rate limit              admit.go   -> tool error / 429 -32000 / 503 -32001
+//	10a declared capabilities: an undeclared     capabilities.go -> -32601 (404 on 2026-07-28)
+//	    feature's method; a tool's required client capability -> -32021 (400 on 2026-07-28)
 //	11  argument validation                      handler    -> tool error invalid_argument
 //	12  confirmation gate                        handler    -> tool error confirmation_required
 //	13  the tool's handler, with its Call
 //	14  result shaping: untrusted envelope       handler    (every channel)
 //	15  audit record                             handler    (never argument values)
 //
+// Over stdio 10a runs before 10, so a refused call spends no rate-limit slot.
 // Validation (11) runs before the gate (12), the reverse of the design's
 // order, so that a token is only ever issued for arguments that can run; no
 // upstream request is made before either.
