@@ -31,6 +31,9 @@
 //	    Mcp-Method / Mcp-Name agree         httpguard/agreement.go -> 400 -32020 (2026-07-28+)
 //	10  tier check, then rate limit, once   admit.go               -> tool error tier / 429 -32000 /
 //	                                                                  503 -32001 store_unavailable
+//	10a a method of an undeclared feature   capabilities.go        -> -32601 (404 on 2026-07-28)
+//	    a client capability the tool needs  capabilities.go        -> -32021 (400 on 2026-07-28)
+//	    and the request did not declare
 //	11  unknown tool                        go-sdk                 -> -32602
 //	    arguments: repeated keys, lone      handler.go             -> tool error invalid_argument
 //	    surrogates, schema validation
@@ -43,7 +46,8 @@
 //	    and credentials in play scrubbed                              cannot be scrubbed is upstream_error)
 //	17  audit record                        handler.go             (never argument values)
 //
-// Validation (11), authorization (12) and the preview (13) run before the
+// Over stdio 10a runs before 10, so a refused call spends no rate-limit
+// slot; over HTTP admission comes first. Validation (11), authorization (12) and the preview (13) run before the
 // gate (14), as the design orders them, so that a token is only ever issued
 // for a call that can run and that the caller may make. Authorization
 // decides on the canonical target a tool declares (WithTarget); resolving

@@ -70,6 +70,10 @@ type Options struct {
 	// Authz, when set, authorizes every call with Cedar policies
 	// (authorize.go); nil keeps today's behaviour: no authorization step.
 	Authz *authz.Config
+	// Features are the prompts, resources and completion the embedder
+	// serves itself on MCP(); the zero value declares tools and logging
+	// only, and refuses the other features' methods.
+	Features Features
 }
 
 // Server is an MCP server with the kernel's controls around its tools.
@@ -118,7 +122,8 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	}
 	s.byName = map[string]*Tool{}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
-		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.logger), HasTools: true})
+		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.logger),
+			Capabilities: serverCapabilities(s.opts.Features)})
 	for _, t := range selected {
 		if err := s.register(t); err != nil {
 			return nil, err
@@ -128,6 +133,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	if err := s.setupAuthz(tools); err != nil {
 		return nil, err
 	}
+	s.mcp.AddReceivingMiddleware(s.capabilityMiddleware) // runs first: added last
 	return s, nil
 }
 

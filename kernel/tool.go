@@ -73,6 +73,7 @@ type Tool struct {
 	action      func(in any) string
 	target      *toolTarget          // authorize.go
 	listing     []authz.ResourceType // authorize.go
+	requires    []ClientCapability   // client capabilities a call needs (RequireClient)
 }
 
 // Name is the tool's name.

@@ -26,7 +26,8 @@ func New(opts *Options) (*kernel.Server, error) {
 		o = *opts
 	}
 	srv, err := kernel.New(kernel.Info{Name: Name, Title: "bulwark conformance fixture", Version: "0.0.0-test"}, Tools(),
-		&kernel.Options{Logger: o.Logger, Envelope: untrusted.Envelope{Source: "conformance-fixture"}})
+		&kernel.Options{Logger: o.Logger, Envelope: untrusted.Envelope{Source: "conformance-fixture"},
+			Features: kernel.Features{Prompts: true, Resources: true, Completions: true}})
 	if err != nil {
 		return nil, err
 	}

@@ -38,8 +38,8 @@ var readOnly = kernel.Policy{
 type noArgs struct{}
 
 // Tools returns the fixture's tool declarations. Names the kernel cannot
-// serve (sampling, elicitation, MRTR, diagnostic hooks that return JSON-RPC
-// errors or change the tool list) are absent; test/e2e/README.md says why.
+// serve (sampling, elicitation, MRTR, diagnostic hooks that change the tool
+// list) are absent; test/e2e/README.md says why.
 func Tools() []kernel.Tool {
 	return []kernel.Tool{
 		simple("test_simple_text", "Returns a fixed line of text.", func() any { return kernel.Text(SimpleText) }),
@@ -74,6 +74,10 @@ func Tools() []kernel.Tool {
 				return LogToolText, nil
 			},
 		}),
+		// Needs sampling: a request that does not declare it is refused
+		// with -32021 before the handler runs.
+		simple("test_missing_capability", "Needs the client's sampling capability; refused without it.",
+			func() any { return kernel.Text("sampling declared") }).RequireClient(kernel.ClientSampling),
 		simple("test_streaming_elicitation", "Returns a plain result; it never sends a request to the client.", func() any { return kernel.Text(StreamToolText) }),
 		dynamic("json_schema_2020_12_tool", "Takes arguments described with JSON Schema 2020-12 features.", schema202012),
 		dynamic("test_x_mcp_header", "Takes a region argument mirrored into the Mcp-Param-Region header (SEP-2243).", schemaXMCPHeader),
