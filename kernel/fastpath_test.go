@@ -196,6 +196,8 @@ func fastTable() []fastRequest {
 		add("name not a string", call(`19`, `5`, item, m), nil)
 		add("string id", call(`"a-1"`, `"get_item"`, item, m), nil)
 		add("escaped string id", call(`"\u00e9\u2028<>&\/"`, `"get_item"`, item, m), nil)
+		add("lone surrogate id", call(`"\ud800x"`, `"get_item"`, item, m), nil)
+		add("invalid UTF-8 id", call("\"\xff\"", `"get_item"`, item, m), nil)
 		add("negative id", call(`-5`, `"get_item"`, item, m), nil)
 		add("minus zero id", call(`-0`, `"get_item"`, item, m), nil)
 		add("2^53 id", call(`9007199254740992`, `"get_item"`, item, m), nil)
