@@ -111,7 +111,7 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 	if modern, ok = fastVersion(r.Header, env); !ok || !plainHeaders(r.Header) {
 		return env, false, nil, false
 	}
-	if modern && env.Method == "ping" { // 2026-07-28 has no ping: the go-sdk answers 404
+	if modern && (env.Method == "ping" || !modernMeta(env.Meta)) { // 2026-07-28 has no ping: the go-sdk answers 404
 		return env, false, nil, false
 	}
 	id, ok = wireID(env.ID)
@@ -130,6 +130,37 @@ func fastVersion(h http.Header, env httpguard.Message) (modern, ok bool) {
 		return false, env.ProtocolVersion == ""
 	}
 	return false, false
+}
+
+// modernMeta reports whether a 2026-07-28 request's _meta carries what the
+// go-sdk requires of it (SEP-2575): clientCapabilities, and clientInfo if
+// present, each decodable into the go-sdk's types. It decodes as the go-sdk
+// does (a generic value, re-encoded into the type) but with encoding/json,
+// which refuses at least what the go-sdk's case-sensitive decoder refuses:
+// when in doubt the go-sdk answers.
+func modernMeta(raw json.RawMessage) bool {
+	var meta map[string]any
+	if json.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	if v, present := meta[mcp.MetaKeyClientInfo]; present && !redecodes(v, new(mcp.Implementation)) {
+		return false
+	}
+	var caps struct { // the go-sdk's clientCapabilitiesV2
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	return redecodes(meta[mcp.MetaKeyClientCapabilities], &caps)
+}
+
+// redecodes reports whether a decoded JSON value v, present and not null,
+// decodes into to.
+func redecodes(v, to any) bool {
+	if v == nil {
+		return false
+	}
+	b, err := json.Marshal(v)
+	return err == nil && json.Unmarshal(b, to) == nil
 }
 
 // plainHeaders reports that no header asks for what only the go-sdk

@@ -44,6 +44,8 @@ type Message struct {
 	// when absent: the kernel's fast path hands it to the tool layer
 	// without decoding the body again.
 	Arguments json.RawMessage
+	// Meta is params._meta as sent (an object, copied), nil when absent.
+	Meta json.RawMessage
 	// OtherParams is true when params carries a member other than name,
 	// arguments and _meta, or a name that is not a string, or a _meta that
 	// is not an object: the fast path leaves such requests to the go-sdk.
@@ -164,6 +166,7 @@ type msgParser struct {
 	nameStr, uriStr, verIsStr bool
 	notify                    bool   // progressToken or logLevel in _meta
 	args                      []byte // raw params.arguments
+	metaRaw                   []byte // raw params._meta
 	other                     bool   // see Message.OtherParams
 }
 
@@ -311,7 +314,8 @@ func (p *msgParser) meta(s *jsonscan.Scanner) error {
 	if s.Peek() != '{' {
 		return s.Skip(2)
 	}
-	return s.Members(3, func(key []byte) error {
+	start := s.Pos
+	err := s.Members(3, func(key []byte) error {
 		switch string(key) {
 		case MetaKeyProtocolVersion:
 			return p.maybeStr(s, seenVersion, &p.version, &p.verEsc, &p.verIsStr)
@@ -320,6 +324,8 @@ func (p *msgParser) meta(s *jsonscan.Scanner) error {
 		}
 		return s.Skip(3)
 	})
+	p.metaRaw = s.Data[start:s.Pos]
+	return err
 }
 
 func (p *msgParser) finish() (Message, error) {
@@ -344,6 +350,9 @@ func (p *msgParser) finish() (Message, error) {
 	env.OtherParams = p.other
 	if p.args != nil {
 		env.Arguments = append(json.RawMessage(nil), p.args...)
+	}
+	if p.metaRaw != nil {
+		env.Meta = append(json.RawMessage(nil), p.metaRaw...)
 	}
 	if p.id != nil {
 		env.ID = append(json.RawMessage(nil), p.id...)
