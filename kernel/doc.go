@@ -30,6 +30,13 @@
 //	14  result shaping: untrusted envelope       handler    (every channel)
 //	15  audit record                             handler    (never argument values)
 //
+// After step 10, stateless tools/call, tools/list and ping are answered by
+// the kernel's fast path (fastpath.go) from the message parsed in step 9,
+// through the same functions for steps 10 to 15 (admitCall and the tool's
+// handler); everything else, and everything when HTTPOptions.DisableFastPath
+// is set, goes through the go-sdk's handler. Both give the same answers
+// (TestFastPathEquivalence, FuzzFastPathEquivalence).
+//
 // Validation (11) runs before the gate (12), the reverse of the design's
 // order, so that a token is only ever issued for arguments that can run; no
 // upstream request is made before either.
