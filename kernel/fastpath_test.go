@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -284,6 +285,7 @@ func TestFastPathAnswers(t *testing.T) {
 			return testing.AllocsPerRun(20, func() { h.ServeHTTP(httptest.NewRecorder(), q.build()) })
 		}
 		fast, sdk := allocs(p.fast), allocs(p.sdk)
+		t.Logf("%s: allocations per request: fast %.0f, go-sdk %.0f", q.name, fast, sdk)
 		if fast*1.5 > sdk {
 			t.Errorf("%s: fast path allocates %.0f per request, go-sdk path %.0f: the fast path is not answering", q.name, fast, sdk)
 		}
@@ -356,4 +358,31 @@ func FuzzFastPathEquivalence(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, version string) {
 		p.compare(t, fastRequest{name: "fuzz", body: body, version: version, mirror: true})
 	})
+}
+
+// TestFastPathBudget: a 2 MiB _meta (the body limit is 3 MiB) costs the
+// fast path no more than the go-sdk path, which decodes it several times,
+// and both answer it alike.
+func TestFastPathBudget(t *testing.T) {
+	p := newFastPair(t, 1000)
+	big := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"experimental":{"x":"` +
+		strings.Repeat("a", 2<<20) + `"}}}`
+	q := fastRequest{name: "2 MiB _meta", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, big), version: "2026-07-28", mirror: true}
+	if ex := p.compare(t, q); ex.Status != 200 {
+		t.Fatalf("status %d", ex.Status)
+	}
+	bytesPerRun := func(h http.Handler) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 3 {
+			h.ServeHTTP(httptest.NewRecorder(), q.build())
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / 3
+	}
+	fast, sdk := bytesPerRun(p.fast), bytesPerRun(p.sdk)
+	if fast > sdk {
+		t.Fatalf("fast path allocates %d bytes for a 2 MiB _meta, the go-sdk path %d", fast, sdk)
+	}
+	t.Logf("bytes allocated per request: fast %d, go-sdk %d", fast, sdk)
 }
