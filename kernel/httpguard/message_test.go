@@ -184,6 +184,13 @@ func FuzzParseMessage(f *testing.F) {
 		if raw, ok := m["id"]; ok && string(raw) != string(env.ID) {
 			t.Fatalf("id %s, encoding/json says %s", env.ID, raw)
 		}
+		// Arguments and _meta are the bytes a decoder's RawMessage keeps.
+		if raw := params["arguments"]; string(raw) != string(env.Arguments) {
+			t.Fatalf("arguments %s, encoding/json says %s", env.Arguments, raw)
+		}
+		if raw := params["_meta"]; len(raw) > 0 && raw[0] == '{' && string(raw) != string(env.Meta) {
+			t.Fatalf("_meta %s, encoding/json says %s", env.Meta, raw)
+		}
 	})
 }
 
