@@ -101,30 +101,43 @@ func (s *Server) admit(ctx context.Context, p identity.Principal, tool string) a
 	return a
 }
 
-// admitMiddleware answers step 10 for tools/call on every transport: it
-// takes the HTTP layer's admission from the context, or decides it here
-// (stdio, in-process). A tier refusal is a tool error; a limit or outage
-// refusal is the JSON-RPC error the HTTP layer sends with 429 or 503.
+// admitMiddleware answers step 10 for tools/call on the go-sdk's path (every
+// transport); the kernel's fast path calls the same admitCall.
 func (s *Server) admitMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctr, ok := req.(*mcp.CallToolRequest)
 		if method != "tools/call" || !ok {
 			return next(ctx, method, req)
 		}
-		p := principalFrom(ctx, ctr)
-		a, decided := admissionFrom(ctx, ctr.Params.Name)
-		if !decided {
-			a = s.admit(ctx, p, ctr.Params.Name)
-		}
+		res, err, answered := s.admitCall(ctx, ctr)
 		switch {
-		case a.tierRefused:
-			return s.tierRefusal(ctx, p, ctr.Params.Name), nil
-		case a.refusal != nil:
-			s.audit.Write(ctx, s.refusalRecord(p, ctr.Params.Name, networkFrom(ctx), a))
-			return nil, (*jsonrpc.Error)(a.refusal)
+		case err != nil:
+			return nil, err
+		case answered:
+			return res, nil
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// admitCall takes the HTTP layer's admission from the context, or decides
+// it here (stdio, in-process). A tier refusal is a tool error; a limit or
+// outage refusal is the JSON-RPC error the HTTP layer sends with 429 or 503.
+// answered is false when the call may go on to the tool layer.
+func (s *Server) admitCall(ctx context.Context, ctr *mcp.CallToolRequest) (res *mcp.CallToolResult, err error, answered bool) {
+	p := principalFrom(ctx, ctr)
+	a, decided := admissionFrom(ctx, ctr.Params.Name)
+	if !decided {
+		a = s.admit(ctx, p, ctr.Params.Name)
+	}
+	switch {
+	case a.tierRefused:
+		return s.tierRefusal(ctx, p, ctr.Params.Name), nil, true
+	case a.refusal != nil:
+		s.audit.Write(ctx, s.refusalRecord(p, ctr.Params.Name, networkFrom(ctx), a))
+		return nil, (*jsonrpc.Error)(a.refusal), true
+	}
+	return nil, nil, false
 }
 
 // tierRefusal is the tool error for a plan below the tool's tier.

@@ -39,6 +39,10 @@ type HTTPOptions struct {
 	// Env is the deployment environment (BULWARK_ENV); "production" makes
 	// a "*" CORS list log a warning.
 	Env string
+	// DisableFastPath sends every request through the go-sdk's handler.
+	// By default the kernel answers stateless tools/call, tools/list and
+	// ping itself, with the same answers (fastpath.go).
+	DisableFastPath bool
 }
 
 // HTTPHandler returns the whole HTTP surface: the MCP endpoint behind the
@@ -75,7 +79,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, pipe.Handler(s.admission(s.sdkHandler())))
+	endpoint := s.sdkHandler()
+	if !opts.DisableFastPath && !g.ContentType.DisableAcceptCheck { // else the go-sdk's Accept rule decides
+		endpoint = s.fastPath(endpoint)
+	}
+	mux.Handle(MCPPath, pipe.Handler(s.admission(endpoint)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")

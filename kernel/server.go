@@ -92,6 +92,7 @@ type Server struct {
 	outage    outage
 	secrets   func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
 	authz     *authz.Authorizer
+	fast      fastTools // what the HTTP fast path answers from (fastpath.go)
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -121,7 +122,8 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	s.byName = map[string]*Tool{}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version},
+	s.fast.impl = &mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}
+	s.mcp = mcp.NewServer(s.fast.impl,
 		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.logger),
 			Capabilities: serverCapabilities(s.opts.Features)})
 	for _, t := range selected {
@@ -232,7 +234,7 @@ func (s *Server) register(t Tool) error {
 		return fmt.Errorf("tool %s: resolving its schema: %w", t.name, err)
 	}
 	p := t.policy
-	s.mcp.AddTool(&mcp.Tool{
+	mt := &mcp.Tool{
 		Name:        t.name,
 		Title:       t.title,
 		Description: t.description,
@@ -244,7 +246,10 @@ func (s *Server) register(t Tool) error {
 			IdempotentHint:  p.Idempotent.bool(),
 			OpenWorldHint:   ptr(p.OpenWorld.bool()),
 		},
-	}, s.handler(&t, resolved))
+	}
+	h := s.handler(&t, resolved)
+	s.mcp.AddTool(mt, h)
+	s.fast.add(mt, h)
 	s.tools = append(s.tools, t)
 	s.byName[t.name] = &s.tools[len(s.tools)-1]
 	return nil

@@ -53,7 +53,7 @@ func main() {
 	flag.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
 	flag.IntVar(&c.clients, "clients", 16, "concurrent closed-loop clients")
 	flag.IntVar(&c.rounds, "rounds", 2, "rounds over all servers, alternating their order")
-	flag.StringVar(&servers, "servers", "bulwark,bare,ts", "comma-separated servers to measure (bulwark, bare, ts)")
+	flag.StringVar(&servers, "servers", "bulwark,bare,ts", "comma-separated servers to measure (bulwark, bulwark-sdk, bare, ts)")
 	flag.BoolVar(&c.strict, "strict", false, "exit non-zero when a target of the issue is missed")
 	flag.StringVar(&c.kernelArgs, "kernel-args", "", "extra space-separated flags for cmd/kernelserver (e.g. -pprof 127.0.0.1:6060)")
 	flag.StringVar(&c.bareEnv, "bare-env", "", "for analysis only: space-separated VAR=value pairs for the bare server (e.g. GOGC=400), to tell the memory policy's effect from the kernel's own cost")
@@ -125,6 +125,9 @@ func prepare(ctx context.Context, c config, root, work string) ([]spec, error) {
 		switch name {
 		case "bulwark":
 			specs = append(specs, spec{name: name, argv: append([]string{bins[0]}, strings.Fields(c.kernelArgs)...)})
+		case "bulwark-sdk": // the same server, every request through the go-sdk
+			argv := append([]string{bins[0], "-disable-fast-path"}, strings.Fields(c.kernelArgs)...)
+			specs = append(specs, spec{name: name, argv: argv})
 		case "bare":
 			specs = append(specs, spec{name: name, argv: []string{bins[1]}, env: strings.Fields(c.bareEnv)})
 		case "ts":
@@ -135,7 +138,7 @@ func prepare(ctx context.Context, c config, root, work string) ([]spec, error) {
 			}
 			specs = append(specs, spec{name: name, argv: []string{node, "server.mjs"}, dir: tsDir, env: []string{"NODE_ENV=production"}})
 		default:
-			return nil, fmt.Errorf("unknown server %q (use bulwark, bare, ts)", name)
+			return nil, fmt.Errorf("unknown server %q (use bulwark, bulwark-sdk, bare, ts)", name)
 		}
 	}
 	return specs, nil

@@ -20,7 +20,7 @@ const (
 func report(w io.Writer, c config, res []*result) int {
 	fmt.Fprintf(w, "\ntools/call over HTTP on loopback: %d closed-loop clients, %d round(s) of %v per server (after %v warm-up each), %s\n",
 		c.clients, c.rounds, c.duration, c.warmup, machine())
-	fmt.Fprintf(w, "%-8s %10s %9s %9s %9s %7s %10s %9s %9s\n", "server", "req/s", "p50", "p99", "p99.9", "errors", "CPU/req", "VmHWM", "VmRSS")
+	fmt.Fprintf(w, "%-11s %10s %9s %9s %9s %7s %10s %9s %9s\n", "server", "req/s", "p50", "p99", "p99.9", "errors", "CPU/req", "VmHWM", "VmRSS")
 	by := map[string]*result{}
 	code := 0
 	for _, r := range res {
@@ -30,7 +30,7 @@ func report(w io.Writer, c config, res []*result) int {
 		if r.requests > 0 {
 			cpuPerReq = r.cpu / time.Duration(r.requests)
 		}
-		fmt.Fprintf(w, "%-8s %10.0f %9v %9v %9v %7d %10v %8.1fM %8.1fM\n", r.proc.name, r.rps(),
+		fmt.Fprintf(w, "%-11s %10.0f %9v %9v %9v %7d %10v %8.1fM %8.1fM\n", r.proc.name, r.rps(),
 			us(percentile(l, 50)), us(percentile(l, 99)), us(percentile(l, 99.9)), r.errors, us(cpuPerReq),
 			mib(r.mem.HWM), mib(r.mem.RSS))
 		if r.errors > 0 || r.requests == 0 {
@@ -80,6 +80,10 @@ func verdicts(w io.Writer, by map[string]*result) int {
 		fmt.Fprintf(w, "  %-52s %s\n", what, mark)
 	}
 	kp99 := percentile(sortLatencies(k.latencies), 99)
+	if sdk := by["bulwark-sdk"]; sdk != nil && sdk.requests > 0 && k.requests > 0 {
+		fmt.Fprintf(w, "fast path: bulwark/bulwark-sdk req/s = %.2f, CPU per call %.2f (same binary, GC policy and guards)\n",
+			k.rps()/sdk.rps(), float64(k.cpu)/float64(k.requests)/(float64(sdk.cpu)/float64(sdk.requests)))
+	}
 	fmt.Fprintln(w, "targets:")
 	for _, base := range []struct {
 		name   string

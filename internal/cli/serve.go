@@ -45,6 +45,7 @@ type serving struct {
 	oauthJWKS      string
 	oauthScopes    []string
 	byok           bool
+	noFastPath     bool
 	floodLimit     autoInt
 	maxBodyPtr     *int
 	env            string
@@ -78,6 +79,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.List(&s.oauthScopes, "oauth-scopes", "BULWARK_OAUTH_SCOPES", "HTTP: scopes every token must grant")
 	f.Bool(&s.byok, "byok", "BULWARK_BYOK", false, "HTTP: take provider credentials from each request's headers, never from the environment")
 	f.AutoInt(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", fmt.Sprintf("HTTP: `N` requests per 10 s per client address, before authentication (auto: %d on a loopback listener, %d beyond)", loopbackFloodLimit, httpguard.DefaultFloodLimit))
+	f.Bool(&s.noFastPath, "disable-fast-path", "BULWARK_DISABLE_FAST_PATH", false, "HTTP: send every request through the go-sdk's handler (by default the kernel answers stateless tools/call, tools/list and ping itself, with the same answers)")
 	var maxBody int
 	f.Int(&maxBody, "max-body-bytes", "BULWARK_MAX_BODY_BYTES", httpguard.DefaultMaxBodyBytes, "HTTP: the largest request body")
 	s.maxBodyPtr = &maxBody
@@ -238,7 +240,7 @@ func (s *serving) auditSink(stderr io.Writer) (audit.Sink, error) {
 // httpOptions builds the HTTP surface's options, validating every
 // combination before anything listens.
 func (s *serving) httpOptions() (kernel.HTTPOptions, error) {
-	o := kernel.HTTPOptions{Addr: s.http, Env: s.env}
+	o := kernel.HTTPOptions{Addr: s.http, Env: s.env, DisableFastPath: s.noFastPath}
 	if _, err := httpAddr(s.http); err != nil {
 		return o, err
 	}

@@ -40,6 +40,16 @@ type Message struct {
 	// or a 2026-07-28 log level: the client expects notifications during
 	// the call, so the answer must be an event stream.
 	WantsNotifications bool
+	// Arguments is params.arguments as sent (any JSON value, copied), nil
+	// when absent: the kernel's fast path hands it to the tool layer
+	// without decoding the body again.
+	Arguments json.RawMessage
+	// Meta is params._meta as sent (an object, copied), nil when absent.
+	Meta json.RawMessage
+	// OtherParams is true when params carries a member other than name,
+	// arguments and _meta, or a name that is not a string, or a _meta that
+	// is not an object: the fast path leaves such requests to the go-sdk.
+	OtherParams bool
 }
 
 // IsNotification reports whether e is a notification (a method, no id).
@@ -154,7 +164,10 @@ type msgParser struct {
 	jsonrpcEsc, methodEsc     bool
 	nameEsc, uriEsc, verEsc   bool
 	nameStr, uriStr, verIsStr bool
-	notify                    bool // progressToken or logLevel in _meta
+	notify                    bool   // progressToken or logLevel in _meta
+	args                      []byte // raw params.arguments
+	metaRaw                   []byte // raw params._meta
+	other                     bool   // see Message.OtherParams
 }
 
 func (p *msgParser) mark(bit int) error {
@@ -258,16 +271,25 @@ func (p *msgParser) params(s *jsonscan.Scanner) error {
 	return s.Members(2, func(key []byte) error {
 		switch string(key) {
 		case "name":
+			p.other = p.other || s.Peek() != '"'
 			return p.maybeStr(s, seenName, &p.name, &p.nameEsc, &p.nameStr)
 		case "uri":
+			p.other = true
 			return p.maybeStr(s, seenURI, &p.uri, &p.uriEsc, &p.uriStr)
 		case "_meta":
+			p.other = p.other || s.Peek() != '{'
 			return p.meta(s)
 		case "arguments": // decoders keep the first or the last: refuse two
 			if err := p.mark(seenArguments); err != nil {
 				return err
 			}
+			s.Peek() // past the whitespace: the value alone, as decoders keep it
+			start := s.Pos
+			err := s.Skip(2)
+			p.args = s.Data[start:s.Pos]
+			return err
 		}
+		p.other = true
 		return s.Skip(2)
 	})
 }
@@ -292,7 +314,8 @@ func (p *msgParser) meta(s *jsonscan.Scanner) error {
 	if s.Peek() != '{' {
 		return s.Skip(2)
 	}
-	return s.Members(3, func(key []byte) error {
+	start := s.Pos
+	err := s.Members(3, func(key []byte) error {
 		switch string(key) {
 		case MetaKeyProtocolVersion:
 			return p.maybeStr(s, seenVersion, &p.version, &p.verEsc, &p.verIsStr)
@@ -301,6 +324,8 @@ func (p *msgParser) meta(s *jsonscan.Scanner) error {
 		}
 		return s.Skip(3)
 	})
+	p.metaRaw = s.Data[start:s.Pos]
+	return err
 }
 
 func (p *msgParser) finish() (Message, error) {
@@ -322,6 +347,13 @@ func (p *msgParser) finish() (Message, error) {
 	}
 	env.Response = answered
 	env.WantsNotifications = p.notify
+	env.OtherParams = p.other
+	if p.args != nil {
+		env.Arguments = append(json.RawMessage(nil), p.args...)
+	}
+	if p.metaRaw != nil {
+		env.Meta = append(json.RawMessage(nil), p.metaRaw...)
+	}
 	if p.id != nil {
 		env.ID = append(json.RawMessage(nil), p.id...)
 	}

@@ -21,17 +21,24 @@ func TestParseMessage(t *testing.T) {
 		err  error
 	}{
 		{"tools/call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_zones","arguments":{"a":[1,{"b":null}]}}}`,
-			Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "list_zones"}, nil},
+			Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "list_zones", Arguments: json.RawMessage(`{"a":[1,{"b":null}]}`)}, nil},
+		{"arguments without surrounding space", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments" :  [1] }}`,
+			Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "a", Arguments: json.RawMessage(`[1]`)}, nil},
+		{"params the kernel does not read", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{}}}`,
+			Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "a", OtherParams: true}, nil},
+		{"_meta not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":[]}}`,
+			Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "a", OtherParams: true}, nil},
 		{"string id and meta", `{"jsonrpc":"2.0","id":"x-1","method":"resources/read","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","other":{}}}}`,
-			Message{ID: json.RawMessage(`"x-1"`), Method: "resources/read", URI: "file:///a", ProtocolVersion: "2026-07-28"}, nil},
+			Message{ID: json.RawMessage(`"x-1"`), Method: "resources/read", URI: "file:///a", ProtocolVersion: "2026-07-28", OtherParams: true,
+				Meta: json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","other":{}}`)}, nil},
 		{"members in any order, whitespace", " {\n\"params\" : {\"name\":\"p\"} , \"method\":\"prompts/get\",\"id\":-2500,\"jsonrpc\":\"2.0\"}\t",
 			Message{ID: json.RawMessage(`-2500`), Method: "prompts/get", Name: "p"}, nil},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, Message{Method: "notifications/initialized"}, nil},
 		{"null params", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}`, Message{ID: json.RawMessage(`1`), Method: "tools/list"}, nil},
 		{"escaped strings", `{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"n\u0061me":"caf\u00e9 \"x\""}}`,
 			Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: `café "x"`}, nil},
-		{"non-string name ignored", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, Message{ID: json.RawMessage(`1`), Method: "tools/call"}, nil},
-		{"case-sensitive keys", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"a"}}`, Message{ID: json.RawMessage(`1`), Method: "tools/call"}, nil},
+		{"non-string name ignored", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, Message{ID: json.RawMessage(`1`), Method: "tools/call", OtherParams: true}, nil},
+		{"case-sensitive keys", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"a"}}`, Message{ID: json.RawMessage(`1`), Method: "tools/call", OtherParams: true}, nil},
 		{"response", `{"jsonrpc":"2.0","id":3,"result":{}}`, Message{ID: json.RawMessage(`3`), Response: true}, nil},
 		{"error response", `{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"}}`, Message{ID: json.RawMessage(`3`), Response: true}, nil},
 
@@ -176,6 +183,13 @@ func FuzzParseMessage(f *testing.F) {
 		}
 		if raw, ok := m["id"]; ok && string(raw) != string(env.ID) {
 			t.Fatalf("id %s, encoding/json says %s", env.ID, raw)
+		}
+		// Arguments and _meta are the bytes a decoder's RawMessage keeps.
+		if raw := params["arguments"]; string(raw) != string(env.Arguments) {
+			t.Fatalf("arguments %s, encoding/json says %s", env.Arguments, raw)
+		}
+		if raw := params["_meta"]; len(raw) > 0 && raw[0] == '{' && string(raw) != string(env.Meta) {
+			t.Fatalf("_meta %s, encoding/json says %s", env.Meta, raw)
 		}
 	})
 }

@@ -50,18 +50,19 @@ const unrefused = 1 << 30
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	pprofAddr := flag.String("pprof", "", "serve net/http/pprof on this loopback `address` (off when empty)")
+	noFast := flag.Bool("disable-fast-path", false, "send every request through the go-sdk's handler (kernel.HTTPOptions.DisableFastPath)")
 	noPolicy := flag.Bool("no-memory-policy", false, "keep the runtime's GC settings instead of the one bulwark ships (for comparison)")
 	flag.Parse()
 	if !*noPolicy {
 		kernel.ApplyMemoryPolicy(nil, os.Getenv)
 	}
-	if err := run(*addr, *pprofAddr); err != nil {
+	if err := run(*addr, *pprofAddr, *noFast); err != nil {
 		fmt.Fprintln(os.Stderr, "kernelserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, pprofAddr string) error {
+func run(addr, pprofAddr string, noFast bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if pprofAddr != "" {
@@ -76,7 +77,7 @@ func run(addr, pprofAddr string) error {
 	if err != nil {
 		return err
 	}
-	opts := kernel.HTTPOptions{Addr: addr}
+	opts := kernel.HTTPOptions{Addr: addr, DisableFastPath: noFast}
 	opts.Guards.Flood = &httpguard.FloodOptions{Limit: unrefused, Window: 10 * time.Second}
 	return srv.ListenAndServe(ctx, opts, func(a string) { fmt.Println("READY http://" + a + kernel.MCPPath) })
 }

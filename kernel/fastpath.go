@@ -1,0 +1,315 @@
+package kernel
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
+)
+
+// The fast path answers the stateless requests that need no session —
+// tools/call, tools/list and ping — straight from the message the guards
+// parsed once (httpguard.RequestMessage), instead of handing the body to the
+// go-sdk, which decodes it twice more and builds a session, a connection and
+// goroutines per request. It runs the same steps as the go-sdk's path
+// (admitCall, then the tool's handler: validation, confirmation gate,
+// handler, shaping, audit — one function each, shared) and writes what the
+// go-sdk would write, byte for byte: TestFastPathEquivalence and
+// FuzzFastPathEquivalence send every request through both and compare.
+//
+// Anything it is not sure of goes to the go-sdk as before: notifications and
+// responses, requests that ask for progress or log notifications (they need
+// the SDK's event stream), protocol versions other than the legacy ones and
+// 2026-07-28, _meta protocol versions on legacy requests, params members the
+// kernel does not read (a cursor, a task), Mcp-Param-* headers, a
+// Last-Event-ID, unknown tools, lists longer than one page, ids the strict
+// decoder cannot read, and every other method.
+
+// fastTools is what the fast path answers from, filled once by register.
+type fastTools struct {
+	impl     *mcp.Implementation
+	handlers map[string]mcp.ToolHandler
+	tools    []*mcp.Tool
+}
+
+func (f *fastTools) add(t *mcp.Tool, h mcp.ToolHandler) {
+	if f.handlers == nil {
+		f.handlers = map[string]mcp.ToolHandler{}
+	}
+	f.handlers[t.Name] = h
+	f.tools = append(f.tools, t)
+}
+
+// fastVersion is the protocol version the fast path answers: "" for none
+// sent (the go-sdk then assumes 2025-03-26), a legacy version the go-sdk
+// negotiates, or exactly 2026-07-28. ok is false for anything else.
+const fastModernVersion = "2026-07-28"
+
+// fastList is the encoded tools/list result for legacy and modern requests.
+type fastList struct{ legacy, modern []byte }
+
+// fastPath wraps the go-sdk's handler (sdk) with the fast path.
+func (s *Server) fastPath(sdk http.Handler) http.Handler {
+	list, err := s.fast.lists()
+	if err != nil {
+		s.logger.Warn("fast path off: encoding tools/list failed", "error", err.Error())
+		return sdk
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		env, modern, id, ok := s.fastEligible(r)
+		if !ok {
+			sdk.ServeHTTP(w, r)
+			return
+		}
+		switch env.Method {
+		case "ping": // legacy only (see fastEligible)
+			writeFast(w, id, []byte("{}"))
+		case "tools/list":
+			res := list.legacy
+			if modern {
+				res = list.modern
+			}
+			writeFast(w, id, res)
+		case "tools/call":
+			s.fastCall(w, r, env, modern, id)
+		}
+	})
+}
+
+// fastEligible decides whether the fast path answers r, and returns its
+// message, whether it speaks 2026-07-28, and its id as the go-sdk writes it.
+func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, ok bool) {
+	env, err := httpguard.RequestMessage(r)
+	if err != nil || env.ID == nil || env.Response || env.WantsNotifications || env.OtherParams {
+		return env, false, nil, false
+	}
+	switch env.Method {
+	case "ping":
+	case "tools/list":
+		// Under an authorization policy the list is filtered per principal
+		// by the go-sdk path's listMiddleware (authorize.go): one filter, in
+		// one place, so the fast path leaves such lists to it.
+		if len(s.fast.tools) > mcp.DefaultPageSize || s.authz != nil {
+			return env, false, nil, false
+		}
+	case "tools/call":
+		if _, known := s.fast.handlers[env.Name]; !known {
+			return env, false, nil, false
+		}
+		// A tool that needs a client capability is checked by the go-sdk
+		// path's capabilityMiddleware (capabilities.go), which answers -32021.
+		if t := s.byName[env.Name]; t == nil || len(t.requires) > 0 {
+			return env, false, nil, false
+		}
+		if a, decided := admissionFrom(r.Context(), env.Name); !decided || a.refusal != nil {
+			return env, false, nil, false
+		}
+	default:
+		return env, false, nil, false
+	}
+	if modern, ok = fastVersion(r.Header, env); !ok || !plainHeaders(r.Header) {
+		return env, false, nil, false
+	}
+	if modern && (env.Method == "ping" || !modernMeta(env.Meta)) { // 2026-07-28 has no ping: the go-sdk answers 404
+		return env, false, nil, false
+	}
+	id, ok = wireID(env.ID)
+	return env, modern, id, ok
+}
+
+// fastVersion reports whether the request speaks 2026-07-28 (header and
+// _meta agreeing; the guards already refused a disagreement) or a legacy
+// version without a _meta version. ok is false for anything else.
+func fastVersion(h http.Header, env httpguard.Message) (modern, ok bool) {
+	v := h.Get("Mcp-Protocol-Version")
+	switch {
+	case v == fastModernVersion:
+		return true, env.ProtocolVersion == v
+	case v == "" || (!httpguard.IsModernVersion(v) && slices.Contains(mcp.SupportedProtocolVersions(), v)):
+		return false, env.ProtocolVersion == ""
+	}
+	return false, false
+}
+
+// modernMeta reports whether a 2026-07-28 request's _meta carries what the
+// go-sdk requires of it (SEP-2575): clientCapabilities, and clientInfo if
+// present, each decodable into the go-sdk's types. It decodes as the go-sdk
+// does (a generic value, re-encoded into the type) but with encoding/json,
+// which refuses at least what the go-sdk's case-sensitive decoder refuses:
+// when in doubt the go-sdk answers.
+func modernMeta(raw json.RawMessage) bool {
+	var meta map[string]any
+	if json.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	if v, present := meta[mcp.MetaKeyClientInfo]; present && !redecodes(v, new(mcp.Implementation)) {
+		return false
+	}
+	var caps struct { // the go-sdk's clientCapabilitiesV2
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	return redecodes(meta[mcp.MetaKeyClientCapabilities], &caps)
+}
+
+// redecodes reports whether a decoded JSON value v, present and not null,
+// decodes into to.
+func redecodes(v, to any) bool {
+	if v == nil {
+		return false
+	}
+	b, err := json.Marshal(v)
+	return err == nil && json.Unmarshal(b, to) == nil
+}
+
+// plainHeaders reports that no header asks for what only the go-sdk
+// handles: a Last-Event-ID (refused on POST), or Mcp-Param-* values it
+// checks against the tool's schema.
+func plainHeaders(h http.Header) bool {
+	for k := range h {
+		if k == "Last-Event-Id" || strings.HasPrefix(k, "Mcp-Param-") {
+			return false
+		}
+	}
+	return true
+}
+
+// wireID is the id as the go-sdk writes it back: a number as the integer
+// it read, a string re-encoded (escapes resolved). ok is false when the
+// strict decoder refuses it; the go-sdk then answers.
+func wireID(raw json.RawMessage) ([]byte, bool) {
+	if raw[0] != '"' {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		return strconv.AppendInt(nil, n, 10), err == nil
+	}
+	v, err := jsonscan.DecodeString(raw[1:len(raw)-1], bytes.IndexByte(raw, '\\') >= 0)
+	if err != nil {
+		return nil, false
+	}
+	b, err := marshalWire(v)
+	return b, err == nil
+}
+
+// fastCall is tools/call: the same admission and tool-layer steps as the
+// go-sdk's path, the result encoded once.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte) {
+	ctx := r.Context()
+	req := &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Name: env.Name, Arguments: env.Arguments},
+		Extra:  &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header},
+	}
+	res, err, answered := s.admitCall(ctx, req)
+	if !answered {
+		res, err = s.fast.handlers[env.Name](ctx, req)
+	}
+	if err == nil && res != nil {
+		res = fastToolResult(res, answered)
+	}
+	if err != nil || res == nil {
+		// Unreachable: the HTTP admission answered every refusal before, and
+		// the tool layer turns every failure into a tool error.
+		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
+		return
+	}
+	body, err := s.fastResult(res, modern, !answered)
+	if err != nil {
+		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
+		return
+	}
+	writeFast(w, id, body)
+}
+
+// fastToolResult applies the go-sdk's rule for what a tool handler returns
+// (not what a middleware answers): content is never null.
+func fastToolResult(res *mcp.CallToolResult, admission bool) *mcp.CallToolResult {
+	if admission || res.Content != nil {
+		return res
+	}
+	out := *res
+	out.Content = []mcp.Content{}
+	return &out
+}
+
+// fastResult encodes a tools/call result as the go-sdk does. For
+// 2026-07-28 it adds the server's identity to _meta and, to a result that
+// came from the tool handler (the go-sdk's callTool, not a middleware),
+// resultType "complete": a field the go-sdk keeps unexported and writes
+// last.
+func (s *Server) fastResult(res *mcp.CallToolResult, modern, handled bool) ([]byte, error) {
+	out := *res
+	if modern {
+		meta := maps.Clone(out.Meta)
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
+			meta[mcp.MetaKeyServerInfo] = s.fast.impl
+		}
+		out.Meta = meta
+	}
+	body, err := marshalWire(&out)
+	if err != nil || !modern || !handled {
+		return body, err
+	}
+	body = body[:len(body)-1]
+	if len(body) > 1 {
+		body = append(body, ',')
+	}
+	return append(body, `"resultType":"complete"}`...), nil
+}
+
+// lists encodes the tools/list results once, as the go-sdk pages them
+// (sorted by name, one page).
+func (f *fastTools) lists() (fastList, error) {
+	tools := slices.Clone(f.tools)
+	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	if tools == nil {
+		tools = []*mcp.Tool{}
+	}
+	res := &mcp.ListToolsResult{Tools: tools}
+	res.CacheScope = "public"
+	legacy, err := marshalWire(res)
+	if err != nil {
+		return fastList{}, err
+	}
+	res.ResultType = "complete"
+	res.Meta = mcp.Meta{mcp.MetaKeyServerInfo: f.impl}
+	modern, err := marshalWire(res)
+	return fastList{legacy: legacy, modern: modern}, err
+}
+
+// writeFast writes a JSON-RPC response with the go-sdk's headers.
+func writeFast(w http.ResponseWriter, id, result []byte) {
+	b := make([]byte, 0, len(result)+len(id)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	b = append(b, '}')
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+// marshalWire encodes like the go-sdk's wire encoder: encoding/json without
+// HTML escaping, no trailing newline.
+func marshalWire(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
