@@ -75,7 +75,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle(MCPPath, pipe.Handler(s.admission(s.sdkHandler())))
+	mux.Handle(MCPPath, s.observeHTTP(pipe.Handler, s.admission(s.sdkHandler())))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")

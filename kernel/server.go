@@ -66,6 +66,9 @@ type Options struct {
 	BYOK bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Observer watches calls for metrics and traces (kernel/observe); nil
+	// observes nothing.
+	Observer Observer
 }
 
 // Server is an MCP server with the kernel's controls around its tools.
@@ -82,6 +85,7 @@ type Server struct {
 	digestKey []byte
 	creds     []credential // declared credentials, values in closures
 	outage    outage
+	obs       ServerObserver // nil: not observed
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -119,6 +123,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 		}
 	}
 	s.mcp.AddReceivingMiddleware(s.admitMiddleware)
+	s.observe()
 	return s, nil
 }
 

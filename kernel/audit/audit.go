@@ -42,7 +42,19 @@ type Record struct {
 	// ArgsDigest is a hex SHA-256 of the canonical arguments, keyed per
 	// process so that it cannot be used to guess short values offline.
 	ArgsDigest string `json:"args_digest,omitempty"`
+	// Confirm is what the confirmation gate did, when it ran and decided.
+	Confirm Confirm `json:"confirm,omitempty"`
 }
+
+// Confirm is what the confirmation gate did with a call.
+type Confirm string
+
+// Gate decisions.
+const (
+	ConfirmIssued   Confirm = "issued"   // no token given: a token was issued and the call refused
+	ConfirmRedeemed Confirm = "redeemed" // the token given confirmed this exact call
+	ConfirmRefused  Confirm = "refused"  // the token given did not: a fresh one was issued
+)
 
 // A Sink receives records. Write must be safe for concurrent use and should
 // not block the call for long.
