@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
@@ -219,5 +217,3 @@ func (f *fixture) exhaust(t *testing.T) {
 		t.Fatalf("over the limit: status %d, want 429", status)
 	}
 }
-
-var _ = trace.SpanKindServer
