@@ -49,6 +49,7 @@ type serving struct {
 	env            string
 	redisURL       secret
 	prefix         string // the upstream's variable prefix (HETZNER, RUSTPAD)
+	obs            observing
 }
 
 // register adds the shared flags. prefix names the established variables
@@ -81,6 +82,7 @@ func (s *serving) register(f *flags, prefix string) {
 	s.maxBodyPtr = &maxBody
 	s.env = f.getenv("BULWARK_ENV")
 	f.Secret(&s.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "shared state for replicas: a redis:// URL")
+	s.obs.register(f)
 }
 
 // Limits by deployment. Over stdio the one local user has no per-principal
@@ -177,6 +179,9 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 		return opts, nil, err
 	}
 	opts.Audit = sink
+	if opts.Observer, err = s.obs.observer(); err != nil {
+		return opts, nil, err
+	}
 	return opts, logger, nil
 }
 
@@ -306,6 +311,11 @@ func loopbackBind(addr string) bool {
 
 // serve runs srv over stdio or HTTP until ctx ends.
 func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger *slog.Logger) error {
+	stop, err := s.obs.start(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	if s.http == "" {
 		return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
 	}
