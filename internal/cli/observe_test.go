@@ -5,8 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/hetznerapi"
 )
@@ -37,6 +42,7 @@ func TestMetricsFlag(t *testing.T) {
 		`bulwark_tool_calls_total{outcome="ok",server="bulwark-dns",tool="list_zones"} 1`,
 		`bulwark_upstream_requests_total{result="2xx",server="bulwark-dns"} 1`,
 		`go_goroutines `,
+		`process_cpu_seconds_total `,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("no %q in the scrape", want)
@@ -85,3 +91,47 @@ func TestObservingOffByDefault(t *testing.T) {
 }
 
 func newTestLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestTracesFlushedOnExit: with OTEL_EXPORTER_OTLP_ENDPOINT naming a local
+// OTLP/HTTP receiver, a call's span reaches it under OTEL_SERVICE_NAME by
+// the time the server has stopped.
+func TestTracesFlushedOnExit(t *testing.T) {
+	got := make(chan *collectortrace.ExportTraceServiceRequest, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		req := &collectortrace.ExportTraceServiceRequest{}
+		if r.URL.Path != "/v1/traces" || proto.Unmarshal(b, req) != nil {
+			http.Error(w, "unexpected", http.StatusBadRequest)
+			return
+		}
+		got <- req
+		out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.Write(out)
+	}))
+	t.Cleanup(receiver.Close)
+	t.Cleanup(func() { // runs after the session's own cleanup has stopped the server
+		var names []string
+		var service string
+		for len(got) > 0 {
+			for _, rs := range (<-got).ResourceSpans {
+				for _, kv := range rs.Resource.Attributes {
+					if kv.Key == "service.name" {
+						service = kv.Value.GetStringValue()
+					}
+				}
+				for _, ss := range rs.ScopeSpans {
+					for _, s := range ss.Spans {
+						names = append(names, s.Name)
+					}
+				}
+			}
+		}
+		if !slices.Contains(names, "tools/call create_zone") || service != "dns-test" {
+			t.Errorf("exported spans %v of service %q", names, service)
+		}
+	})
+	vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.URL, "OTEL_SERVICE_NAME": "dns-test"}
+	cs, _, _ := session(t, vars, "-data-dir", t.TempDir(), "-dns-listen", "off")
+	call(t, cs, "create_zone", map[string]any{"name": "example.com", "mode": "primary"})
+}

@@ -26,7 +26,11 @@ func TracingFromEnv(ctx context.Context, getenv func(string) string, service str
 	if err != nil || !on {
 		return nil, err
 	}
-	exp, err := otlptracehttp.New(ctx)
+	var opts []otlptracehttp.Option
+	if u := tracesEndpoint(getenv); u != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(u))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
@@ -54,4 +58,19 @@ func tracingOn(getenv func(string) string) (bool, error) {
 	default:
 		return false, fmt.Errorf("OTEL_TRACES_EXPORTER=%.32q: only otlp (OTLP/HTTP) or none is supported", exp)
 	}
+}
+
+// tracesEndpoint is the traces URL the variables name, read through
+// getenv (so a caller's environment, not only the process's, decides):
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, or OTEL_EXPORTER_OTLP_ENDPOINT
+// with the signal path /v1/traces appended, as the OTLP exporter
+// specification says.
+func tracesEndpoint(getenv func(string) string) string {
+	if u := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")); u != "" {
+		return u
+	}
+	if u := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")); u != "" {
+		return strings.TrimSuffix(u, "/") + "/v1/traces"
+	}
+	return ""
 }

@@ -91,6 +91,19 @@ func TestTraceSpanTree(t *testing.T) {
 		t.Errorf("the refusal's span does not continue the request's trace")
 	}
 	wantAttrs(t, byName["tools/call delete_item"], map[string]string{observe.AttrConfirm: "issued", observe.AttrErrorCode: "confirmation_required"})
+
+	// Over the call limit, with a name the server never registered.
+	f.exhaust(t)
+	var limited sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == "tools/call "+observe.OtherTool {
+			limited = s
+		}
+	}
+	if limited == nil {
+		t.Fatal("no span for the call refused by the limit")
+	}
+	wantAttrs(t, limited, map[string]string{observe.AttrTool: observe.OtherTool, observe.AttrOutcome: "rate_limited", observe.AttrErrorCode: "rate_limited"})
 }
 
 func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string) {
