@@ -116,3 +116,15 @@ func scrape(t *testing.T, addr string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// TestObservedEventStream: a call answered as text/event-stream (it asked
+// for progress) streams through the observer's response recorder.
+func TestObservedEventStream(t *testing.T) {
+	obs, _ := observe.New(&observe.Options{Registerer: prometheus.NewRegistry()})
+	f := newFixture(t, obs)
+	status, body := f.post(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ping","arguments":{},"_meta":{"progressToken":"p1"}}}`,
+		map[string]string{"Authorization": "Bearer " + proKey})
+	if status != http.StatusOK || !strings.HasPrefix(body, "event: message") || !strings.Contains(body, `"id":3`) {
+		t.Fatalf("status %d, body %q", status, body)
+	}
+}
