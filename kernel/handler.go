@@ -28,6 +28,7 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 		start := s.opts.Now()
 		call := s.newCall(ctx, t, req)
 		ctx = context.WithValue(ctx, callKey{}, call)
+		ctx = s.startCall(ctx, t.name)
 		ctx, meter := upstream.WithMeter(ctx)
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
@@ -164,6 +165,7 @@ func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map
 		err := s.issuer.Redeem(ctx, b, token)
 		if err == nil {
 			s.outage.recovered(ctx, s.logger)
+			rec.Confirm = audit.ConfirmRedeemed
 			return nil
 		}
 		if !errors.Is(err, confirm.ErrRefused) {
@@ -177,6 +179,7 @@ func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map
 	s.outage.recovered(ctx, s.logger)
 	rec.Outcome = audit.Refused
 	rec.ErrorCode = string(ConfirmationRequired)
+	rec.Confirm = confirmEvent(token != "")
 	return s.refusal(call, t, in, pv, fresh, token != "")
 }
 

@@ -74,6 +74,9 @@ type Options struct {
 	// serves itself on MCP(); the zero value declares tools and logging
 	// only, and refuses the other features' methods.
 	Features Features
+	// Observer watches calls for metrics and traces (kernel/observe); nil
+	// observes nothing.
+	Observer Observer
 }
 
 // Server is an MCP server with the kernel's controls around its tools.
@@ -92,7 +95,8 @@ type Server struct {
 	outage    outage
 	secrets   func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
 	authz     *authz.Authorizer
-	fast      fastTools // what the HTTP fast path answers from (fastpath.go)
+	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
+	obs       ServerObserver // nil: not observed
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -136,6 +140,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	s.mcp.AddReceivingMiddleware(s.capabilityMiddleware) // runs first: added last
+	s.observe()
 	return s, nil
 }
 

@@ -52,6 +52,7 @@ type serving struct {
 	redisURL       secret
 	prefix         string     // the upstream's variable prefix (HETZNER, RUSTPAD)
 	authz          authzFlags // authz.go
+	obs            observing
 }
 
 // register adds the shared flags. prefix names the established variables
@@ -86,6 +87,7 @@ func (s *serving) register(f *flags, prefix string) {
 	s.env = f.getenv("BULWARK_ENV")
 	f.Secret(&s.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "shared state for replicas: a redis:// URL")
 	s.authz.register(f)
+	s.obs.register(f)
 }
 
 // Limits by deployment. Over stdio the one local user has no per-principal
@@ -191,6 +193,9 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 		return opts, nil, err
 	}
 	opts.Audit = sink
+	if opts.Observer, err = s.obs.observer(); err != nil {
+		return opts, nil, err
+	}
 	return opts, logger, nil
 }
 
@@ -327,6 +332,11 @@ func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger
 		return env.doctor.serve(ctx, s, srv)
 	}
 	s.authz.watch(ctx, srv)
+	stop, err := s.obs.start(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	if s.http == "" {
 		if isTerminal(env.Stdin) {
 			fmt.Fprintln(env.Stderr, stdinHint)

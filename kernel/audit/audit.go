@@ -47,7 +47,19 @@ type Record struct {
 	// AuthzPolicies the ids of the policies that decided.
 	Authz         string   `json:"authz,omitempty"`
 	AuthzPolicies []string `json:"authz_policies,omitempty"`
+	// Confirm is what the confirmation gate did, when it ran and decided.
+	Confirm Confirm `json:"confirm,omitempty"`
 }
+
+// Confirm is what the confirmation gate did with a call.
+type Confirm string
+
+// Gate decisions.
+const (
+	ConfirmIssued   Confirm = "issued"   // no token given: a token was issued and the call refused
+	ConfirmRedeemed Confirm = "redeemed" // the token given confirmed this exact call
+	ConfirmRefused  Confirm = "refused"  // the token given did not: a fresh one was issued
+)
 
 // A Sink receives records. Write must be safe for concurrent use and should
 // not block the call for long.

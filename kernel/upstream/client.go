@@ -210,7 +210,12 @@ func validMethod(m string) bool {
 // errAttemptTimeout is the cause of an attempt context that hit c.timeout.
 var errAttemptTimeout = errors.New("upstream attempt timeout")
 
-func (c *Client) attempt(ctx context.Context, req *Request, retry bool) (*Response, error) {
+func (c *Client) attempt(ctx context.Context, req *Request, retry bool) (resp *Response, err error) {
+	if o := observerFrom(ctx); o != nil {
+		var done func(int, error)
+		ctx, done = o.Attempt(ctx, req.method(), req.URL.Host, retry)
+		defer func() { done(statusOf(resp), err) }()
+	}
 	actx, cancel := context.WithTimeoutCause(ctx, c.timeout, errAttemptTimeout)
 	defer cancel()
 	hreq, err := c.newHTTPRequest(actx, req)
@@ -223,7 +228,7 @@ func (c *Client) attempt(ctx context.Context, req *Request, retry bool) (*Respon
 		return nil, c.classify(ctx, actx, err)
 	}
 	defer hresp.Body.Close()
-	resp := &Response{StatusCode: hresp.StatusCode, Header: hresp.Header}
+	resp = &Response{StatusCode: hresp.StatusCode, Header: hresp.Header}
 	if err := c.readBody(ctx, actx, hresp, resp); err != nil {
 		return nil, err
 	}
