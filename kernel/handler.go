@@ -221,6 +221,11 @@ func pick(args map[string]any, fields []string) map[string]any {
 	return m
 }
 
+// staleTokenHint is the refusal's hint when a token was given and did not
+// confirm the call: tokens live in the process that issued them (or its
+// shared store), so a client that starts a new server per call never can.
+const staleTokenHint = "Tokens live in the server process that issued them (or in the Redis its replicas share): a client that starts a new bulwark process for every call can never confirm. Keep one session for both calls, or serve HTTP."
+
 // refusal is the result that carries a fresh token. It quotes the caller's
 // own arguments (through Action) and the preview's counts, nothing else.
 func (s *Server) refusal(call *Call, t *Tool, in any, pv Preview, token string, hadToken bool) *mcp.CallToolResult {
@@ -239,11 +244,17 @@ func (s *Server) refusal(call *Call, t *Tool, in any, pv Preview, token string, 
 	ttl := int(s.issuer.TTL().Seconds())
 	fmt.Fprintf(&b, " To proceed, call %s again with the same arguments and confirmToken: %q. The token is valid for %d seconds, works once, and only for exactly these arguments.", t.name, token, ttl)
 	msg := clean(b.String())
+	errObj := map[string]any{"code": ConfirmationRequired, "message": msg}
+	text := msg
+	if hadToken {
+		errObj["hint"] = staleTokenHint
+		text += "\nHint: " + staleTokenHint
+	}
 	return &mcp.CallToolResult{
 		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: msg}},
+		Content: []mcp.Content{&mcp.TextContent{Text: text}},
 		StructuredContent: map[string]any{
-			"error":            map[string]any{"code": ConfirmationRequired, "message": msg},
+			"error":            errObj,
 			"confirmToken":     token,
 			"expiresInSeconds": ttl,
 		},
