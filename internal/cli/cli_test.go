@@ -71,7 +71,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("help dns: %d", code)
 	}
-	for _, want := range []string{"-http", "[HETZNER_READ_ONLY]", "-hetzner-token-file", "-allow-zones", "-data-dir", "-dns-listen"} {
+	for _, want := range []string{"-http", "[BULWARK_READ_ONLY, or HETZNER_READ_ONLY]", "[DNS_ALLOW_ZONES, or HETZNER_ALLOW_ZONES]", "-hetzner-token-file", "-allow-zones", "-data-dir", "-dns-listen"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("help dns lacks %q", want)
 		}
@@ -109,7 +109,7 @@ func TestInvalidConfigurationStops(t *testing.T) {
 		{"cors * with API keys", nil, []string{"-http", "127.0.0.1:0", "-allowed-origins", "*", "-auth", "apikey", "-api-keys-file", "KEYS", "-dns-listen", "off", "-data-dir", "DIR"}, "-insecure-allow-any-origin"},
 		{"unknown store-outage mode", nil, []string{"-store-outage", "maybe", "-dns-listen", "off", "-data-dir", "DIR"}, "-store-outage"},
 		{"flood guard off", nil, []string{"-http", "127.0.0.1:0", "-flood-limit", "0", "-dns-listen", "off", "-data-dir", "DIR"}, "-flood-limit"},
-		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "delete_zone: -read-only (HETZNER_READ_ONLY) is on, so remove the tool from -allow-tools (HETZNER_ALLOW_TOOLS)"},
+		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "delete_zone: -read-only (BULWARK_READ_ONLY or HETZNER_READ_ONLY) is on, so remove the tool from -allow-tools (BULWARK_ALLOW_TOOLS or HETZNER_ALLOW_TOOLS)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -362,4 +362,40 @@ func TestSecretVariableMustBeListed(t *testing.T) {
 	}()
 	var s secret
 	newFlags(flag.NewFlagSet("x", flag.ContinueOnError), Env{}).Secret(&s, "x-file", "SOME_TOKEN", "x")
+}
+
+// TestNeutralNamesAndAliases: the generic settings have neutral names, the
+// established HETZNER_* names stay as aliases, and the two disagreeing is
+// an error rather than a silent choice.
+func TestNeutralNamesAndAliases(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"dns", "-dns-listen", "off", "-data-dir", dir}
+	for name, c := range map[string]struct {
+		vars map[string]string
+		ok   bool
+		want string
+	}{
+		"neutral":       {map[string]string{"BULWARK_DENY_TOOLS": "delete_zone", "DNS_ALLOW_ZONES": "example.com"}, true, ""},
+		"alias":         {map[string]string{"HETZNER_DENY_TOOLS": "delete_zone", "HETZNER_ALLOW_ZONES": "example.com"}, true, ""},
+		"both agreeing": {map[string]string{"BULWARK_READ_ONLY": "true", "HETZNER_READ_ONLY": "true"}, true, ""},
+		"disagreeing":   {map[string]string{"BULWARK_READ_ONLY": "true", "HETZNER_READ_ONLY": "false"}, false, "BULWARK_READ_ONLY and HETZNER_READ_ONLY are both set and disagree"},
+		"bad boolean":   {map[string]string{"BULWARK_READ_ONLY": "maybe"}, false, "BULWARK_READ_ONLY or HETZNER_READ_ONLY: \"maybe\" is not a boolean"},
+		// Read-only set by either name takes effect: it contradicts the
+		// allow list below, and startup says so.
+		"neutral takes effect": {map[string]string{"BULWARK_READ_ONLY": "true", "BULWARK_ALLOW_TOOLS": "delete_zone"}, false, "-read-only (BULWARK_READ_ONLY or HETZNER_READ_ONLY) is on"},
+		"alias takes effect":   {map[string]string{"HETZNER_READ_ONLY": "true", "HETZNER_ALLOW_TOOLS": "delete_zone"}, false, "-read-only (BULWARK_READ_ONLY or HETZNER_READ_ONLY) is on"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := run(t, c.vars, append([]string{"doctor"}, base...)...)
+			if c.ok {
+				if code != 0 || strings.Contains(out, "FAIL") {
+					t.Fatalf("exit %d\n%s%s", code, out, errOut)
+				}
+				return
+			}
+			if code == 0 || !strings.Contains(out+errOut, c.want) {
+				t.Fatalf("exit %d, want %q in:\n%s%s", code, c.want, out, errOut)
+			}
+		})
+	}
 }

@@ -44,7 +44,7 @@ func setupDNS(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	c.baseURL = base
 	fs.StringVar(&c.baseURL, "hetzner-base-url", base, "hetzner: the API base URL (default "+hetzner.DefaultBaseURL+") [HETZNER_API_BASE_URL]")
 	f.Secret(&c.token, "hetzner-token-file", "HETZNER_API_TOKEN", "hetzner: the API token")
-	f.List(&c.allowZones, "allow-zones", "HETZNER_ALLOW_ZONES", "the only zones any tool may read or change")
+	f.List(&c.allowZones, "allow-zones", "DNS_ALLOW_ZONES|HETZNER_ALLOW_ZONES", "the only zones any tool may read or change")
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {
 			return err

@@ -21,18 +21,36 @@ type flags struct {
 
 func newFlags(fs *flag.FlagSet, env Env) *flags { return &flags{fs: fs, env: env} }
 
+// usage appends the variable that sets the flag: "[NAME]", or for a
+// neutral name with an established alias "[NAME, or ALIAS]".
 func (f *flags) usage(usage, envName string) string {
 	if envName == "" {
 		return usage
 	}
-	return fmt.Sprintf("%s [%s]", usage, envName)
+	return fmt.Sprintf("%s [%s]", usage, strings.ReplaceAll(envName, "|", ", or "))
 }
 
-func (f *flags) getenv(name string) string {
-	if name == "" || f.env.Getenv == nil {
+// getenv reads a variable. envName may be "NAME|ALIAS": the neutral name
+// and the established upstream name it replaces (BULWARK_READ_ONLY and
+// HETZNER_READ_ONLY). Either sets the flag; both set to different values is
+// an error, reported with the others, rather than a silent choice.
+func (f *flags) getenv(envName string) string {
+	if envName == "" || f.env.Getenv == nil {
 		return ""
 	}
-	return f.env.Getenv(name)
+	names := strings.Split(envName, "|")
+	var name, value string
+	for _, n := range names {
+		v := f.env.Getenv(n)
+		switch {
+		case v == "":
+		case value == "":
+			name, value = n, v
+		case v != value:
+			f.errs = append(f.errs, fmt.Errorf("%s and %s are both set and disagree: set one", name, n))
+		}
+	}
+	return value
 }
 
 // String registers a string flag.
@@ -49,7 +67,7 @@ func (f *flags) Bool(p *bool, name, envName string, def bool, usage string) {
 	if v := f.getenv(envName); v != "" {
 		b, ok := parseBool(v)
 		if !ok {
-			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a boolean (use true or false)", envName, v))
+			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a boolean (use true or false)", strings.ReplaceAll(envName, "|", " or "), v))
 		} else {
 			def = b
 		}
@@ -72,7 +90,7 @@ func (f *flags) Int(p *int, name, envName string, def int, usage string) {
 	if v := f.getenv(envName); v != "" {
 		var n int
 		if _, err := fmt.Sscan(v, &n); err != nil {
-			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a number", envName, v))
+			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a number", strings.ReplaceAll(envName, "|", " or "), v))
 		} else {
 			def = n
 		}
@@ -115,7 +133,7 @@ func (a autoInt) or(def int) int {
 func (f *flags) AutoInt(p *autoInt, name, envName, usage string) {
 	if v := f.getenv(envName); v != "" {
 		if err := p.Set(v); err != nil {
-			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a number", envName, v))
+			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a number", strings.ReplaceAll(envName, "|", " or "), v))
 		}
 	}
 	f.fs.Var(p, name, f.usage(usage, envName))
@@ -126,7 +144,7 @@ func (f *flags) Duration(p *time.Duration, name, envName string, def time.Durati
 	if v := f.getenv(envName); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a duration (e.g. 30s)", envName, v))
+			f.errs = append(f.errs, fmt.Errorf("%s: %q is not a duration (e.g. 30s)", strings.ReplaceAll(envName, "|", " or "), v))
 		} else {
 			def = d
 		}

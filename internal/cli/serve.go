@@ -55,14 +55,16 @@ type serving struct {
 	obs            observing
 }
 
-// register adds the shared flags. prefix names the established variables
-// of the server's upstream (HETZNER → HETZNER_READ_ONLY, …).
+// register adds the shared flags. The generic settings have neutral names
+// (BULWARK_READ_ONLY, BULWARK_ALLOW_TOOLS, BULWARK_DENY_TOOLS); prefix names
+// the established variables of the server's upstream, kept as aliases
+// (HETZNER → HETZNER_READ_ONLY, …).
 func (s *serving) register(f *flags, prefix string) {
 	s.prefix = prefix
 	f.String(&s.http, "http", "BULWARK_HTTP", "", "serve Streamable HTTP at `ADDR`/mcp instead of stdio (a bare :port binds 127.0.0.1)")
-	f.Bool(&s.readOnly, "read-only", prefix+"_READ_ONLY", false, "register only the read-only tools")
-	f.List(&s.allow, "allow-tools", prefix+"_ALLOW_TOOLS", "only these tools (exact names or prefix*)")
-	f.List(&s.deny, "deny-tools", prefix+"_DENY_TOOLS", "not these tools (exact names or prefix*)")
+	f.Bool(&s.readOnly, "read-only", "BULWARK_READ_ONLY|"+prefix+"_READ_ONLY", false, "register only the read-only tools")
+	f.List(&s.allow, "allow-tools", "BULWARK_ALLOW_TOOLS|"+prefix+"_ALLOW_TOOLS", "only these tools (exact names or prefix*)")
+	f.List(&s.deny, "deny-tools", "BULWARK_DENY_TOOLS|"+prefix+"_DENY_TOOLS", "not these tools (exact names or prefix*)")
 	f.String(&s.auditTo, "audit", "BULWARK_AUDIT", "", "write one JSON line per tool call to `PATH` (or \"stderr\")")
 	f.String(&s.logLevel, "log-level", "BULWARK_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	f.Duration(&s.confirmTTL, "confirm-ttl", "BULWARK_CONFIRM_TTL", confirm.DefaultTTL, "how long a confirmation token stays valid")
@@ -126,7 +128,7 @@ func (s *serving) limits() (rate, flood int) {
 // settings to change.
 func (s *serving) kernelError(err error) error {
 	if errors.Is(err, kernel.ErrWriteToolReadOnly) {
-		return fmt.Errorf("%w: %v: -read-only (%s_READ_ONLY) is on, so remove the tool from -allow-tools (%s_ALLOW_TOOLS) or turn read-only off",
+		return fmt.Errorf("%w: %v: -read-only (BULWARK_READ_ONLY or %s_READ_ONLY) is on, so remove the tool from -allow-tools (BULWARK_ALLOW_TOOLS or %s_ALLOW_TOOLS) or turn read-only off",
 			errUsage, err, s.prefix, s.prefix)
 	}
 	return fmt.Errorf("%w: %v", errUsage, err)

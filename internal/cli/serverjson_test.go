@@ -58,7 +58,7 @@ type registryInput struct {
 // stamps the binary with the same tag.
 const registryVersion = "0.1.0"
 
-var envSuffix = regexp.MustCompile(` \[([A-Z][A-Z0-9_]*)\]$`)
+var envSuffix = regexp.MustCompile(` \[([A-Z][A-Z0-9_]*)(?:, or ([A-Z][A-Z0-9_]*))?\]$`)
 
 // serverEnv lists the environment variables a command's flags read, in
 // flag order, from the "[VAR]" its usage ends with.
@@ -81,6 +81,9 @@ func serverEnv(t *testing.T, c command) []registryInput {
 		_, usage := flag.UnquoteUsage(f)
 		usage = strings.TrimSuffix(usage, m[0])
 		usage = strings.Replace(usage, " (a file holding it)", "", 1)
+		if m[2] != "" {
+			usage += " (also read as " + m[2] + ")"
+		}
 		in := registryInput{Name: name, Description: usage, IsSecret: bootenv.IsSecret(name), IsRequired: name == c.needs}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			in.Format = "boolean"
