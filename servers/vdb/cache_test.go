@@ -33,16 +33,23 @@ type httpFixture struct {
 	url  string
 }
 
-func newHTTPFixture(t *testing.T) *httpFixture { return newHTTPFixtureAuth(t, true) }
+func newHTTPFixture(t testing.TB) *httpFixture { return newHTTPFixtureAuth(t, true) }
 
 // newHTTPFixtureAuth: with auth, bulwark authenticates its clients by API
 // key; without, it serves loopback without authentication. Either way the
 // Vulnetix credential travels in X-Vulnetix-Authorization (the kernel
 // consumes and strips Authorization: no token passthrough).
-func newHTTPFixtureAuth(t *testing.T, auth bool) *httpFixture {
+func newHTTPFixtureAuth(t testing.TB, auth bool) *httpFixture {
+	return newHTTPFixtureWith(t, auth, nil, vdb.Config{})
+}
+
+// newHTTPFixtureWith is newHTTPFixtureAuth with the fake's options (nil:
+// defaults) and the server's configuration (its URLs are set here).
+func newHTTPFixtureWith(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.Config) *httpFixture {
 	t.Helper()
-	f := &httpFixture{fake: vdbapi.Start(t, nil)}
-	srv, err := vdb.New(vdb.Config{APIBaseURL: f.fake.APIURL(), SiteBaseURL: f.fake.SiteURL()},
+	f := &httpFixture{fake: vdbapi.Start(t, fopts)}
+	cfg.APIBaseURL, cfg.SiteBaseURL = f.fake.APIURL(), f.fake.SiteURL()
+	srv, err := vdb.New(cfg,
 		vdb.Deps{HTTP: &upstream.Options{Timeout: 5 * time.Second, Sleep: func(context.Context, time.Duration) error { return nil }}})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +91,7 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // session connects as the MCP principal with mcpKey, relaying vdbCred.
-func (f *httpFixture) session(t *testing.T, mcpKey, vdbCred string) *mcp.ClientSession {
+func (f *httpFixture) session(t testing.TB, mcpKey, vdbCred string) *mcp.ClientSession {
 	t.Helper()
 	hc := &http.Client{Transport: headerRT{"Authorization": "Bearer " + mcpKey, fwdHeader: vdbCred}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(context.Background(),
@@ -96,7 +103,7 @@ func (f *httpFixture) session(t *testing.T, mcpKey, vdbCred string) *mcp.ClientS
 	return cs
 }
 
-func callHTTP(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (map[string]any, bool) {
+func callHTTP(t testing.TB, cs *mcp.ClientSession, tool string, args map[string]any) (map[string]any, bool) {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
@@ -108,12 +115,11 @@ func callHTTP(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 	return out, res.IsError
 }
 
-// TestCachePerPrincipal: answers are cached per principal and credential.
-// Bob never sees Alice's cached (org-scoped) VEX answer — not with his own
-// key, and not with a forged key naming Alice's organisation; the bulwark
-// client token is never relayed upstream.
-func TestCachePerPrincipal(t *testing.T) {
-	f := newHTTPFixture(t)
+// checkCachePerPrincipal: on a fresh httpFixture, Alice's org-scoped VEX
+// answer is cached for her (one upstream request for two calls) and Bob,
+// with his own key, gets his own answer, not hers from the cache.
+func checkCachePerPrincipal(t testing.TB, f *httpFixture) {
+	t.Helper()
 	keyA := f.fake.AddKey(vdbapi.OrgA, "secret-a")
 	keyB := f.fake.AddKey(vdbapi.OrgB, "secret-b")
 	f.fake.SetVEX(vdbapi.OrgA, vdbapi.Log4Shell, "not_affected")
@@ -142,6 +148,16 @@ func TestCachePerPrincipal(t *testing.T) {
 	if b["cached"] != false || string(bobText) == string(aliceText) || !strings.Contains(string(bobText), "affected") {
 		t.Fatalf("bob got alice's answer: %v", b)
 	}
+}
+
+// TestCachePerPrincipal: answers are cached per principal and credential.
+// Bob never sees Alice's cached (org-scoped) VEX answer — not with his own
+// key, and not with a forged key naming Alice's organisation; the bulwark
+// client token is never relayed upstream.
+func TestCachePerPrincipal(t *testing.T) {
+	f := newHTTPFixture(t)
+	checkCachePerPrincipal(t, f)
+	args := map[string]any{"id": vdbapi.Log4Shell}
 
 	forged := f.session(t, bobMCPKey, "ApiKey "+vdbapi.OrgA+":"+strings.Repeat("0", 64))
 	if out, isErr := callHTTP(t, forged, "vdb_vex", args); !isErr {

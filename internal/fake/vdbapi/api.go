@@ -82,6 +82,10 @@ func tripRoute(p string) bool {
 // proxy-like faults, auth (401/403), rate limit (429), other faults,
 // route (404/405), cache (304), handler.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, rec *Request) {
+	if s.opts.Latency > 0 && !s.wait(r.Context(), s.opts.Latency) {
+		w.WriteHeader(StatusClientClosed)
+		return
+	}
 	path := r.URL.EscapedPath()
 	if isTripWire(r.Method, r.URL) {
 		s.tripWire(rec)

@@ -139,4 +139,7 @@
 // (R) marks the fake's reconstructions where the reference gives no shape
 // (record and list bodies, Cache-Control values); flip them after a live
 // check. Everything listens on 127.0.0.1 only. The clock is Options.Now.
+// Options.Latency delays every API answer by a fixed time on the real clock
+// (an internet round trip, for benchmarks); an abandoned request stops
+// waiting.
 package vdbapi

@@ -309,3 +309,50 @@ func TestFaultSelection(t *testing.T) {
 	f.ClearFaults()
 	f.authorize(t)
 }
+
+// Options.Latency delays every API answer by the set time, and a request
+// whose client goes away stops waiting at once (recorded as
+// StatusClientClosed) instead of holding its handler for the whole delay.
+func TestLatency(t *testing.T) {
+	const d = 60 * time.Millisecond
+	f := start(t, &Options{Latency: d})
+	get := func(ctx context.Context) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.APIURL()+APIVersion+"/sources", nil)
+		req.Header.Set("Authorization", "ApiKey "+f.key)
+		return http.DefaultClient.Do(req)
+	}
+	begin := time.Now()
+	res, err := get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if took := time.Since(begin); res.StatusCode != http.StatusOK || took < d {
+		t.Fatalf("status %d after %v, want 200 after at least %v", res.StatusCode, took, d)
+	}
+
+	slow := start(t, &Options{Latency: time.Hour})
+	get = func(ctx context.Context) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", slow.APIURL()+APIVersion+"/sources", nil)
+		req.Header.Set("Authorization", "ApiKey "+slow.key)
+		return http.DefaultClient.Do(req)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := get(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("an hour's latency answered: %v", err)
+	}
+	// The handler returns (and records its status) only when it stops
+	// waiting; with the Server still open, only the cancellation can end it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rs := slow.Requests()
+		if len(rs) == 1 && rs[0].Status == StatusClientClosed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the handler still waits after its client went away: %+v", rs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

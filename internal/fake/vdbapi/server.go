@@ -58,7 +58,18 @@ type Options struct {
 	// when a trip-wire route is called (the fake's own tests use it). The
 	// calls are still recorded with Request.TripWire set.
 	TolerateTripWires bool
+	// Latency delays every answer of the API host (headers included) by
+	// this long, measured on the real clock (not Now), as a network round
+	// trip to the real API would: a fixed per-request upstream latency for
+	// benchmarks. A request whose client goes away (or whose Server closes)
+	// during the wait stops waiting and is recorded with status
+	// StatusClientClosed. Zero means none (loopback speed).
+	Latency time.Duration
 }
+
+// StatusClientClosed is the status recorded for a request abandoned by its
+// client during Options.Latency (nginx's 499; nothing reaches the client).
+const StatusClientClosed = 499
 
 // Server is the fake VDB API and sign-in site, each on its own loopback
 // port, plus a third "elsewhere" host for off-host redirects. It is safe for
