@@ -16,7 +16,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultTimeout           = 30 * time.Second
+	defaultTimeout           = 30 * time.Second
 	DefaultMaxBodyBytes      = 8 << 20
 	DefaultMaxErrorBodyBytes = 64 << 10
 	DefaultUserAgent         = "bulwark"
@@ -25,7 +25,7 @@ const (
 // Options configure a Client. The zero value (or nil) is safe and useful.
 type Options struct {
 	// Timeout bounds one attempt: connecting, sending, waiting and reading
-	// the body. 0 means DefaultTimeout.
+	// the body. 0 means defaultTimeout.
 	Timeout time.Duration
 	// MaxBodyBytes caps a 2xx body; a longer one fails with
 	// ErrResponseTooLarge. 0 means DefaultMaxBodyBytes.
@@ -111,7 +111,7 @@ func New(opts *Options) *Client {
 		o = *opts
 	}
 	c := &Client{
-		timeout:    positive(o.Timeout, DefaultTimeout),
+		timeout:    positive(o.Timeout, defaultTimeout),
 		maxBody:    positive(o.MaxBodyBytes, DefaultMaxBodyBytes),
 		maxErrBody: positive(o.MaxErrorBodyBytes, DefaultMaxErrorBodyBytes),
 		retry:      o.Retry.withDefaults(),
