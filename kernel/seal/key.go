@@ -13,7 +13,7 @@ var errKeyEncoding = errors.New("seal: master key is neither hex nor base64")
 // ParseKey decodes a master secret as it is kept in an environment variable
 // or a key file (for example MCP_AEAD_KEY): hex, or standard or URL-safe
 // base64 with or without padding. Surrounding white space is ignored. It
-// returns ErrShortKey when fewer than minKeyLen bytes result, and
+// returns ErrShortKey when fewer than 32 bytes result, and
 // ErrWeakKey for a repeated byte. Error messages never contain the input.
 //
 // Generate a key with, for example, `openssl rand -base64 32`.

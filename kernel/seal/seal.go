@@ -61,13 +61,13 @@ var (
 	ErrInvalid = errors.New("seal: invalid handle")
 	// ErrExpired means the handle is authentic but its lifetime has passed.
 	ErrExpired = errors.New("seal: handle expired")
-	// ErrShortKey means the master secret is shorter than minKeyLen bytes.
+	// ErrShortKey means the master secret is shorter than 32 bytes (minKeyLen).
 	ErrShortKey = errors.New("seal: master key shorter than 32 bytes")
 	// ErrWeakKey means the master secret is a single repeated byte.
 	ErrWeakKey = errors.New("seal: master key is a repeated byte")
 	// ErrPurpose means the purpose string is empty or longer than 255 bytes.
 	ErrPurpose = errors.New("seal: purpose must be 1 to 255 bytes")
-	// ErrTTL means the lifetime is not positive or exceeds maxTTL.
+	// ErrTTL means the lifetime is not positive or exceeds 366 days (maxTTL).
 	ErrTTL = errors.New("seal: ttl must be positive and at most maxTTL")
 	// ErrTooLarge means the payload exceeds the configured maximum.
 	ErrTooLarge = errors.New("seal: payload too large")
@@ -78,7 +78,7 @@ type Options struct {
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
 	// MaxPayload caps the payload size in bytes; zero means
-	// defaultMaxPayload. Open rejects longer handles before decoding them.
+	// 16 KiB (defaultMaxPayload). Open rejects longer handles before decoding them.
 	MaxPayload int
 }
 
@@ -92,7 +92,7 @@ type Sealer struct {
 	keys map[string]cipher.AEAD
 }
 
-// New returns a Sealer keyed by master, which must hold at least minKeyLen
+// New returns a Sealer keyed by master, which must hold at least 32
 // random bytes. The slice is copied.
 func New(master []byte, opts *Options) (*Sealer, error) {
 	if len(master) < minKeyLen {

@@ -8,7 +8,7 @@
 // call when a token cannot be redeemed or issued, and the rate limiter
 // refuses a call it cannot count).
 //
-// Keys, under the prefix (defaultPrefix unless set):
+// Keys, under the prefix ("bulwark:" unless set):
 //
 //	confirm:{P}:<sha256(token) hex>  hash: principal, digest, expiry (ms); PEXPIREAT the expiry
 //	pending:{P}                      sorted set of the principal's pending token hashes, oldest first
@@ -46,7 +46,7 @@ var errBadURL = errors.New("store: the Redis URL is not a valid redis://, rediss
 
 // RedisOptions configure a Redis store. The zero value is usable.
 type RedisOptions struct {
-	// Prefix starts every key; defaultPrefix when empty. Replicas that
+	// Prefix starts every key; "bulwark:" when empty. Replicas that
 	// share state must use the same prefix. It must not hold braces, which
 	// would change the keys' Redis Cluster hash tag.
 	Prefix string

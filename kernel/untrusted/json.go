@@ -29,6 +29,8 @@ const markerReserve = 64 + maxDepth*48
 // strings, cleans every key and string, and truncates structurally so that the
 // output is valid JSON of at most MaxResult bytes. Numbers and literals are
 // copied as they are.
+// It refuses input that is not one JSON value, or that nests deeper than
+// 128 (maxDepth).
 func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
 	w := writer{
 		in:        jsonscan.Scanner{Data: doc},

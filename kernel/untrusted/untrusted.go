@@ -45,7 +45,7 @@ const Redacted = "[redacted]"
 type Envelope struct {
 	// Source names where the data comes from, e.g. "hetzner-cloud-api".
 	Source string
-	// Note follows the closing tag; defaultNote when empty.
+	// Note follows the closing tag; a default note (defaultNote) when empty.
 	Note string
 	// MaxString is the longest string value kept whole, in characters.
 	MaxString int

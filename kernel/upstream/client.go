@@ -25,7 +25,7 @@ const (
 // Options configure a Client. The zero value (or nil) is safe and useful.
 type Options struct {
 	// Timeout bounds one attempt: connecting, sending, waiting and reading
-	// the body. 0 means defaultTimeout.
+	// the body. 0 means 30 seconds (defaultTimeout).
 	Timeout time.Duration
 	// MaxBodyBytes caps a 2xx body; a longer one fails with
 	// ErrResponseTooLarge. 0 means DefaultMaxBodyBytes.

@@ -36,7 +36,7 @@ const (
 
 // Target is a Redis for one test.
 type Target struct {
-	// Kind is kindCluster, KindRedis or KindMiniredis.
+	// Kind is KindRedis, KindMiniredis or "cluster".
 	Kind string
 	// Prefix is the test's own key prefix.
 	Prefix string
