@@ -37,7 +37,7 @@ import (
 // Defaults of RedisOptions' zero values.
 const (
 	defaultPrefix  = "bulwark:"
-	DefaultTimeout = 2 * time.Second
+	defaultTimeout = 2 * time.Second
 )
 
 // errBadURL is returned by ParseRedisURL for any URL it cannot use. It never
@@ -50,7 +50,7 @@ type RedisOptions struct {
 	// share state must use the same prefix. It must not hold braces, which
 	// would change the keys' Redis Cluster hash tag.
 	Prefix string
-	// Timeout bounds each operation; DefaultTimeout when zero.
+	// Timeout bounds each operation; 2 seconds (defaultTimeout) when zero.
 	Timeout time.Duration
 }
 
@@ -69,7 +69,7 @@ var (
 
 // NewRedis returns a store over client, which the caller keeps and closes.
 func NewRedis(client redis.UniversalClient, opts *RedisOptions) *Redis {
-	r := &Redis{client: client, prefix: defaultPrefix, timeout: DefaultTimeout}
+	r := &Redis{client: client, prefix: defaultPrefix, timeout: defaultTimeout}
 	if opts != nil && opts.Prefix != "" {
 		r.prefix = opts.Prefix
 	}

@@ -14,7 +14,7 @@ import (
 // Errors returned by Parse and ValidState. Use errors.Is.
 var (
 	errTraceparent = errors.New("w3ctrace: invalid traceparent")
-	ErrTracestate  = errors.New("w3ctrace: invalid tracestate")
+	errTracestate  = errors.New("w3ctrace: invalid tracestate")
 )
 
 // maxStateLen caps a tracestate: W3C asks vendors to propagate at least 512
@@ -89,10 +89,10 @@ func visibleASCII(s string) bool {
 // each key=value per W3C Trace Context level 1 (so no newline or other
 // control character anywhere), keys unique; empty members and optional
 // whitespace around members are allowed, and "" is valid (no state).
-// Errors wrap ErrTracestate.
+// Errors wrap errTracestate.
 func ValidState(s string) error {
 	if len(s) > maxStateLen {
-		return fmt.Errorf("over %d characters: %w", maxStateLen, ErrTracestate)
+		return fmt.Errorf("over %d characters: %w", maxStateLen, errTracestate)
 	}
 	var keys [maxStateMembers]string
 	n := 0
@@ -101,7 +101,7 @@ func ValidState(s string) error {
 		member = strings.Trim(member, " \t")
 		if member != "" {
 			if n == maxStateMembers {
-				return fmt.Errorf("over %d members: %w", maxStateMembers, ErrTracestate)
+				return fmt.Errorf("over %d members: %w", maxStateMembers, errTracestate)
 			}
 			key, err := stateMember(member)
 			if err != nil {
@@ -109,7 +109,7 @@ func ValidState(s string) error {
 			}
 			for _, k := range keys[:n] {
 				if k == key {
-					return fmt.Errorf("duplicate key: %w", ErrTracestate)
+					return fmt.Errorf("duplicate key: %w", errTracestate)
 				}
 			}
 			keys[n] = key
@@ -125,7 +125,7 @@ func ValidState(s string) error {
 func stateMember(m string) (key string, err error) {
 	key, value, ok := strings.Cut(m, "=")
 	if !ok || !validKey(key) || !validValue(value) {
-		return "", fmt.Errorf("malformed list member: %w", ErrTracestate)
+		return "", fmt.Errorf("malformed list member: %w", errTracestate)
 	}
 	return key, nil
 }

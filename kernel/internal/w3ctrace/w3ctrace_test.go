@@ -98,7 +98,7 @@ func TestValidState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := ValidState(tt.in)
-			if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrTracestate) {
+			if (err == nil) != tt.ok || err != nil && !errors.Is(err, errTracestate) {
 				t.Fatalf("ValidState(%q) = %v, want ok=%v", tt.in, err, tt.ok)
 			}
 		})
