@@ -26,7 +26,7 @@ func TestContentResults(t *testing.T) {
 	big := kernel.NewTool(kernel.Spec[struct{}, kernel.Content]{
 		Name: "big", Description: "Too big.", Policy: readPolicy,
 		Handle: func(context.Context, *kernel.Call, struct{}) (kernel.Content, error) {
-			return kernel.Content{&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, kernel.MaxBlobBytes+1)}}, nil
+			return kernel.Content{&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, kernel.MaxBlobBytesForTest+1)}}, nil
 		},
 	})
 	srv, err := kernel.New(kernel.Info{Name: "x"}, []kernel.Tool{tool, big}, &kernel.Options{})

@@ -147,8 +147,8 @@ func (g Gate) String() string {
 	return kind + "; bound to " + strings.Join(fields, ", ")
 }
 
-// ErrPolicy reports a tool whose policy is incomplete or contradictory.
-var ErrPolicy = errors.New("kernel: invalid tool policy")
+// errPolicy reports a tool whose policy is incomplete or contradictory.
+var errPolicy = errors.New("kernel: invalid tool policy")
 
 // Validate checks that every field is set and that the fields agree.
 func (p Policy) Validate() error {
@@ -158,22 +158,22 @@ func (p Policy) Validate() error {
 		v    YesNo
 	}{{"ReadOnly", p.ReadOnly}, {"Destructive", p.Destructive}, {"Idempotent", p.Idempotent}, {"OpenWorld", p.OpenWorld}} {
 		if f.v != Yes && f.v != No {
-			return fmt.Errorf("%w: %s is not set", ErrPolicy, f.name)
+			return fmt.Errorf("%w: %s is not set", errPolicy, f.name)
 		}
 	}
 	switch {
 	case p.Confirm.mode == gateUnset:
-		return fmt.Errorf("%w: Confirm is not set (use kernel.Never, Always or When)", ErrPolicy)
+		return fmt.Errorf("%w: Confirm is not set (use kernel.Never, Always or When)", errPolicy)
 	case p.Confirm.mode == gateWhen && p.Confirm.when == nil:
-		return fmt.Errorf("%w: When needs a predicate", ErrPolicy)
+		return fmt.Errorf("%w: When needs a predicate", errPolicy)
 	case p.Tier == "":
-		return fmt.Errorf("%w: Tier is not set (use kernel.Open for every plan)", ErrPolicy)
+		return fmt.Errorf("%w: Tier is not set (use kernel.Open for every plan)", errPolicy)
 	case p.ReadOnly == Yes && p.Destructive == Yes:
-		return fmt.Errorf("%w: a read-only tool cannot be destructive", ErrPolicy)
+		return fmt.Errorf("%w: a read-only tool cannot be destructive", errPolicy)
 	case p.ReadOnly == Yes && p.Confirm.Gated():
-		return fmt.Errorf("%w: a read-only tool needs no confirmation", ErrPolicy)
+		return fmt.Errorf("%w: a read-only tool needs no confirmation", errPolicy)
 	case p.Confirm.Gated() && len(p.Confirm.bind.Target) == 0:
-		return fmt.Errorf("%w: a gated tool must bind its token to target fields", ErrPolicy)
+		return fmt.Errorf("%w: a gated tool must bind its token to target fields", errPolicy)
 	}
 	return nil
 }

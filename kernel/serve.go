@@ -13,9 +13,9 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 )
 
-// MaxStdioLine bounds one JSON-RPC message over stdio, like the HTTP body
+// maxStdioLine bounds one JSON-RPC message over stdio, like the HTTP body
 // limit.
-const MaxStdioLine = 3 << 20
+const maxStdioLine = 3 << 20
 
 // ServeStdio serves the MCP protocol over in and out (the process's stdin
 // and stdout) until ctx ends or the client closes its side. The principal is
@@ -26,7 +26,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteC
 	err := s.mcp.Run(ctx, &mcp.IOTransport{
 		Reader:        &drainReader{ReadCloser: in, d: d},
 		Writer:        &drainWriter{WriteCloser: out, d: d},
-		MaxLineLength: MaxStdioLine,
+		MaxLineLength: maxStdioLine,
 	})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
@@ -89,7 +89,7 @@ func lines(partial *[]byte, p []byte, count func(httpguard.Message) bool) int {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(*partial)+len(p) <= MaxStdioLine {
+			if len(*partial)+len(p) <= maxStdioLine {
 				*partial = append(*partial, p...)
 			}
 			return n

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
+	"github.com/bulwarkmcp/bulwark/kernel/tooltable"
 	dnssrv "github.com/bulwarkmcp/bulwark/servers/dns"
 	"github.com/bulwarkmcp/bulwark/servers/dns/localzone"
 	rustpadsrv "github.com/bulwarkmcp/bulwark/servers/rustpad"
@@ -66,7 +67,7 @@ func TestREADMEToolTables(t *testing.T) {
 		if i < 0 || j < i {
 			t.Fatalf("README.md lacks the markers of the %s table:\n%s%s", name, begin, end)
 		}
-		want := kernel.ToolTable(tools)
+		want := tooltable.Markdown(tools)
 		if got := readme[i+len(begin) : j]; got != want {
 			if os.Getenv("UPDATE_GOLDEN") == "1" {
 				readme = readme[:i+len(begin)] + want + readme[j:]

@@ -19,6 +19,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/memory"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/store"
 )
@@ -353,7 +354,7 @@ func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	gc, limit := kernel.ApplyMemoryPolicy(nil, getenv)
+	gc, limit := memory.Apply(getenv)
 	logger.Debug("memory policy", "gogc", gc, "memory_limit", limit)
 	return srv.ListenAndServe(ctx, o, func(addr string) {
 		logger.Info("serving Streamable HTTP", "url", "http://"+addr+kernel.MCPPath)

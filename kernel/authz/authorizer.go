@@ -41,7 +41,7 @@ type Authorizer struct {
 // the file, the policy and what does not fit.
 func New(m *Model, cfg Config) (*Authorizer, error) {
 	if cfg.PolicyFile == "" {
-		return nil, fmt.Errorf("%w: no policy file", ErrInvalid)
+		return nil, fmt.Errorf("%w: no policy file", errInvalid)
 	}
 	a := &Authorizer{model: m, cfg: cfg, logger: cfg.Logger}
 	if a.logger == nil {
@@ -111,12 +111,12 @@ func readBounded(name string) ([]byte, error) {
 		return nil, fmt.Errorf("authz: reading %s: %w", name, err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("authz: reading %s: %w", name, err)
 	}
-	if len(b) > MaxFileSize {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, name, MaxFileSize)
+	if len(b) > maxFileSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", errInvalid, name, maxFileSize)
 	}
 	return b, nil
 }

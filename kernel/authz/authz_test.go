@@ -84,8 +84,8 @@ func TestParseRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := authz.Parse(model(t), "test.cedar", []byte(tc.policy), []byte(tc.entities))
-			if !errors.Is(err, authz.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want ErrInvalid mentioning %q", err, tc.want)
+			if !errors.Is(err, authz.ErrInvalidForTest) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want errInvalid mentioning %q", err, tc.want)
 			}
 		})
 	}

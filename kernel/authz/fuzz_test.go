@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzParse: a policy file and an entities file of any content either load
-// or are refused with ErrInvalid; a set that loads decides without panic,
+// or are refused with errInvalid; a set that loads decides without panic,
 // and CouldAllow agrees with Decide that a call it allows is listable.
 func FuzzParse(f *testing.F) {
 	f.Add(`permit(principal, action, resource);`, `[]`)

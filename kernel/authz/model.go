@@ -75,14 +75,14 @@ type Model struct {
 	Resources []ResourceType
 }
 
-// ErrModel reports a model the kernel cannot turn into a schema.
-var ErrModel = errors.New("authz: invalid model")
+// errModel reports a model the kernel cannot turn into a schema.
+var errModel = errors.New("authz: invalid model")
 
 // prepare checks the model and types every action's arguments. It does
 // not change m: a Model may be shared by concurrent reloads.
 func (m *Model) prepare() (map[string]recordType, error) {
 	if m.Server == "" {
-		return nil, fmt.Errorf("%w: no server name", ErrModel)
+		return nil, fmt.Errorf("%w: no server name", errModel)
 	}
 	types := map[string]bool{ServerType: true}
 	for _, r := range m.Resources {
@@ -90,22 +90,22 @@ func (m *Model) prepare() (map[string]recordType, error) {
 			return nil, err
 		}
 		if types[r.Name] || r.Name == UserType || r.Name == GroupType {
-			return nil, fmt.Errorf("%w: resource type %s declared twice or reserved", ErrModel, r.Name)
+			return nil, fmt.Errorf("%w: resource type %s declared twice or reserved", errModel, r.Name)
 		}
 		types[r.Name] = true
 	}
 	args := map[string]recordType{}
 	for _, a := range m.Actions {
 		if a.Name == GroupReadOnly || a.Name == GroupWrite || a.Name == GroupDestructive {
-			return nil, fmt.Errorf("%w: tool %s has the name of an action group", ErrModel, a.Name)
+			return nil, fmt.Errorf("%w: tool %s has the name of an action group", errModel, a.Name)
 		}
 		for _, t := range a.Targets {
 			if !types[t] {
-				return nil, fmt.Errorf("%w: tool %s targets %s, which no server declares", ErrModel, a.Name, t)
+				return nil, fmt.Errorf("%w: tool %s targets %s, which no server declares", errModel, a.Name, t)
 			}
 		}
 		if _, dup := args[a.Name]; dup {
-			return nil, fmt.Errorf("%w: tool %s declared twice", ErrModel, a.Name)
+			return nil, fmt.Errorf("%w: tool %s declared twice", errModel, a.Name)
 		}
 		args[a.Name] = argumentsType(a.Arguments)
 	}
@@ -115,7 +115,7 @@ func (m *Model) prepare() (map[string]recordType, error) {
 func validTypeName(name string) error {
 	for _, part := range strings.Split(name, "::") {
 		if part == "" || !isIdent(part) {
-			return fmt.Errorf("%w: resource type name %q", ErrModel, name)
+			return fmt.Errorf("%w: resource type name %q", errModel, name)
 		}
 	}
 	return nil

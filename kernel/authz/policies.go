@@ -16,12 +16,12 @@ import (
 	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
 )
 
-// ErrInvalid reports a policy or entities file that does not parse or does
+// errInvalid reports a policy or entities file that does not parse or does
 // not fit the schema the kernel generated from the registered tools.
-var ErrInvalid = errors.New("authz: invalid policy")
+var errInvalid = errors.New("authz: invalid policy")
 
-// MaxFileSize bounds a policy or entities file.
-const MaxFileSize = 4 << 20
+// maxFileSize bounds a policy or entities file.
+const maxFileSize = 4 << 20
 
 // Policies is one loaded, validated policy set with its entities. It is
 // immutable: a reload builds a new one and swaps it in whole.
@@ -57,14 +57,14 @@ func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
 	}
 	v, err := validator(m.schema(args))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the generated schema: %w", ErrModel, err)
+		return nil, fmt.Errorf("%w: the generated schema: %w", errModel, err)
 	}
-	if len(policy) > MaxFileSize || len(entities) > MaxFileSize {
-		return nil, fmt.Errorf("%w: a file is larger than %d bytes", ErrInvalid, MaxFileSize)
+	if len(policy) > maxFileSize || len(entities) > maxFileSize {
+		return nil, fmt.Errorf("%w: a file is larger than %d bytes", errInvalid, maxFileSize)
 	}
 	list, err := cedar.NewPolicyListFromBytes(name, policy)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
+		return nil, fmt.Errorf("%w: %s: %w", errInvalid, name, err)
 	}
 	p := &Policies{model: m, args: args, set: cedar.NewPolicySet(), principals: map[principalKey]types.Entity{}, resources: map[string]types.Entity{}}
 	p.attrNames = map[string][]string{}
@@ -89,10 +89,10 @@ func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: %w", errInvalid, errors.Join(errs...))
 	}
 	if err := p.loadEntities(entities); err != nil {
-		return nil, fmt.Errorf("%w: entities: %w", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: entities: %w", errInvalid, err)
 	}
 	p.indexByAction()
 	return p, nil

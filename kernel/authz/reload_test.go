@@ -135,7 +135,7 @@ func TestNewRefusesBrokenFile(t *testing.T) {
 		t.Fatal("a missing file was accepted")
 	}
 	big := filepath.Join(dir, "big.cedar")
-	write(t, big, strings.Repeat(" ", authz.MaxFileSize+1))
+	write(t, big, strings.Repeat(" ", authz.MaxFileSizeForTest+1))
 	if _, err := authz.New(model(t), authz.Config{PolicyFile: big}); err == nil {
 		t.Fatal("an oversized file was accepted")
 	}

@@ -10,37 +10,37 @@ import (
 	"strings"
 )
 
-// ErrNotCanonical is returned for input that is not one JSON value.
-var ErrNotCanonical = errors.New("confirm: payload is not a JSON value")
+// errNotCanonical is returned for input that is not one JSON value.
+var errNotCanonical = errors.New("confirm: payload is not a JSON value")
 
-// Canonical encodes one JSON value so that equal payloads give equal bytes:
+// canonicalJSON encodes one JSON value so that equal payloads give equal bytes:
 // object keys sorted, no white space, numbers in one form (1, 1.0 and 1e0 are
 // alike; 10 and 10.5 are not), strings as encoding/json writes them. Object
 // key order and white space do not matter; list order does.
-func Canonical(doc []byte) ([]byte, error) {
+func canonicalJSON(doc []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, ErrNotCanonical
+		return nil, errNotCanonical
 	}
 	if dec.More() {
-		return nil, ErrNotCanonical
+		return nil, errNotCanonical
 	}
 	if _, err := dec.Token(); err == nil {
-		return nil, ErrNotCanonical
+		return nil, errNotCanonical
 	}
 	return CanonicalValue(v)
 }
 
 // CanonicalValue encodes an already decoded value (from encoding/json, with or
-// without UseNumber) the way Canonical does.
+// without UseNumber) the way canonicalJSON does.
 func CanonicalValue(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(normalize(v)); err != nil {
-		return nil, ErrNotCanonical
+		return nil, errNotCanonical
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

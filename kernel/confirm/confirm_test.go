@@ -115,14 +115,14 @@ func TestCanonical(t *testing.T) {
 		{`{"x":-0}`, `{"x":0}`},
 	}
 	for _, group := range same {
-		want, err := Canonical([]byte(group[0]))
+		want, err := canonicalJSON([]byte(group[0]))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range group[1:] {
-			got, err := Canonical([]byte(s))
+			got, err := canonicalJSON([]byte(s))
 			if err != nil || !bytes.Equal(got, want) {
-				t.Errorf("Canonical(%s) = %s, want %s (%v)", s, got, want, err)
+				t.Errorf("canonicalJSON(%s) = %s, want %s (%v)", s, got, want, err)
 			}
 		}
 	}
@@ -134,14 +134,14 @@ func TestCanonical(t *testing.T) {
 		{`{"a":null}`, `{}`},
 	}
 	for _, d := range differ {
-		a, _ := Canonical([]byte(d[0]))
-		b, _ := Canonical([]byte(d[1]))
+		a, _ := canonicalJSON([]byte(d[0]))
+		b, _ := canonicalJSON([]byte(d[1]))
 		if bytes.Equal(a, b) {
 			t.Errorf("%s and %s have one encoding %s", d[0], d[1], a)
 		}
 	}
 	for _, bad := range []string{``, `{`, `{"a":1} {"b":2}`, `[1,]`} {
-		if _, err := Canonical([]byte(bad)); err == nil {
+		if _, err := canonicalJSON([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
 	}
@@ -154,11 +154,11 @@ func FuzzCanonical(f *testing.F) {
 	f.Add([]byte(`[1e400, -0.0, 12345678901234567890]`))
 	f.Add([]byte(`"\u00e9\ud83d\ude00"`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		c1, err := Canonical(doc)
+		c1, err := canonicalJSON(doc)
 		if err != nil {
 			return
 		}
-		c2, err := Canonical(c1)
+		c2, err := canonicalJSON(c1)
 		if err != nil {
 			t.Fatalf("canonical output %q does not parse: %v", c1, err)
 		}
@@ -169,7 +169,7 @@ func FuzzCanonical(f *testing.F) {
 		if err := json.Indent(&spaced, c1, " ", "\t"); err != nil {
 			t.Fatal(err)
 		}
-		if c3, err := Canonical(spaced.Bytes()); err != nil || !bytes.Equal(c3, c1) {
+		if c3, err := canonicalJSON(spaced.Bytes()); err != nil || !bytes.Equal(c3, c1) {
 			t.Fatalf("white space changed the encoding: %q vs %q", c3, c1)
 		}
 	})

@@ -166,7 +166,7 @@ func (s *Session) Transcript(norm ...Normalizer) string {
 		fmt.Fprintf(&b, "%s:\n%s\n", who, pretty.String())
 	}
 	out := b.String()
-	for _, n := range append(norm, DefaultNormalizers...) {
+	for _, n := range append(norm, defaultNormalizers...) {
 		out = n.re.ReplaceAllString(out, n.repl)
 	}
 	return out
@@ -184,9 +184,9 @@ func Normalize(pattern, repl string) Normalizer {
 	return Normalizer{re: regexp.MustCompile(pattern), repl: repl}
 }
 
-// DefaultNormalizers hide error ids (tokens are made deterministic instead,
+// defaultNormalizers hide error ids (tokens are made deterministic instead,
 // by the test's confirm.Options.Rand).
-var DefaultNormalizers = []Normalizer{
+var defaultNormalizers = []Normalizer{
 	Normalize(`Error id: `+errorid.Pattern, "Error id: <error-id>"),
 	Normalize(`"id": "`+errorid.Pattern+`"`, `"id": "<error-id>"`),
 }

@@ -87,7 +87,7 @@ type toolMetrics struct {
 func (m *metrics) forServer(name string, tools []string) *serverMetrics {
 	sm := &serverMetrics{metrics: m, name: name, tools: map[string]*toolMetrics{},
 		callsInFlight: m.callsInFlight.WithLabelValues(name), httpInFlight: m.httpInFlight.WithLabelValues(name)}
-	for _, t := range append([]string{OtherTool}, tools...) {
+	for _, t := range append([]string{otherTool}, tools...) {
 		tm := &toolMetrics{duration: m.duration.WithLabelValues(name, t)}
 		for i, o := range outcomes {
 			tm.calls[i] = m.calls.WithLabelValues(name, t, string(o))

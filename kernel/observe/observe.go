@@ -41,8 +41,8 @@ var (
 	_ upstream.Observer     = (*server)(nil)
 )
 
-// TracerName is the instrumentation scope of the spans.
-const TracerName = "github.com/bulwarkmcp/bulwark/kernel/observe"
+// tracerName is the instrumentation scope of the spans.
+const tracerName = "github.com/bulwarkmcp/bulwark/kernel/observe"
 
 // New returns an Observer, registering its metrics with opts.Registerer.
 func New(opts *Options) (*Observer, error) {
@@ -58,7 +58,7 @@ func New(opts *Options) (*Observer, error) {
 		o.m = m
 	}
 	if opts.TracerProvider != nil {
-		o.tracer = opts.TracerProvider.Tracer(TracerName)
+		o.tracer = opts.TracerProvider.Tracer(tracerName)
 	}
 	return o, nil
 }
@@ -92,11 +92,11 @@ func (s *server) toolName(tool string) string {
 	if s.known[tool] {
 		return tool
 	}
-	return OtherTool
+	return otherTool
 }
 
-// OtherTool is the label of every tool name the server did not register.
-const OtherTool = "other"
+// otherTool is the label of every tool name the server did not register.
+const otherTool = "other"
 
 type callKey struct{}
 

@@ -14,8 +14,8 @@ import (
 // MetricsPath is where ServeMetrics answers.
 const MetricsPath = "/metrics"
 
-// MetricsHandler serves g's metrics in the Prometheus exposition formats.
-func MetricsHandler(g prometheus.Gatherer) http.Handler {
+// metricsHandler serves g's metrics in the Prometheus exposition formats.
+func metricsHandler(g prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	return mux
@@ -24,11 +24,11 @@ func MetricsHandler(g prometheus.Gatherer) http.Handler {
 // ServeMetrics serves g on addr until ctx ends. A bare port (":9090" or
 // "9090") binds 127.0.0.1. ready, when not nil, gets the bound address.
 func ServeMetrics(ctx context.Context, addr string, g prometheus.Gatherer, ready func(addr string)) error {
-	ln, err := net.Listen("tcp", MetricsAddr(addr))
+	ln, err := net.Listen("tcp", metricsAddr(addr))
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: MetricsHandler(g), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: metricsHandler(g), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10}
 	if ready != nil {
 		ready(ln.Addr().String())
@@ -48,10 +48,10 @@ func ServeMetrics(ctx context.Context, addr string, g prometheus.Gatherer, ready
 	return nil
 }
 
-// MetricsAddr is the address ServeMetrics listens on: the host defaults to
+// metricsAddr is the address ServeMetrics listens on: the host defaults to
 // 127.0.0.1, so metrics stay on loopback unless the operator names an
 // interface.
-func MetricsAddr(addr string) string {
+func metricsAddr(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return net.JoinHostPort("127.0.0.1", addr)
@@ -62,9 +62,9 @@ func MetricsAddr(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// Loopback reports whether addr (after MetricsAddr) binds only loopback.
+// Loopback reports whether addr (after metricsAddr) binds only loopback.
 func Loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(MetricsAddr(addr))
+	host, _, err := net.SplitHostPort(metricsAddr(addr))
 	if err != nil {
 		return false
 	}

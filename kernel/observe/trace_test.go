@@ -96,14 +96,14 @@ func TestTraceSpanTree(t *testing.T) {
 	f.exhaust(t)
 	var limited sdktrace.ReadOnlySpan
 	for _, s := range rec.Ended() {
-		if s.Name() == "tools/call "+observe.OtherTool {
+		if s.Name() == "tools/call "+"other" {
 			limited = s
 		}
 	}
 	if limited == nil {
 		t.Fatal("no span for the call refused by the limit")
 	}
-	wantAttrs(t, limited, map[string]string{observe.AttrTool: observe.OtherTool, observe.AttrOutcome: "rate_limited", observe.AttrErrorCode: "rate_limited"})
+	wantAttrs(t, limited, map[string]string{observe.AttrTool: "other", observe.AttrOutcome: "rate_limited", observe.AttrErrorCode: "rate_limited"})
 }
 
 func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string) {

@@ -15,9 +15,9 @@ const (
 	DefaultMaxPrincipals = 100_000
 )
 
-// ErrNoPrincipal means Allow was called without a principal ID. Limits are
+// errNoPrincipal means Allow was called without a principal ID. Limits are
 // per principal; an anonymous call is refused rather than pooled.
-var ErrNoPrincipal = errors.New("ratelimit: empty principal id")
+var errNoPrincipal = errors.New("ratelimit: empty principal id")
 
 // ErrStoreUnavailable wraps every failure of a Limiter's Store: the call
 // could not be counted, so it is refused (fail closed).
@@ -128,7 +128,7 @@ func (l *Limiter) AllowLocal(ctx context.Context, principalID string) (Decision,
 func (l *Limiter) allow(ctx context.Context, store Store, principalID string) (Decision, error) {
 	d := Decision{Limit: l.limit, Window: l.window, Scope: ScopePrincipal, Setting: l.setting}
 	if principalID == "" {
-		return d, ErrNoPrincipal
+		return d, errNoPrincipal
 	}
 	now := l.now()
 	count, resetAt, err := store.Hit(ctx, principalID, now, l.window)

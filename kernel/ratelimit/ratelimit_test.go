@@ -52,8 +52,8 @@ func TestTiersAllows(t *testing.T) {
 
 func TestNewTiersRefuses(t *testing.T) {
 	for _, plans := range [][]string{nil, {""}, {"free", "free"}, {"free", "pro plus"}, {strings.Repeat("p", 65)}, {"fr\nee"}} {
-		if _, err := NewTiers(plans...); !errors.Is(err, ErrTiers) {
-			t.Errorf("NewTiers(%q) = %v, want ErrTiers", plans, err)
+		if _, err := NewTiers(plans...); !errors.Is(err, errTiers) {
+			t.Errorf("NewTiers(%q) = %v, want errTiers", plans, err)
 		}
 	}
 }
@@ -63,11 +63,11 @@ func TestCheckTier(t *testing.T) {
 	if tiers.CheckTier("") != nil || tiers.CheckTier("pro") != nil {
 		t.Error("known tiers refused")
 	}
-	if err := tiers.CheckTier("enterprise"); !errors.Is(err, ErrTiers) {
+	if err := tiers.CheckTier("enterprise"); !errors.Is(err, errTiers) {
 		t.Errorf("CheckTier(enterprise) = %v", err)
 	}
 	var zero *Tiers
-	if err := zero.CheckTier("free"); !errors.Is(err, ErrTiers) {
+	if err := zero.CheckTier("free"); !errors.Is(err, errTiers) {
 		t.Errorf("nil CheckTier(free) = %v", err)
 	}
 }
@@ -150,7 +150,7 @@ func TestLimiterDefaults(t *testing.T) {
 func TestLimiterRefusesEmptyPrincipal(t *testing.T) {
 	l, _ := NewLimiter(nil)
 	d, err := l.Allow(context.Background(), "")
-	if !errors.Is(err, ErrNoPrincipal) || d.Allowed {
+	if !errors.Is(err, errNoPrincipal) || d.Allowed {
 		t.Fatalf("got %+v, %v", d, err)
 	}
 }

@@ -26,8 +26,8 @@ import (
 // DefaultPlans is the plan order used by the HuGR kernel, lowest first.
 var DefaultPlans = []string{"free", "pro", "enterprise"}
 
-// ErrTiers reports an invalid plan list given to NewTiers.
-var ErrTiers = errors.New("ratelimit: invalid tiers")
+// errTiers reports an invalid plan list given to NewTiers.
+var errTiers = errors.New("ratelimit: invalid tiers")
 
 // Tiers is an ordered list of plan names, lowest first. A plan may call a
 // tool whose tier is the same plan or a lower one. The zero value and a nil
@@ -41,15 +41,15 @@ type Tiers struct {
 // at most 64 bytes of [A-Za-z0-9._-], and distinct.
 func NewTiers(plans ...string) (*Tiers, error) {
 	if len(plans) == 0 {
-		return nil, fmt.Errorf("%w: no plans", ErrTiers)
+		return nil, fmt.Errorf("%w: no plans", errTiers)
 	}
 	t := &Tiers{plans: slices.Clone(plans), rank: make(map[string]int, len(plans))}
 	for i, p := range plans {
 		if !validName(p) {
-			return nil, fmt.Errorf("%w: plan %d: name must be 1-64 characters of [A-Za-z0-9._-]", ErrTiers, i+1)
+			return nil, fmt.Errorf("%w: plan %d: name must be 1-64 characters of [A-Za-z0-9._-]", errTiers, i+1)
 		}
 		if _, dup := t.rank[p]; dup {
-			return nil, fmt.Errorf("%w: plan %q listed twice", ErrTiers, p)
+			return nil, fmt.Errorf("%w: plan %q listed twice", errTiers, p)
 		}
 		t.rank[p] = i
 	}
@@ -94,7 +94,7 @@ func (t *Tiers) CheckTier(toolTier string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: unknown tool tier %q (plans: %v)", ErrTiers, toolTier, t.Plans())
+	return fmt.Errorf("%w: unknown tool tier %q (plans: %v)", errTiers, toolTier, t.Plans())
 }
 
 func validName(s string) bool {

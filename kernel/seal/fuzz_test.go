@@ -27,7 +27,7 @@ func FuzzOpen(f *testing.F) {
 		if err == nil && got == nil {
 			t.Fatal("nil payload without error")
 		}
-		if len(payload) > DefaultMaxPayload {
+		if len(payload) > defaultMaxPayload {
 			return
 		}
 		sealed, err := s.SealFor("fuzz", "p", payload, time.Minute)

@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// ErrKeyEncoding means a master key string is neither hex nor base64.
-var ErrKeyEncoding = errors.New("seal: master key is neither hex nor base64")
+// errKeyEncoding means a master key string is neither hex nor base64.
+var errKeyEncoding = errors.New("seal: master key is neither hex nor base64")
 
 // ParseKey decodes a master secret as it is kept in an environment variable
 // or a key file (for example MCP_AEAD_KEY): hex, or standard or URL-safe
 // base64 with or without padding. Surrounding white space is ignored. It
-// returns ErrShortKey when fewer than MinKeyLen bytes result, and
+// returns ErrShortKey when fewer than 32 bytes result, and
 // ErrWeakKey for a repeated byte. Error messages never contain the input.
 //
 // Generate a key with, for example, `openssl rand -base64 32`.
@@ -23,7 +23,7 @@ func ParseKey(s string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(key) < MinKeyLen {
+	if len(key) < minKeyLen {
 		return nil, ErrShortKey
 	}
 	if repeated(key) {
@@ -46,5 +46,5 @@ func decodeKey(s string) ([]byte, error) {
 			return b, nil
 		}
 	}
-	return nil, ErrKeyEncoding
+	return nil, errKeyEncoding
 }

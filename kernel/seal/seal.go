@@ -36,14 +36,14 @@ import (
 	"time"
 )
 
-// MinKeyLen is the shortest master secret New accepts, in bytes.
-const MinKeyLen = 32
+// minKeyLen is the shortest master secret New accepts, in bytes.
+const minKeyLen = 32
 
-// DefaultMaxPayload is the payload cap used when Options.MaxPayload is zero.
-const DefaultMaxPayload = 16 << 10
+// defaultMaxPayload is the payload cap used when Options.MaxPayload is zero.
+const defaultMaxPayload = 16 << 10
 
-// MaxTTL is the longest lifetime a handle may be given.
-const MaxTTL = 366 * 24 * time.Hour
+// maxTTL is the longest lifetime a handle may be given.
+const maxTTL = 366 * 24 * time.Hour
 
 const (
 	version     = 0x01
@@ -61,14 +61,14 @@ var (
 	ErrInvalid = errors.New("seal: invalid handle")
 	// ErrExpired means the handle is authentic but its lifetime has passed.
 	ErrExpired = errors.New("seal: handle expired")
-	// ErrShortKey means the master secret is shorter than MinKeyLen bytes.
+	// ErrShortKey means the master secret is shorter than 32 bytes (minKeyLen).
 	ErrShortKey = errors.New("seal: master key shorter than 32 bytes")
 	// ErrWeakKey means the master secret is a single repeated byte.
 	ErrWeakKey = errors.New("seal: master key is a repeated byte")
 	// ErrPurpose means the purpose string is empty or longer than 255 bytes.
 	ErrPurpose = errors.New("seal: purpose must be 1 to 255 bytes")
-	// ErrTTL means the lifetime is not positive or exceeds MaxTTL.
-	ErrTTL = errors.New("seal: ttl must be positive and at most MaxTTL")
+	// ErrTTL means the lifetime is not positive or exceeds 366 days (maxTTL).
+	ErrTTL = errors.New("seal: ttl must be positive and at most maxTTL")
 	// ErrTooLarge means the payload exceeds the configured maximum.
 	ErrTooLarge = errors.New("seal: payload too large")
 )
@@ -78,7 +78,7 @@ type Options struct {
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
 	// MaxPayload caps the payload size in bytes; zero means
-	// DefaultMaxPayload. Open rejects longer handles before decoding them.
+	// 16 KiB (defaultMaxPayload). Open rejects longer handles before decoding them.
 	MaxPayload int
 }
 
@@ -92,10 +92,10 @@ type Sealer struct {
 	keys map[string]cipher.AEAD
 }
 
-// New returns a Sealer keyed by master, which must hold at least MinKeyLen
+// New returns a Sealer keyed by master, which must hold at least 32
 // random bytes. The slice is copied.
 func New(master []byte, opts *Options) (*Sealer, error) {
-	if len(master) < MinKeyLen {
+	if len(master) < minKeyLen {
 		return nil, ErrShortKey
 	}
 	if repeated(master) {
@@ -104,7 +104,7 @@ func New(master []byte, opts *Options) (*Sealer, error) {
 	s := &Sealer{
 		master:     append([]byte(nil), master...),
 		now:        time.Now,
-		maxPayload: DefaultMaxPayload,
+		maxPayload: defaultMaxPayload,
 		keys:       make(map[string]cipher.AEAD),
 	}
 	if opts != nil && opts.Now != nil {
@@ -148,7 +148,7 @@ func (s *Sealer) OpenFor(purpose, principal, handle string) ([]byte, error) {
 }
 
 func (s *Sealer) seal(purpose string, ad, payload []byte, ttl time.Duration) (string, error) {
-	if ttl <= 0 || ttl > MaxTTL {
+	if ttl <= 0 || ttl > maxTTL {
 		return "", ErrTTL
 	}
 	if len(payload) > s.maxPayload {

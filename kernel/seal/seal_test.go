@@ -29,7 +29,7 @@ func newTest(t *testing.T) (*Sealer, *clock) {
 
 func TestRoundTrip(t *testing.T) {
 	s, _ := newTest(t)
-	for _, payload := range [][]byte{nil, []byte("x"), []byte("device-code-123"), bytes.Repeat([]byte{0xff}, DefaultMaxPayload)} {
+	for _, payload := range [][]byte{nil, []byte("x"), []byte("device-code-123"), bytes.Repeat([]byte{0xff}, defaultMaxPayload)} {
 		h, err := s.Seal("device-grant", payload, time.Minute)
 		if err != nil {
 			t.Fatal(err)
@@ -181,10 +181,10 @@ func TestSealRefusals(t *testing.T) {
 	}{
 		{"zero ttl", func() (string, error) { return s.Seal("p", nil, 0) }, ErrTTL},
 		{"negative ttl", func() (string, error) { return s.Seal("p", nil, -time.Second) }, ErrTTL},
-		{"ttl too long", func() (string, error) { return s.Seal("p", nil, MaxTTL+time.Second) }, ErrTTL},
+		{"ttl too long", func() (string, error) { return s.Seal("p", nil, maxTTL+time.Second) }, ErrTTL},
 		{"empty purpose", func() (string, error) { return s.Seal("", nil, time.Minute) }, ErrPurpose},
 		{"long purpose", func() (string, error) { return s.Seal(strings.Repeat("p", 256), nil, time.Minute) }, ErrPurpose},
-		{"too large", func() (string, error) { return s.Seal("p", make([]byte, DefaultMaxPayload+1), time.Minute) }, ErrTooLarge},
+		{"too large", func() (string, error) { return s.Seal("p", make([]byte, defaultMaxPayload+1), time.Minute) }, ErrTooLarge},
 		{"empty principal", func() (string, error) { return s.SealFor("p", "", nil, time.Minute) }, nil},
 	}
 	for _, tt := range tests {
@@ -231,7 +231,7 @@ func TestParseKey(t *testing.T) {
 		{"short", base64.StdEncoding.EncodeToString(want[:31]), ErrShortKey},
 		{"short hex", hex.EncodeToString(want[:31]), ErrShortKey},
 		{"empty", "", ErrShortKey},
-		{"garbage", "not a key at all!", ErrKeyEncoding},
+		{"garbage", "not a key at all!", errKeyEncoding},
 		{"weak", hex.EncodeToString(make([]byte, 32)), ErrWeakKey},
 	}
 	for _, tt := range tests {

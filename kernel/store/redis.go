@@ -8,7 +8,7 @@
 // call when a token cannot be redeemed or issued, and the rate limiter
 // refuses a call it cannot count).
 //
-// Keys, under the prefix (DefaultPrefix unless set):
+// Keys, under the prefix ("bulwark:" unless set):
 //
 //	confirm:{P}:<sha256(token) hex>  hash: principal, digest, expiry (ms); PEXPIREAT the expiry
 //	pending:{P}                      sorted set of the principal's pending token hashes, oldest first
@@ -36,21 +36,21 @@ import (
 
 // Defaults of RedisOptions' zero values.
 const (
-	DefaultPrefix  = "bulwark:"
-	DefaultTimeout = 2 * time.Second
+	defaultPrefix  = "bulwark:"
+	defaultTimeout = 2 * time.Second
 )
 
-// ErrBadURL is returned by ParseRedisURL for any URL it cannot use. It never
+// errBadURL is returned by ParseRedisURL for any URL it cannot use. It never
 // repeats the URL, which may hold a password.
-var ErrBadURL = errors.New("store: the Redis URL is not a valid redis://, rediss:// or unix:// URL")
+var errBadURL = errors.New("store: the Redis URL is not a valid redis://, rediss:// or unix:// URL")
 
 // RedisOptions configure a Redis store. The zero value is usable.
 type RedisOptions struct {
-	// Prefix starts every key; DefaultPrefix when empty. Replicas that
+	// Prefix starts every key; "bulwark:" when empty. Replicas that
 	// share state must use the same prefix. It must not hold braces, which
 	// would change the keys' Redis Cluster hash tag.
 	Prefix string
-	// Timeout bounds each operation; DefaultTimeout when zero.
+	// Timeout bounds each operation; 2 seconds (defaultTimeout) when zero.
 	Timeout time.Duration
 }
 
@@ -69,7 +69,7 @@ var (
 
 // NewRedis returns a store over client, which the caller keeps and closes.
 func NewRedis(client redis.UniversalClient, opts *RedisOptions) *Redis {
-	r := &Redis{client: client, prefix: DefaultPrefix, timeout: DefaultTimeout}
+	r := &Redis{client: client, prefix: defaultPrefix, timeout: defaultTimeout}
 	if opts != nil && opts.Prefix != "" {
 		r.prefix = opts.Prefix
 	}
@@ -84,7 +84,7 @@ func NewRedis(client redis.UniversalClient, opts *RedisOptions) *Redis {
 func ParseRedisURL(raw string) (*redis.Options, error) {
 	o, err := redis.ParseURL(raw)
 	if err != nil {
-		return nil, ErrBadURL
+		return nil, errBadURL
 	}
 	return o, nil
 }

@@ -46,8 +46,8 @@ func TestParseRedisURL(t *testing.T) {
 	} {
 		o, err := store.ParseRedisURL(tc.raw)
 		if tc.addr == "" {
-			if !errors.Is(err, store.ErrBadURL) || strings.Contains(err.Error(), "s3cret") {
-				t.Errorf("ParseRedisURL(%q) = %v, want ErrBadURL without the URL", tc.raw, err)
+			if !errors.Is(err, store.ErrBadURLForTest) || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("ParseRedisURL(%q) = %v, want errBadURL without the URL", tc.raw, err)
 			}
 			continue
 		}
@@ -61,8 +61,8 @@ func FuzzParseRedisURL(f *testing.F) {
 	f.Add("redis://:pw@127.0.0.1:6379/0")
 	f.Fuzz(func(t *testing.T, raw string) {
 		_, err := store.ParseRedisURL(raw)
-		if err != nil && err != store.ErrBadURL {
-			t.Fatalf("error %v is not ErrBadURL", err)
+		if err != nil && err != store.ErrBadURLForTest {
+			t.Fatalf("error %v is not errBadURL", err)
 		}
 	})
 }

@@ -9,26 +9,28 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
-// ErrInvalidJSON is returned by JSON for input that is not one JSON value.
-var ErrInvalidJSON = errors.New("untrusted: invalid JSON")
+// errInvalidJSON is returned by JSON for input that is not one JSON value.
+var errInvalidJSON = errors.New("untrusted: invalid JSON")
 
 // maxKey is the longest object key kept whole, in characters.
 const maxKey = 256
 
-// ErrTooDeep is returned by JSON for documents nested deeper than MaxDepth.
-var ErrTooDeep = errors.New("untrusted: JSON nested too deeply")
+// errTooDeep is returned by JSON for documents nested deeper than maxDepth.
+var errTooDeep = errors.New("untrusted: JSON nested too deeply")
 
-// MaxDepth is the deepest nesting JSON accepts.
-const MaxDepth = 128
+// maxDepth is the deepest nesting JSON accepts.
+const maxDepth = 128
 
 // markerReserve is kept free under MaxResult for the truncation markers that
 // close every open level.
-const markerReserve = 64 + MaxDepth*48
+const markerReserve = 64 + maxDepth*48
 
 // JSON sanitizes one JSON document in a single pass: it redacts, cuts long
 // strings, cleans every key and string, and truncates structurally so that the
 // output is valid JSON of at most MaxResult bytes. Numbers and literals are
 // copied as they are.
+// It refuses input that is not one JSON value, or that nests deeper than
+// 128 (maxDepth).
 func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
 	w := writer{
 		in:        jsonscan.Scanner{Data: doc},
@@ -43,7 +45,7 @@ func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
 	}
 	w.skipSpace()
 	if w.in.Pos != len(doc) {
-		return nil, Report{}, ErrInvalidJSON
+		return nil, Report{}, errInvalidJSON
 	}
 	w.rep.Removed, w.rep.Neutralized = w.st.removed, w.st.neutralized
 	w.rep.Truncated = w.stopped
@@ -70,11 +72,11 @@ type writer struct {
 func (w *writer) skipSpace() { w.in.SkipSpace() }
 
 func (w *writer) value(depth int) error {
-	if depth > MaxDepth {
-		return ErrTooDeep
+	if depth > maxDepth {
+		return errTooDeep
 	}
 	if w.in.Pos >= len(w.in.Data) {
-		return ErrInvalidJSON
+		return errInvalidJSON
 	}
 	switch c := w.in.Data[w.in.Pos]; {
 	case c == '{':
@@ -92,7 +94,7 @@ func (w *writer) value(depth int) error {
 func (w *writer) scalar() error {
 	start := w.in.Pos
 	if err := w.in.Scalar(); err != nil {
-		return ErrInvalidJSON
+		return errInvalidJSON
 	}
 	w.out = append(w.out, w.in.Data[start:w.in.Pos]...)
 	return nil
@@ -132,14 +134,14 @@ func (w *writer) container(depth int, open, close byte) error {
 		}
 		w.skipSpace()
 		if w.in.Pos >= len(w.in.Data) {
-			return ErrInvalidJSON
+			return errInvalidJSON
 		}
 		if w.in.Data[w.in.Pos] == ',' {
 			w.in.Pos++
 			continue
 		}
 		if w.in.Data[w.in.Pos] != close {
-			return ErrInvalidJSON
+			return errInvalidJSON
 		}
 		w.in.Pos++
 		break
@@ -218,7 +220,7 @@ func (w *writer) element(depth int, keys *jsonscan.KeySet, comma bool) (bool, er
 // memberKey reads an object key and its colon.
 func (w *writer) memberKey() ([]byte, error) {
 	if w.in.Pos >= len(w.in.Data) || w.in.Data[w.in.Pos] != '"' {
-		return nil, ErrInvalidJSON
+		return nil, errInvalidJSON
 	}
 	raw, err := w.readString()
 	if err != nil {
@@ -226,7 +228,7 @@ func (w *writer) memberKey() ([]byte, error) {
 	}
 	w.skipSpace()
 	if w.in.Pos >= len(w.in.Data) || w.in.Data[w.in.Pos] != ':' {
-		return nil, ErrInvalidJSON
+		return nil, errInvalidJSON
 	}
 	w.in.Pos++
 	w.skipSpace()
@@ -305,7 +307,7 @@ func (w *writer) str() error {
 func (w *writer) readString() ([]byte, error) {
 	raw, _, err := w.in.String()
 	if err != nil {
-		return nil, ErrInvalidJSON
+		return nil, errInvalidJSON
 	}
 	return raw, nil
 }

@@ -175,8 +175,8 @@ func TestJSONRejectsInvalid(t *testing.T) {
 			t.Errorf("accepted %q", in)
 		}
 	}
-	deep := strings.Repeat("[", MaxDepth+5) + strings.Repeat("]", MaxDepth+5)
-	if _, _, err := (&Envelope{}).JSON([]byte(deep)); err != ErrTooDeep {
+	deep := strings.Repeat("[", maxDepth+5) + strings.Repeat("]", maxDepth+5)
+	if _, _, err := (&Envelope{}).JSON([]byte(deep)); err != errTooDeep {
 		t.Errorf("deep: %v", err)
 	}
 }
@@ -195,7 +195,7 @@ func TestTextTruncatesAtLine(t *testing.T) {
 func TestWrap(t *testing.T) {
 	e := &Envelope{Source: "hetzner-cloud-api\"><x"}
 	got := e.Wrap(`{"a":1}`, Report{})
-	want := "<untrusted-data source=\"hetzner-cloud-api___x\">\n{\"a\":1}\n</untrusted-data>\n" + DefaultNote
+	want := "<untrusted-data source=\"hetzner-cloud-api___x\">\n{\"a\":1}\n</untrusted-data>\n" + defaultNote
 	if got != want {
 		t.Fatalf("got %q", got)
 	}

@@ -16,22 +16,22 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultTimeout           = 30 * time.Second
-	DefaultMaxBodyBytes      = 8 << 20
-	DefaultMaxErrorBodyBytes = 64 << 10
-	DefaultUserAgent         = "bulwark"
+	defaultTimeout           = 30 * time.Second
+	defaultMaxBodyBytes      = 8 << 20
+	defaultMaxErrorBodyBytes = 64 << 10
+	defaultUserAgent         = "bulwark"
 )
 
 // Options configure a Client. The zero value (or nil) is safe and useful.
 type Options struct {
 	// Timeout bounds one attempt: connecting, sending, waiting and reading
-	// the body. 0 means DefaultTimeout.
+	// the body. 0 means 30 seconds (defaultTimeout).
 	Timeout time.Duration
 	// MaxBodyBytes caps a 2xx body; a longer one fails with
-	// ErrResponseTooLarge. 0 means DefaultMaxBodyBytes.
+	// ErrResponseTooLarge. 0 means 8 MiB (defaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// MaxErrorBodyBytes caps how much of a non-2xx body is read; the rest is
-	// discarded and Response.Truncated set. 0 means DefaultMaxErrorBodyBytes.
+	// discarded and Response.Truncated set. 0 means 64 KiB (defaultMaxErrorBodyBytes).
 	MaxErrorBodyBytes int64
 	// Retry bounds retries; see RetryPolicy.
 	Retry RetryPolicy
@@ -41,7 +41,7 @@ type Options struct {
 	InsecureSkipVerify bool
 	// RootCAs replaces the system roots for this client (nil: system roots).
 	RootCAs *x509.CertPool
-	// UserAgent is sent unless the request sets one. "" means DefaultUserAgent.
+	// UserAgent is sent unless the request sets one. "" means "bulwark".
 	UserAgent string
 
 	// Now, Sleep and Jitter are injected by tests. Jitter returns a duration
@@ -111,9 +111,9 @@ func New(opts *Options) *Client {
 		o = *opts
 	}
 	c := &Client{
-		timeout:    positive(o.Timeout, DefaultTimeout),
-		maxBody:    positive(o.MaxBodyBytes, DefaultMaxBodyBytes),
-		maxErrBody: positive(o.MaxErrorBodyBytes, DefaultMaxErrorBodyBytes),
+		timeout:    positive(o.Timeout, defaultTimeout),
+		maxBody:    positive(o.MaxBodyBytes, defaultMaxBodyBytes),
+		maxErrBody: positive(o.MaxErrorBodyBytes, defaultMaxErrorBodyBytes),
 		retry:      o.Retry.withDefaults(),
 		userAgent:  o.UserAgent,
 		now:        o.Now,
@@ -121,7 +121,7 @@ func New(opts *Options) *Client {
 		jitter:     o.Jitter,
 	}
 	if c.userAgent == "" {
-		c.userAgent = DefaultUserAgent
+		c.userAgent = defaultUserAgent
 	}
 	if c.now == nil {
 		c.now = time.Now

@@ -212,7 +212,7 @@ func TestClientHeadersAndTrace(t *testing.T) {
 	if _, err := c.Do(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	if got.Get("Traceparent") != "" || got.Get("User-Agent") != DefaultUserAgent {
+	if got.Get("Traceparent") != "" || got.Get("User-Agent") != defaultUserAgent {
 		t.Errorf("without a trace in ctx: traceparent %q, user-agent %q", got.Get("Traceparent"), got.Get("User-Agent"))
 	}
 

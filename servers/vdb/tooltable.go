@@ -1,7 +1,10 @@
 package vdb
 
-import "github.com/bulwarkmcp/bulwark/kernel"
+import (
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/tooltable"
+)
 
 // ToolTable renders the tools as the documentation's Markdown table
-// (kernel.ToolTable); a test compares docs/tools-vdb.md with it.
-func ToolTable(tools []kernel.Tool) string { return kernel.ToolTable(tools) }
+// (kernel/tooltable.Markdown); a test compares docs/tools-vdb.md with it.
+func ToolTable(tools []kernel.Tool) string { return tooltable.Markdown(tools) }

@@ -9,17 +9,17 @@ import (
 	"encoding/hex"
 )
 
-// Len is the length of an id.
-const Len = 16
+// idLen is the length of an id.
+const idLen = 16
 
 // Pattern is a regular expression that matches one id, for tests that
 // hide ids from golden files.
 const Pattern = `[0-9a-f]{16}`
 
-// New returns a fresh random id: 64 bits from crypto/rand as Len lowercase
+// New returns a fresh random id: 64 bits from crypto/rand as idLen lowercase
 // hex digits.
 func New() string {
-	var b [Len / 2]byte
+	var b [idLen / 2]byte
 	rand.Read(b[:]) // crypto/rand.Read never returns an error (Go 1.24+)
 	return hex.EncodeToString(b[:])
 }

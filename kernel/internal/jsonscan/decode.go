@@ -5,19 +5,19 @@ import (
 	"unicode/utf8"
 )
 
-// Decode appends the decoded form of a string's raw content (as String
+// decode appends the decoded form of a string's raw content (as String
 // returns it) to dst. It gives exactly what encoding/json gives for the
 // same string, except that raw bytes that are not UTF-8 are refused
 // (ErrUTF8) instead of replaced: a caller that reads a value must not read
 // it differently from another decoder.
-func Decode(dst, raw []byte) ([]byte, error) {
+func decode(dst, raw []byte) ([]byte, error) {
 	if !utf8.Valid(raw) {
 		return dst, ErrUTF8
 	}
 	return Unescape(dst, raw)
 }
 
-// DecodeString is Decode for a string, with a fast path for raw content
+// DecodeString is decode for a string, with a fast path for raw content
 // without escapes.
 func DecodeString(raw []byte, escaped bool) (string, error) {
 	if !escaped {
@@ -26,7 +26,7 @@ func DecodeString(raw []byte, escaped bool) (string, error) {
 		}
 		return string(raw), nil
 	}
-	b, err := Decode(make([]byte, 0, len(raw)), raw)
+	b, err := decode(make([]byte, 0, len(raw)), raw)
 	return string(b), err
 }
 

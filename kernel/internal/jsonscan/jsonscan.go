@@ -74,7 +74,7 @@ func (s *Scanner) AtEnd() bool {
 // String reads a string whose opening quote is at Pos and returns its raw
 // content (between the quotes, a subslice of Data) and whether it holds
 // escapes. Control characters and malformed escapes are ErrSyntax. Raw
-// bytes are not checked for UTF-8 here; Decode does that.
+// bytes are not checked for UTF-8 here; decode does that.
 func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 	if s.Pos >= len(s.Data) || s.Data[s.Pos] != '"' {
 		return nil, false, ErrSyntax
@@ -312,9 +312,9 @@ func (s *Scanner) Elements(depth int, fn func() error) error {
 	}
 }
 
-// Valid reports whether data is exactly one JSON value (with surrounding
+// isValid reports whether data is exactly one JSON value (with surrounding
 // whitespace) nested at most DefaultMaxDepth levels.
-func Valid(data []byte) bool {
+func isValid(data []byte) bool {
 	s := Scanner{Data: data}
 	return s.Skip(0) == nil && s.AtEnd()
 }

@@ -23,8 +23,8 @@ func TestValid(t *testing.T) {
 		{strings.Repeat("[", DefaultMaxDepth+1) + strings.Repeat("]", DefaultMaxDepth+1), false},
 	}
 	for _, tt := range tests {
-		if got := Valid([]byte(tt.in)); got != tt.ok {
-			t.Errorf("Valid(%.40q) = %v, want %v", tt.in, got, tt.ok)
+		if got := isValid([]byte(tt.in)); got != tt.ok {
+			t.Errorf("isValid(%.40q) = %v, want %v", tt.in, got, tt.ok)
 		}
 	}
 }
@@ -108,9 +108,9 @@ func FuzzScan(f *testing.F) {
 		if deeper(data, DefaultMaxDepth-1) {
 			return
 		}
-		valid := Valid(data)
+		valid := isValid(data)
 		if valid != json.Valid(data) {
-			t.Fatalf("Valid = %v, encoding/json says %v: %q", valid, !valid, data)
+			t.Fatalf("isValid = %v, encoding/json says %v: %q", valid, !valid, data)
 		}
 		if !valid {
 			return

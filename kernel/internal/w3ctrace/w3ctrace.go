@@ -13,13 +13,13 @@ import (
 
 // Errors returned by Parse and ValidState. Use errors.Is.
 var (
-	ErrTraceparent = errors.New("w3ctrace: invalid traceparent")
-	ErrTracestate  = errors.New("w3ctrace: invalid tracestate")
+	errTraceparent = errors.New("w3ctrace: invalid traceparent")
+	errTracestate  = errors.New("w3ctrace: invalid tracestate")
 )
 
-// MaxStateLen caps a tracestate: W3C asks vendors to propagate at least 512
+// maxStateLen caps a tracestate: W3C asks vendors to propagate at least 512
 // characters; longer is invalid here, so it is dropped rather than cut.
-const MaxStateLen = 512
+const maxStateLen = 512
 
 const (
 	maxStateMembers = 32
@@ -35,10 +35,10 @@ type Traceparent struct {
 // flags in lowercase hex; version not "ff"; ids not all zero; exactly 55
 // characters for version 00, and for later versions anything after the
 // first 55 characters introduced by '-' and made of visible ASCII, at most
-// 512 characters in all. Errors wrap ErrTraceparent.
+// 512 characters in all. Errors wrap errTraceparent.
 func Parse(s string) (Traceparent, error) {
 	bad := func(what string) (Traceparent, error) {
-		return Traceparent{}, fmt.Errorf("%s: %w", what, ErrTraceparent)
+		return Traceparent{}, fmt.Errorf("%s: %w", what, errTraceparent)
 	}
 	if len(s) < 55 || len(s) > maxParentLen {
 		return bad("length")
@@ -85,14 +85,14 @@ func visibleASCII(s string) bool {
 }
 
 // ValidState validates a tracestate header (the members of several headers
-// joined by commas): at most MaxStateLen characters and 32 list members,
+// joined by commas): at most maxStateLen characters and 32 list members,
 // each key=value per W3C Trace Context level 1 (so no newline or other
 // control character anywhere), keys unique; empty members and optional
 // whitespace around members are allowed, and "" is valid (no state).
-// Errors wrap ErrTracestate.
+// Errors wrap errTracestate.
 func ValidState(s string) error {
-	if len(s) > MaxStateLen {
-		return fmt.Errorf("over %d characters: %w", MaxStateLen, ErrTracestate)
+	if len(s) > maxStateLen {
+		return fmt.Errorf("over %d characters: %w", maxStateLen, errTracestate)
 	}
 	var keys [maxStateMembers]string
 	n := 0
@@ -101,7 +101,7 @@ func ValidState(s string) error {
 		member = strings.Trim(member, " \t")
 		if member != "" {
 			if n == maxStateMembers {
-				return fmt.Errorf("over %d members: %w", maxStateMembers, ErrTracestate)
+				return fmt.Errorf("over %d members: %w", maxStateMembers, errTracestate)
 			}
 			key, err := stateMember(member)
 			if err != nil {
@@ -109,7 +109,7 @@ func ValidState(s string) error {
 			}
 			for _, k := range keys[:n] {
 				if k == key {
-					return fmt.Errorf("duplicate key: %w", ErrTracestate)
+					return fmt.Errorf("duplicate key: %w", errTracestate)
 				}
 			}
 			keys[n] = key
@@ -125,7 +125,7 @@ func ValidState(s string) error {
 func stateMember(m string) (key string, err error) {
 	key, value, ok := strings.Cut(m, "=")
 	if !ok || !validKey(key) || !validValue(value) {
-		return "", fmt.Errorf("malformed list member: %w", ErrTracestate)
+		return "", fmt.Errorf("malformed list member: %w", errTracestate)
 	}
 	return key, nil
 }

@@ -43,7 +43,7 @@ func TestParse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tp, err := Parse(tt.in)
-			if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrTraceparent) {
+			if (err == nil) != tt.ok || err != nil && !errors.Is(err, errTraceparent) {
 				t.Fatalf("Parse(%q) = %+v, %v; want ok=%v", tt.in, tp, err, tt.ok)
 			}
 			if tt.ok && tp.TraceID != tt.in[3:35] {
@@ -98,7 +98,7 @@ func TestValidState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := ValidState(tt.in)
-			if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrTracestate) {
+			if (err == nil) != tt.ok || err != nil && !errors.Is(err, errTracestate) {
 				t.Fatalf("ValidState(%q) = %v, want ok=%v", tt.in, err, tt.ok)
 			}
 		})
@@ -173,7 +173,7 @@ func FuzzTracestate(f *testing.F) {
 		if ValidState(s) != nil {
 			return
 		}
-		if len(s) > MaxStateLen || strings.ContainsAny(s, "\r\n\x00") {
+		if len(s) > maxStateLen || strings.ContainsAny(s, "\r\n\x00") {
 			t.Fatalf("accepted invalid tracestate %q", s)
 		}
 		for i := 0; i < len(s); i++ {

@@ -29,14 +29,14 @@ import (
 
 // Kinds of Target.
 const (
-	KindCluster   = "cluster"
+	kindCluster   = "cluster"
 	KindRedis     = "redis"
 	KindMiniredis = "miniredis"
 )
 
 // Target is a Redis for one test.
 type Target struct {
-	// Kind is KindCluster, KindRedis or KindMiniredis.
+	// Kind is KindRedis, KindMiniredis or "cluster".
 	Kind string
 	// Prefix is the test's own key prefix.
 	Prefix string
@@ -52,7 +52,7 @@ func New(t testing.TB) *Target {
 	tg := &Target{Prefix: "bulwarktest:" + randomHex(t) + ":"}
 	switch seeds, url := os.Getenv("BULWARK_TEST_REDIS_CLUSTER"), os.Getenv("BULWARK_TEST_REDIS"); {
 	case seeds != "":
-		tg.Kind = KindCluster
+		tg.Kind = kindCluster
 		addrs := strings.Split(seeds, ",")
 		tg.NewClient = func(t testing.TB) redis.UniversalClient {
 			return closeLater(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}))

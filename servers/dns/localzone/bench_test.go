@@ -15,7 +15,7 @@ import (
 
 	mdns "github.com/miekg/dns"
 
-	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/memory"
 )
 
 // Benchmarks. Run them with
@@ -216,12 +216,12 @@ func BenchmarkAnswer(b *testing.B) {
 // provider, the same call). eight-concurrent runs eight hostile imports at
 // once, and eight imports of the largest file a tool accepts (1 MiB of
 // distinct records, within the budget), sampling the heap every
-// millisecond under the binary's memory policy (kernel.ApplyMemoryPolicy:
+// millisecond under the binary's memory policy (memory.Apply:
 // GOGC 400, a 256 MiB soft limit); it reports the peak heap (live objects
 // and garbage not yet collected) and the peak live heap after a collection,
 // against the limit.
 func BenchmarkImportBudget(b *testing.B) {
-	gc, limit := kernel.ApplyMemoryPolicy(nil, os.Getenv)
+	gc, limit := memory.Apply(os.Getenv)
 	defer debug.SetGCPercent(100)
 	defer debug.SetMemoryLimit(math.MaxInt64)
 	p, _ := newTestProvider(b, "")

@@ -15,7 +15,7 @@
 // tools/call (a fresh 32 KiB decoder buffer for each of its nine JSON
 // decodes), so with the runtime's default GOGC=100 and a live heap of a few
 // MB the process collects every dozen requests and is bound by garbage
-// collection. This server therefore applies kernel.ApplyMemoryPolicy, as
+// collection. This server therefore applies kernel/memory.Apply, as
 // the bulwark binary does when it serves HTTP (GOGC=400, a 256 MiB soft
 // memory limit); the GOGC and GOMEMLIMIT environment variables override it,
 // and -no-memory-policy measures without it.
@@ -41,6 +41,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+	"github.com/bulwarkmcp/bulwark/kernel/memory"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 )
 
@@ -54,7 +55,7 @@ func main() {
 	noPolicy := flag.Bool("no-memory-policy", false, "keep the runtime's GC settings instead of the one bulwark ships (for comparison)")
 	flag.Parse()
 	if !*noPolicy {
-		kernel.ApplyMemoryPolicy(nil, os.Getenv)
+		memory.Apply(os.Getenv)
 	}
 	if err := run(*addr, *pprofAddr, *noFast); err != nil {
 		fmt.Fprintln(os.Stderr, "kernelserver:", err)

@@ -1,15 +1,20 @@
-package kernel
+// Package tooltable renders tool declarations as the Markdown table of a
+// README or a docs/tools-*.md page. Generated from the declarations, the
+// documentation cannot drift from them; each server's tests (and
+// internal/cli's README test) compare the files with it.
+package tooltable
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
 )
 
-// ToolTable renders tools as a Markdown table for a README: the name, the
-// first sentence of the description, the behaviour hints and the
-// confirmation gate. Generated from the declarations, the documentation
-// cannot drift from them; each server's tests compare it with the file.
-func ToolTable(tools []Tool) string {
+// Markdown renders tools as a Markdown table: the name, the first sentence
+// of the description, the behaviour hints and the confirmation gate
+// (kernel.Gate's String).
+func Markdown(tools []kernel.Tool) string {
 	var b strings.Builder
 	b.WriteString("| Tool | What it does | Read-only | Destructive | Idempotent | Confirmation |\n")
 	b.WriteString("|---|---|---|---|---|---|\n")

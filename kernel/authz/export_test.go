@@ -1,0 +1,7 @@
+package authz
+
+// Exposed to the external tests.
+var (
+	ErrInvalidForTest  = errInvalid
+	MaxFileSizeForTest = maxFileSize
+)
