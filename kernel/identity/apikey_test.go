@@ -62,7 +62,7 @@ func TestParseAPIKeys(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, ErrKeyFile) || !strings.Contains(err.Error(), tt.errHas) {
+			if err == nil || !errors.Is(err, errKeyFile) || !strings.Contains(err.Error(), tt.errHas) {
 				t.Fatalf("err %v; want ErrKeyFile mentioning %q", err, tt.errHas)
 			}
 			if strings.Contains(err.Error(), aliceKey) || strings.Contains(err.Error(), "sk-") {
@@ -79,7 +79,7 @@ func TestLoadAPIKeys(t *testing.T) {
 	if k, err := LoadAPIKeys(path); err != nil || k.Len() != 2 {
 		t.Fatalf("LoadAPIKeys = %v, %v", k, err)
 	}
-	if _, err := LoadAPIKeys(filepath.Join(dir, "missing")); !errors.Is(err, ErrKeyFile) || !errors.Is(err, os.ErrNotExist) {
+	if _, err := LoadAPIKeys(filepath.Join(dir, "missing")); !errors.Is(err, errKeyFile) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 	bad := filepath.Join(dir, "bad")
@@ -149,7 +149,7 @@ func TestAPIKeysAuthenticate(t *testing.T) {
 				}
 				return
 			}
-			var ae *AuthError
+			var ae *authError
 			if !errors.As(err, &ae) || ae.Status != tt.status || ae.Challenge != tt.challenge {
 				t.Fatalf("got %+v, %v; want %d %q", p, err, tt.status, tt.challenge)
 			}
