@@ -2,6 +2,7 @@ package httpguard
 
 import (
 	"fmt"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/httpsyntax"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -73,7 +74,7 @@ func (o *CORSOptions) Validate() error {
 		}
 	}
 	for _, h := range append(append([]string(nil), o.ExtraHeaders...), o.ExtraExposedHeaders...) {
-		if !isToken(h) {
+		if !httpsyntax.IsToken(h) {
 			return bad("header name %q", h)
 		}
 	}
@@ -274,25 +275,11 @@ func paramHeaders(requested []string) string {
 		for _, name := range strings.Split(line, ",") {
 			name = strings.TrimSpace(name)
 			if len(name) > len("mcp-param-") && len(name) <= 128 &&
-				strings.EqualFold(name[:len("mcp-param-")], "mcp-param-") && isToken(name) {
+				strings.EqualFold(name[:len("mcp-param-")], "mcp-param-") && httpsyntax.IsToken(name) {
 				b.WriteString(", ")
 				b.WriteString(http.CanonicalHeaderKey(name))
 			}
 		}
 	}
 	return b.String()
-}
-
-// isToken reports whether s is an RFC 9110 token (a valid header name).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }
