@@ -40,8 +40,8 @@ func DefaultHosts(bindAddr string) []string {
 	return hosts
 }
 
-// HostOptions configures a hostGuard.
-type HostOptions struct {
+// hostOptions configures a hostGuard.
+type hostOptions struct {
 	// Logger, when set, records refused Host values (quoted, truncated).
 	Logger *slog.Logger
 }
@@ -56,7 +56,7 @@ type HostOptions struct {
 // only that port. The zero value allows the loopback names only.
 type hostGuard struct {
 	allowed map[string][]string // canonical host -> ports ("" = any)
-	opts    HostOptions
+	opts    hostOptions
 }
 
 var defaultHosts = mustHosts(loopbackHosts)
@@ -72,7 +72,7 @@ func mustHosts(list []string) map[string][]string {
 // newHosts returns a hostGuard for the given allowlist (DefaultHosts(addr)
 // is a good start); an empty list means the loopback names. opts may be nil.
 // Malformed entries are an error.
-func newHosts(allowed []string, opts *HostOptions) (*hostGuard, error) {
+func newHosts(allowed []string, opts *hostOptions) (*hostGuard, error) {
 	h := &hostGuard{}
 	if opts != nil {
 		h.opts = *opts

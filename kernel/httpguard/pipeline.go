@@ -19,8 +19,6 @@ type PipelineOptions struct {
 	DisableFlood bool
 	// Hosts is the Host allowlist (see DefaultHosts); empty means loopback.
 	Hosts []string
-	// HostOptions configures the Host guard.
-	HostOptions *HostOptions
 	// CORS configures the Origin / CORS guard; nil allows no browser origin.
 	CORS *CORSOptions
 	// ContentType configures the media-type guard.
@@ -30,8 +28,8 @@ type PipelineOptions struct {
 	// Auth is the authentication stage, run after the trace guard and
 	// before header agreement. Nil means none.
 	Auth func(http.Handler) http.Handler
-	// Logger records refused Host and Origin values unless the Host or CORS
-	// options name their own.
+	// Logger records refused Host values, and Origin values unless the CORS
+	// options name their own logger.
 	Logger *slog.Logger
 }
 
@@ -66,12 +64,7 @@ func NewPipeline(opts *PipelineOptions) (*Pipeline, error) {
 			return nil, err
 		}
 	}
-	hostOpts := HostOptions{Logger: opts.Logger}
-	if opts.HostOptions != nil {
-		hostOpts = *opts.HostOptions
-		hostOpts.Logger = cmp.Or(hostOpts.Logger, opts.Logger)
-	}
-	if p.hosts, err = newHosts(opts.Hosts, &hostOpts); err != nil {
+	if p.hosts, err = newHosts(opts.Hosts, &hostOptions{Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
 	corsOpts := CORSOptions{Logger: opts.Logger}
