@@ -52,8 +52,8 @@ type Message struct {
 	OtherParams bool
 }
 
-// IsNotification reports whether e is a notification (a method, no id).
-func (e Message) IsNotification() bool { return e.Method != "" && e.ID == nil }
+// isNotification reports whether e is a notification (a method, no id).
+func (e Message) isNotification() bool { return e.Method != "" && e.ID == nil }
 
 // Target returns what Mcp-Name mirrors: params.name for tools/call and
 // prompts/get, params.uri for resources/read. ok is false for other methods.

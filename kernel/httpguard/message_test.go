@@ -113,8 +113,8 @@ func TestMessageTargetAndNotification(t *testing.T) {
 	}
 	for _, tt := range tests {
 		target, ok := tt.env.Target()
-		if target != tt.target || ok != tt.ok || tt.env.IsNotification() != tt.notif {
-			t.Errorf("%+v: Target = %q %v, IsNotification = %v", tt.env, target, ok, tt.env.IsNotification())
+		if target != tt.target || ok != tt.ok || tt.env.isNotification() != tt.notif {
+			t.Errorf("%+v: Target = %q %v, IsNotification = %v", tt.env, target, ok, tt.env.isNotification())
 		}
 	}
 }

@@ -16,8 +16,8 @@ type TraceContext struct {
 	Tracestate  string // empty when absent or dropped
 }
 
-// Inject sets the trace headers on an outbound request's header.
-func (t TraceContext) Inject(h http.Header) {
+// inject sets the trace headers on an outbound request's header.
+func (t TraceContext) inject(h http.Header) {
 	if t.Traceparent == "" {
 		return
 	}

@@ -86,7 +86,7 @@ func TestTraceHandler(t *testing.T) {
 				t.Fatalf("TraceFromContext = %+v %v", fromCtx, ok)
 			}
 			out := http.Header{}
-			fromCtx.Inject(out)
+			fromCtx.inject(out)
 			if out.Get("Traceparent") != tt.wantTP || out.Get("Tracestate") != tt.wantState {
 				t.Fatalf("Inject wrote %v", out)
 			}

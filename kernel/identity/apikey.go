@@ -139,8 +139,8 @@ func parseKeyLine(line string) (e keyEntry, ok bool, err error) {
 	return e, true, nil
 }
 
-// Len returns the number of keys.
-func (k *APIKeys) Len() int { return len(k.entries) }
+// count returns the number of keys.
+func (k *APIKeys) count() int { return len(k.entries) }
 
 // Authenticate implements Authenticator.
 func (k *APIKeys) Authenticate(r *http.Request) (Principal, error) {

@@ -57,7 +57,7 @@ func TestParseAPIKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			k, err := ParseAPIKeys(strings.NewReader(tt.file))
 			if tt.n > 0 {
-				if err != nil || k.Len() != tt.n {
+				if err != nil || k.count() != tt.n {
 					t.Fatalf("got %v, %v; want %d keys", k, err, tt.n)
 				}
 				return
@@ -76,7 +76,7 @@ func TestLoadAPIKeys(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "keys")
 	os.WriteFile(path, []byte(testKeyFile()), 0o600)
-	if k, err := LoadAPIKeys(path); err != nil || k.Len() != 2 {
+	if k, err := LoadAPIKeys(path); err != nil || k.count() != 2 {
 		t.Fatalf("LoadAPIKeys = %v, %v", k, err)
 	}
 	if _, err := LoadAPIKeys(filepath.Join(dir, "missing")); !errors.Is(err, errKeyFile) || !errors.Is(err, os.ErrNotExist) {

@@ -151,16 +151,16 @@ func (a *OAuth) Authenticate(r *http.Request) (Principal, error) {
 	case err != nil || token == "":
 		return Principal{}, a.refuse(errNoCredentials, err)
 	}
-	p, err := a.Verify(r.Context(), token)
+	p, err := a.verify(r.Context(), token)
 	if err != nil {
 		return Principal{}, err
 	}
 	return p, nil
 }
 
-// Verify checks an access token and returns its principal, or an
+// verify checks an access token and returns its principal, or an
 // *authError (invalid_token, insufficient_scope, or keys unavailable).
-func (a *OAuth) Verify(ctx context.Context, token string) (Principal, error) {
+func (a *OAuth) verify(ctx context.Context, token string) (Principal, error) {
 	sig, err := parseJWS(token, a.maxToken)
 	if err != nil {
 		return Principal{}, a.refuse(errInvalidToken, err)

@@ -318,7 +318,7 @@ func TestNewOAuthValidates(t *testing.T) {
 func TestOAuthVerifyDirect(t *testing.T) {
 	a := newTestOAuth(t, nil)
 	tok := signJWT(t, "EdDSA", "ed-1", tk(t).ed, claims(nil), nil)
-	p, err := a.Verify(context.Background(), tok)
+	p, err := a.verify(context.Background(), tok)
 	if err != nil || p.ID != testIssuer+"|user-42" {
 		t.Fatalf("Verify = %+v, %v", p, err)
 	}
@@ -335,7 +335,7 @@ func BenchmarkOAuthVerify(b *testing.B) {
 		b.Run(alg.name, func(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {
-				if _, err := a.Verify(ctx, tok); err != nil {
+				if _, err := a.verify(ctx, tok); err != nil {
 					b.Fatal(err)
 				}
 			}
