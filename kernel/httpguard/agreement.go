@@ -5,24 +5,24 @@ import (
 	"strings"
 )
 
-// HeaderVersion is the first protocol version whose mirrored request
+// headerVersion is the first protocol version whose mirrored request
 // headers (Mcp-Method, Mcp-Name, Mcp-Param-*) are defined (SEP-2243).
-const HeaderVersion = "2026-07-28"
+const headerVersion = "2026-07-28"
 
 // IsModernVersion reports whether an MCP-Protocol-Version value is
-// HeaderVersion or later. Versions are dates, so this is a string
+// headerVersion or later. Versions are dates, so this is a string
 // comparison; unknown later versions count as modern. It is the go-sdk's
 // own test, so both layers agree on which requests carry trusted headers.
-func IsModernVersion(v string) bool { return v != "" && v >= HeaderVersion }
+func IsModernVersion(v string) bool { return v != "" && v >= headerVersion }
 
 // mismatch is a header-agreement failure; its text is fixed (never a
 // request value), so it is safe to send.
 type mismatch string
 
 func (m mismatch) Error() string        { return "header_mismatch: " + string(m) }
-func (m mismatch) Is(target error) bool { return target == ErrHeaderMismatch }
+func (m mismatch) Is(target error) bool { return target == errHeaderMismatch }
 
-// HeaderAgreement checks that the mirrored request headers agree with the
+// headerAgreement checks that the mirrored request headers agree with the
 // body (MCP 2026-07-28, SEP-2243) and answers HTTP 400 with JSON-RPC -32020,
 // echoing the request id, when they do not.
 //
@@ -51,11 +51,11 @@ func (m mismatch) Is(target error) bool { return target == ErrHeaderMismatch }
 // header values with control characters, so a missed re-encoding fails
 // closed). Mcp-Param-* values are left to the SDK, which decodes them and
 // knows the tool schemas. The zero value is ready to use.
-type HeaderAgreement struct{}
+type headerAgreement struct{}
 
 // Check compares the headers with the parsed body; it changes nothing.
-// Errors wrap ErrHeaderMismatch.
-func (HeaderAgreement) Check(h http.Header, env Message) error {
+// Errors wrap errHeaderMismatch.
+func (headerAgreement) Check(h http.Header, env Message) error {
 	versions := h.Values("Mcp-Protocol-Version")
 	if len(versions) > 1 {
 		return mismatch("repeated MCP-Protocol-Version header")
@@ -68,7 +68,7 @@ func (HeaderAgreement) Check(h http.Header, env Message) error {
 		return nil
 	}
 	if env.ProtocolVersion != "" && env.ProtocolVersion != version {
-		return mismatch("MCP-Protocol-Version header does not match _meta " + MetaKeyProtocolVersion)
+		return mismatch("MCP-Protocol-Version header does not match _meta " + metaKeyProtocolVersion)
 	}
 	if !IsModernVersion(version) {
 		return nil
@@ -96,7 +96,7 @@ func checkName(h http.Header, env Message) error {
 	if len(names) != 1 || names[0] == "" {
 		return mismatch("Mcp-Name header missing or repeated for " + env.Method)
 	}
-	decoded, err := DecodeHeaderValue(names[0])
+	decoded, err := decodeHeaderValue(names[0])
 	if err != nil {
 		return mismatch("Mcp-Name header is not a valid plain or base64 value")
 	}
@@ -110,7 +110,7 @@ func checkName(h http.Header, env Message) error {
 // Mcp-Name is replaced by its decoded value for modern requests, and the
 // mirrored headers are removed from older ones. Call it only after Check
 // passed.
-func (HeaderAgreement) Normalize(h http.Header, env Message) {
+func (headerAgreement) Normalize(h http.Header, env Message) {
 	if !IsModernVersion(h.Get("Mcp-Protocol-Version")) {
 		for k := range h {
 			if k == "Mcp-Method" || k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
@@ -126,7 +126,7 @@ func (HeaderAgreement) Normalize(h http.Header, env Message) {
 
 // Handler parses the body (once), applies Check, normalizes the headers
 // and calls next.
-func (a HeaderAgreement) Handler(next http.Handler) http.Handler {
+func (a headerAgreement) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r, st, created := withState(r)
 		if created {
@@ -134,11 +134,11 @@ func (a HeaderAgreement) Handler(next http.Handler) http.Handler {
 		}
 		env, err := RequestMessage(r)
 		if err != nil {
-			WriteCheckError(w, nil, err)
+			writeCheckError(w, nil, err)
 			return
 		}
 		if err := a.Check(r.Header, env); err != nil {
-			WriteCheckError(w, env.ID, err)
+			writeCheckError(w, env.ID, err)
 			return
 		}
 		a.Normalize(r.Header, env)

@@ -60,8 +60,8 @@ func TestHeaderAgreementCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := HeaderAgreement{}.Check(tt.h, tt.env)
-			if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrHeaderMismatch) {
+			err := headerAgreement{}.Check(tt.h, tt.env)
+			if (err == nil) != tt.ok || err != nil && !errors.Is(err, errHeaderMismatch) {
 				t.Fatalf("Check = %v, want ok=%v", err, tt.ok)
 			}
 		})
@@ -83,7 +83,7 @@ func TestHeaderAgreementNormalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			HeaderAgreement{}.Normalize(tt.h, call)
+			headerAgreement{}.Normalize(tt.h, call)
 			if got := tt.h.Get("Mcp-Name"); got != tt.wantName {
 				t.Fatalf("Mcp-Name = %q, want %q", got, tt.wantName)
 			}
@@ -97,9 +97,9 @@ func TestHeaderAgreementNormalize(t *testing.T) {
 func TestHeaderAgreementHandler(t *testing.T) {
 	var seen http.Header
 	var env Message
-	srv := serve(t, BodyLimit{}.Handler(HeaderAgreement{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := serve(t, bodyLimit{}.Handler(headerAgreement{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = r.Header.Clone()
-		env, _ = MessageFromContext(r.Context())
+		env, _ = messageFromContext(r.Context())
 		okHandler.ServeHTTP(w, r)
 	}))))
 	const callBody = `{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"get_rrset","arguments":{}}}`
@@ -121,12 +121,12 @@ func TestHeaderAgreementHandler(t *testing.T) {
 	}{
 		{"agrees", modern("Mcp-Method", "tools/call", "Mcp-Name", "get_rrset"), callBody, 200, 0, "", ""},
 		{"base64 name", modern("Mcp-Method", "tools/call", "Mcp-Name", "=?base64?Z2V0X3Jyc2V0?="), callBody, 200, 0, "", ""},
-		{"name mismatch echoes id", modern("Mcp-Method", "tools/call", "Mcp-Name", "delete_rrset"), callBody, 400, CodeHeaderMismatch, ReasonHeaderMismatch, `"req-7"`},
-		{"method missing", modern("Mcp-Name", "get_rrset"), callBody, 400, CodeHeaderMismatch, ReasonHeaderMismatch, `"req-7"`},
+		{"name mismatch echoes id", modern("Mcp-Method", "tools/call", "Mcp-Name", "delete_rrset"), callBody, 400, codeHeaderMismatch, reasonHeaderMismatch, `"req-7"`},
+		{"method missing", modern("Mcp-Name", "get_rrset"), callBody, 400, codeHeaderMismatch, reasonHeaderMismatch, `"req-7"`},
 		{"legacy mismatch served, headers stripped", map[string]string{"Mcp-Protocol-Version": "2025-11-25", "Mcp-Method": "x", "Mcp-Name": "y"}, callBody, 200, 0, "", ""},
-		{"not JSON", nil, `{"jsonrpc":`, 400, CodeParseError, ReasonParseError, ""},
-		{"batch", nil, `[` + callBody + `]`, 400, CodeInvalidRequest, ReasonBatchUnsupported, ""},
-		{"not JSON-RPC", nil, `{"id":1,"method":"a"}`, 400, CodeInvalidRequest, ReasonInvalidRequest, ""},
+		{"not JSON", nil, `{"jsonrpc":`, 400, codeParseError, reasonParseError, ""},
+		{"batch", nil, `[` + callBody + `]`, 400, codeInvalidRequest, reasonBatchUnsupported, ""},
+		{"not JSON-RPC", nil, `{"id":1,"method":"a"}`, 400, codeInvalidRequest, reasonInvalidRequest, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,26 +9,26 @@ import (
 	"sync"
 )
 
-// DefaultMaxBodyBytes is the body limit of a zero BodyLimit: 3 MiB, below the
+// DefaultMaxBodyBytes is the body limit of a zero bodyLimit: 3 MiB, below the
 // go-sdk's own 4 MiB so the SDK's plain-text 413 is never the one a client sees.
 const DefaultMaxBodyBytes = 3 << 20
 
-// BodyLimit bounds the request body. A declared Content-Length over the limit
+// bodyLimit bounds the request body. A declared Content-Length over the limit
 // is refused before anything is read; the read itself is bounded too, so
 // chunked and HTTP/2 bodies without a length cannot exceed it.
 //
 // Its Handler also makes the body readable once and shareable: later stages
-// call [ReadBody] or [RequestMessage] and get the same bytes, and the next
+// call [readBody] or [RequestMessage] and get the same bytes, and the next
 // handler still reads the full body from r.Body.
 //
 // The zero value limits bodies to DefaultMaxBodyBytes.
-type BodyLimit struct {
+type bodyLimit struct {
 	// Max is the largest body accepted, in bytes. Zero or negative means
 	// DefaultMaxBodyBytes; there is no way to disable the limit.
 	Max int64
 }
 
-func (b BodyLimit) max() int64 {
+func (b bodyLimit) max() int64 {
 	if b.Max <= 0 {
 		return DefaultMaxBodyBytes
 	}
@@ -37,20 +37,20 @@ func (b BodyLimit) max() int64 {
 
 // Check refuses a request whose declared Content-Length exceeds the limit.
 // It reads nothing; bodies of unknown length are bounded by the Handler.
-func (b BodyLimit) Check(r *http.Request) error {
+func (b bodyLimit) Check(r *http.Request) error {
 	if r.ContentLength > b.max() {
-		return fmt.Errorf("content-length %d over %d: %w", r.ContentLength, b.max(), ErrBodyTooLarge)
+		return fmt.Errorf("content-length %d over %d: %w", r.ContentLength, b.max(), errBodyTooLarge)
 	}
 	return nil
 }
 
 // Handler applies Check, then installs the bounded, read-once body before
-// calling next. Exceeding the limit while reading surfaces as ErrBodyTooLarge
-// from ReadBody (and as *http.MaxBytesError from r.Body reads).
-func (b BodyLimit) Handler(next http.Handler) http.Handler {
+// calling next. Exceeding the limit while reading surfaces as errBodyTooLarge
+// from readBody (and as *http.MaxBytesError from r.Body reads).
+func (b bodyLimit) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := b.Check(r); err != nil {
-			WriteCheckError(w, nil, err)
+			writeCheckError(w, nil, err)
 			return
 		}
 		r, st, created := withState(r)
@@ -66,13 +66,13 @@ func (b BodyLimit) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// ReadBody returns the whole request body, reading it at most once per
-// request when a BodyLimit handler ran earlier; later calls return the same
+// readBody returns the whole request body, reading it at most once per
+// request when a bodyLimit handler ran earlier; later calls return the same
 // bytes. The returned slice must not be modified, and a caller that keeps it
-// after the request ends should copy it. Without a BodyLimit stage it reads
+// after the request ends should copy it. Without a bodyLimit stage it reads
 // the body bounded by DefaultMaxBodyBytes and replaces r.Body so the next
-// reader still sees it. Errors wrap ErrBodyTooLarge or ErrBadBody.
-func ReadBody(r *http.Request) ([]byte, error) {
+// reader still sees it. Errors wrap errBodyTooLarge or errBadBody.
+func readBody(r *http.Request) ([]byte, error) {
 	if st := stateFrom(r.Context()); st != nil && st.body.installed {
 		st.body.exposed = true // the caller may keep the bytes: never recycle them
 		return st.body.bytes()
@@ -129,7 +129,7 @@ func (c *bodyCache) bytes() ([]byte, error) {
 		c.err = c.load()
 	}
 	if c.released && c.err == nil {
-		return nil, fmt.Errorf("body used after the request ended: %w", ErrBadBody)
+		return nil, fmt.Errorf("body used after the request ended: %w", errBadBody)
 	}
 	return c.buf, c.err
 }
@@ -200,9 +200,9 @@ func (c *bodyCache) release() {
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return fmt.Errorf("body over %d bytes: %w", mbe.Limit, ErrBodyTooLarge)
+		return fmt.Errorf("body over %d bytes: %w", mbe.Limit, errBodyTooLarge)
 	}
-	return fmt.Errorf("reading body: %w", errors.Join(ErrBadBody, err))
+	return fmt.Errorf("reading body: %w", errors.Join(errBadBody, err))
 }
 
 // bodyReader is what later handlers see as r.Body: the cached bytes.
@@ -214,7 +214,7 @@ type bodyReader struct {
 func (b *bodyReader) Read(p []byte) (int, error) {
 	buf, err := b.c.bytes()
 	if err != nil {
-		if errors.Is(err, ErrBodyTooLarge) {
+		if errors.Is(err, errBodyTooLarge) {
 			return 0, &http.MaxBytesError{Limit: b.c.max} // what net/http readers expect
 		}
 		return 0, err

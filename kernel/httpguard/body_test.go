@@ -29,23 +29,23 @@ func TestBodyLimitCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("POST", "/", nil)
 			r.ContentLength = tt.cl
-			err := BodyLimit{Max: tt.max}.Check(r)
-			if (err == nil) != tt.ok || err != nil && !errors.Is(err, ErrBodyTooLarge) {
+			err := bodyLimit{Max: tt.max}.Check(r)
+			if (err == nil) != tt.ok || err != nil && !errors.Is(err, errBodyTooLarge) {
 				t.Fatalf("Check = %v, want ok=%v", err, tt.ok)
 			}
 		})
 	}
 }
 
-// readTwice reads the body with ReadBody twice and through r.Body, and
+// readTwice reads the body with readBody twice and through r.Body, and
 // answers with the body when all three agree.
 var readTwice = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	a, err := ReadBody(r)
+	a, err := readBody(r)
 	if err != nil {
-		WriteCheckError(w, nil, err)
+		writeCheckError(w, nil, err)
 		return
 	}
-	b, _ := ReadBody(r)
+	b, _ := readBody(r)
 	c, err := io.ReadAll(r.Body)
 	if err != nil || !bytes.Equal(a, c) || len(a) > 0 && &a[0] != &b[0] {
 		http.Error(w, "reads disagree", http.StatusTeapot)
@@ -55,8 +55,8 @@ var readTwice = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 })
 
 func TestBodyLimitHandler(t *testing.T) {
-	srv := serve(t, BodyLimit{Max: 16}.Handler(readTwice))
-	direct := serve(t, BodyLimit{Max: 16}.Handler(okHandler)) // next reads r.Body only
+	srv := serve(t, bodyLimit{Max: 16}.Handler(readTwice))
+	direct := serve(t, bodyLimit{Max: 16}.Handler(okHandler)) // next reads r.Body only
 	tests := []struct {
 		name    string
 		body    string
@@ -87,7 +87,7 @@ func TestBodyLimitHandler(t *testing.T) {
 					t.Fatalf("status %d body %q", got.status, got.body)
 				}
 			case 413:
-				wantRefusal(t, got, 413, CodeInvalidRequest, ReasonBodyTooLarge)
+				wantRefusal(t, got, 413, codeInvalidRequest, reasonBodyTooLarge)
 			default:
 				if got.status != tt.status || !strings.Contains(got.body, "request body too large") {
 					t.Fatalf("status %d body %q", got.status, got.body)
@@ -99,8 +99,8 @@ func TestBodyLimitHandler(t *testing.T) {
 
 func TestReadBodyBuffersAreNotRecycledOnceExposed(t *testing.T) {
 	var kept [][]byte
-	h := BodyLimit{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := ReadBody(r)
+	h := bodyLimit{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := readBody(r)
 		kept = append(kept, b)
 	}))
 	for _, body := range []string{"first body, kept", "second body!!!!!"} {
@@ -113,7 +113,7 @@ func TestReadBodyBuffersAreNotRecycledOnceExposed(t *testing.T) {
 
 func TestReadBodyWithoutBodyLimit(t *testing.T) {
 	r := httptest.NewRequest("POST", "/", strings.NewReader("abc"))
-	b, err := ReadBody(r)
+	b, err := readBody(r)
 	if err != nil || string(b) != "abc" {
 		t.Fatalf("ReadBody = %q, %v", b, err)
 	}
@@ -122,23 +122,23 @@ func TestReadBodyWithoutBodyLimit(t *testing.T) {
 		t.Fatalf("r.Body after ReadBody = %q", again)
 	}
 	r = httptest.NewRequest("POST", "/", strings.NewReader(strings.Repeat("x", DefaultMaxBodyBytes+1)))
-	if _, err := ReadBody(r); !errors.Is(err, ErrBodyTooLarge) {
+	if _, err := readBody(r); !errors.Is(err, errBodyTooLarge) {
 		t.Fatalf("oversize ReadBody = %v", err)
 	}
 	r = httptest.NewRequest("POST", "/", nil)
 	r.Body = nil
-	if b, err := ReadBody(r); err != nil || len(b) != 0 {
+	if b, err := readBody(r); err != nil || len(b) != 0 {
 		t.Fatalf("nil body: %q %v", b, err)
 	}
 }
 
 func TestBodyShortRead(t *testing.T) {
-	h := BodyLimit{}.Handler(readTwice)
+	h := bodyLimit{}.Handler(readTwice)
 	r := httptest.NewRequest("POST", "/", strings.NewReader("abc"))
 	r.ContentLength = 10 // declared more than sent
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, r)
-	if rec.Code != 400 || !strings.Contains(rec.Body.String(), ReasonBadBody) {
+	if rec.Code != 400 || !strings.Contains(rec.Body.String(), reasonBadBody) {
 		t.Fatalf("got %d %s", rec.Code, rec.Body)
 	}
 }

@@ -20,48 +20,48 @@ type ContentType struct {
 	DisableAcceptCheck bool
 }
 
-// Check returns ErrUnsupportedMediaType, ErrUnsupportedEncoding or
-// ErrNotAcceptable.
+// Check returns errUnsupportedMediaType, errUnsupportedEncoding or
+// errNotAcceptable.
 func (c ContentType) Check(r *http.Request) error {
-	if err := CheckMediaType(r.Header.Values("Content-Type")); err != nil {
+	if err := checkMediaType(r.Header.Values("Content-Type")); err != nil {
 		return err
 	}
-	if err := CheckEncoding(r.Header.Values("Content-Encoding")); err != nil {
+	if err := checkEncoding(r.Header.Values("Content-Encoding")); err != nil {
 		return err
 	}
 	if !c.DisableAcceptCheck && !acceptsStreamable(r.Header.Values("Accept")) {
-		return ErrNotAcceptable
+		return errNotAcceptable
 	}
 	return nil
 }
 
-// CheckMediaType accepts exactly one Content-Type whose media type is
+// checkMediaType accepts exactly one Content-Type whose media type is
 // application/json (case-insensitive) and whose charset, if any, is utf-8.
-func CheckMediaType(values []string) error {
+func checkMediaType(values []string) error {
 	if len(values) != 1 {
-		return fmt.Errorf("%d Content-Type headers: %w", len(values), ErrUnsupportedMediaType)
+		return fmt.Errorf("%d Content-Type headers: %w", len(values), errUnsupportedMediaType)
 	}
 	if values[0] == "application/json" { // the common case, without a parse
 		return nil
 	}
 	mt, params, err := mime.ParseMediaType(values[0])
 	if err != nil || mt != "application/json" {
-		return ErrUnsupportedMediaType
+		return errUnsupportedMediaType
 	}
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return fmt.Errorf("charset must be utf-8: %w", ErrUnsupportedMediaType)
+		return fmt.Errorf("charset must be utf-8: %w", errUnsupportedMediaType)
 	}
 	return nil
 }
 
-// CheckEncoding accepts no Content-Encoding or only "identity" codings.
-func CheckEncoding(values []string) error {
+// checkEncoding accepts no Content-Encoding or only "identity" codings.
+func checkEncoding(values []string) error {
 	for _, v := range values {
 		for rest, more := v, true; more; {
 			var coding string
 			coding, rest, more = strings.Cut(rest, ",")
 			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
-				return ErrUnsupportedEncoding
+				return errUnsupportedEncoding
 			}
 		}
 	}
@@ -96,7 +96,7 @@ func acceptsStreamable(values []string) bool {
 func (c ContentType) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := c.Check(r); err != nil {
-			WriteCheckError(w, nil, err)
+			writeCheckError(w, nil, err)
 			return
 		}
 		next.ServeHTTP(w, r)

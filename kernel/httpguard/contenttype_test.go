@@ -20,19 +20,19 @@ func TestContentTypeCheck(t *testing.T) {
 		{"plain", []string{"application/json"}, nil, []string{acceptBoth}, false, nil},
 		{"charset", []string{"application/json; charset=utf-8"}, nil, []string{acceptBoth}, false, nil},
 		{"charset upper", []string{"Application/JSON; charset=UTF-8"}, nil, []string{acceptBoth}, false, nil},
-		{"other charset", []string{"application/json; charset=utf-16"}, nil, []string{acceptBoth}, false, ErrUnsupportedMediaType},
-		{"missing", nil, nil, []string{acceptBoth}, false, ErrUnsupportedMediaType},
-		{"repeated", []string{"application/json", "application/json"}, nil, []string{acceptBoth}, false, ErrUnsupportedMediaType},
-		{"text/plain", []string{"text/plain"}, nil, []string{acceptBoth}, false, ErrUnsupportedMediaType},
-		{"json suffix type", []string{"application/problem+json"}, nil, []string{acceptBoth}, false, ErrUnsupportedMediaType},
-		{"form", []string{"application/x-www-form-urlencoded"}, nil, []string{acceptBoth}, false, ErrUnsupportedMediaType},
-		{"malformed", []string{"application/json;;"}, nil, []string{acceptBoth}, false, ErrUnsupportedMediaType},
+		{"other charset", []string{"application/json; charset=utf-16"}, nil, []string{acceptBoth}, false, errUnsupportedMediaType},
+		{"missing", nil, nil, []string{acceptBoth}, false, errUnsupportedMediaType},
+		{"repeated", []string{"application/json", "application/json"}, nil, []string{acceptBoth}, false, errUnsupportedMediaType},
+		{"text/plain", []string{"text/plain"}, nil, []string{acceptBoth}, false, errUnsupportedMediaType},
+		{"json suffix type", []string{"application/problem+json"}, nil, []string{acceptBoth}, false, errUnsupportedMediaType},
+		{"form", []string{"application/x-www-form-urlencoded"}, nil, []string{acceptBoth}, false, errUnsupportedMediaType},
+		{"malformed", []string{"application/json;;"}, nil, []string{acceptBoth}, false, errUnsupportedMediaType},
 		{"identity", []string{"application/json"}, []string{"identity"}, []string{acceptBoth}, false, nil},
 		{"identity list", []string{"application/json"}, []string{"Identity, identity"}, []string{acceptBoth}, false, nil},
-		{"gzip", []string{"application/json"}, []string{"gzip"}, []string{acceptBoth}, false, ErrUnsupportedEncoding},
-		{"identity then br", []string{"application/json"}, []string{"identity", "br"}, []string{acceptBoth}, false, ErrUnsupportedEncoding},
-		{"accept missing", []string{"application/json"}, nil, nil, false, ErrNotAcceptable},
-		{"accept json only", []string{"application/json"}, nil, []string{"application/json"}, false, ErrNotAcceptable},
+		{"gzip", []string{"application/json"}, []string{"gzip"}, []string{acceptBoth}, false, errUnsupportedEncoding},
+		{"identity then br", []string{"application/json"}, []string{"identity", "br"}, []string{acceptBoth}, false, errUnsupportedEncoding},
+		{"accept missing", []string{"application/json"}, nil, nil, false, errNotAcceptable},
+		{"accept json only", []string{"application/json"}, nil, []string{"application/json"}, false, errNotAcceptable},
 		{"accept two headers", []string{"application/json"}, nil, []string{"application/json", "text/event-stream;q=0.5"}, false, nil},
 		{"accept wildcard", []string{"application/json"}, nil, []string{"*/*"}, false, nil},
 		{"accept type wildcards", []string{"application/json"}, nil, []string{"application/*, text/*"}, false, nil},
@@ -67,9 +67,9 @@ func TestContentTypeHandler(t *testing.T) {
 		reason  string
 	}{
 		{"ok", map[string]string{"Content-Type": "application/json", "Accept": acceptBoth}, 200, ""},
-		{"text/plain", map[string]string{"Content-Type": "text/plain", "Accept": acceptBoth}, 415, ReasonUnsupportedMediaType},
-		{"gzip", map[string]string{"Content-Type": "application/json", "Content-Encoding": "gzip", "Accept": acceptBoth}, 415, ReasonUnsupportedEncoding},
-		{"accept", map[string]string{"Content-Type": "application/json", "Accept": "text/html"}, 406, ReasonNotAcceptable},
+		{"text/plain", map[string]string{"Content-Type": "text/plain", "Accept": acceptBoth}, 415, reasonUnsupportedMediaType},
+		{"gzip", map[string]string{"Content-Type": "application/json", "Content-Encoding": "gzip", "Accept": acceptBoth}, 415, reasonUnsupportedEncoding},
+		{"accept", map[string]string{"Content-Type": "application/json", "Accept": "text/html"}, 406, reasonNotAcceptable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestContentTypeHandler(t *testing.T) {
 				wantOK(t, got)
 				return
 			}
-			wantRefusal(t, got, tt.status, CodeInvalidRequest, tt.reason)
+			wantRefusal(t, got, tt.status, codeInvalidRequest, tt.reason)
 		})
 	}
 }

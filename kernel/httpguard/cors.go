@@ -2,6 +2,7 @@ package httpguard
 
 import (
 	"fmt"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/httpsyntax"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -10,8 +11,8 @@ import (
 	"time"
 )
 
-// DefaultCORSMaxAge is how long browsers may cache a preflight answer.
-const DefaultCORSMaxAge = 10 * time.Minute
+// defaultCORSMaxAge is how long browsers may cache a preflight answer.
+const defaultCORSMaxAge = 10 * time.Minute
 
 // corsRequestHeaders are the request headers an MCP client needs; options
 // add BYOK credential headers, and Mcp-Param-* headers are allowed as asked.
@@ -38,7 +39,7 @@ type CORSOptions struct {
 	ExtraHeaders []string
 	// ExtraExposedHeaders are further response headers scripts may read.
 	ExtraExposedHeaders []string
-	// MaxAge is the preflight cache lifetime; zero means DefaultCORSMaxAge.
+	// MaxAge is the preflight cache lifetime; zero means defaultCORSMaxAge.
 	MaxAge time.Duration
 	// Logger, when set, records refused origins (quoted, truncated).
 	Logger *slog.Logger
@@ -56,7 +57,7 @@ func (o *CORSOptions) Validate() error {
 		return nil
 	}
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("cors: "+format+": %w", append(args, ErrInvalidConfig)...)
+		return fmt.Errorf("cors: "+format+": %w", append(args, errInvalidConfig)...)
 	}
 	if o.wildcard() {
 		if o.AllowCredentials {
@@ -73,7 +74,7 @@ func (o *CORSOptions) Validate() error {
 		}
 	}
 	for _, h := range append(append([]string(nil), o.ExtraHeaders...), o.ExtraExposedHeaders...) {
-		if !isToken(h) {
+		if !httpsyntax.IsToken(h) {
 			return bad("header name %q", h)
 		}
 	}
@@ -99,11 +100,11 @@ func (o *CORSOptions) WarnIfWildcardInProduction(env string, logger *slog.Logger
 	return true
 }
 
-// CORS is the Origin guard: browser requests from an origin not on the list
+// corsGuard is the Origin guard: browser requests from an origin not on the list
 // are refused with 403 cors_forbidden before authentication; preflights get
 // 204 or 403. Requests without Origin pass. The zero value allows no browser
 // origin.
-type CORS struct {
+type corsGuard struct {
 	wildcard     bool
 	origins      map[string]bool
 	credentials  bool
@@ -113,15 +114,15 @@ type CORS struct {
 	logger       *slog.Logger
 }
 
-// NewCORS validates opts (which may be nil) and returns the guard.
-func NewCORS(opts *CORSOptions) (*CORS, error) {
+// newCORS validates opts (which may be nil) and returns the guard.
+func newCORS(opts *CORSOptions) (*corsGuard, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	if opts == nil {
 		opts = &CORSOptions{}
 	}
-	c := &CORS{wildcard: opts.wildcard(), credentials: opts.AllowCredentials, logger: opts.Logger, origins: map[string]bool{}}
+	c := &corsGuard{wildcard: opts.wildcard(), credentials: opts.AllowCredentials, logger: opts.Logger, origins: map[string]bool{}}
 	if !c.wildcard {
 		for _, o := range opts.Origins {
 			canon, _ := canonicalOrigin(o)
@@ -132,7 +133,7 @@ func NewCORS(opts *CORSOptions) (*CORS, error) {
 	c.exposed = []string{joinHeaders(corsExposedHeaders, opts.ExtraExposedHeaders)}
 	maxAge := opts.MaxAge
 	if maxAge == 0 {
-		maxAge = DefaultCORSMaxAge
+		maxAge = defaultCORSMaxAge
 	}
 	c.maxAge = strconv.FormatInt(int64(maxAge/time.Second), 10)
 	return c, nil
@@ -183,30 +184,30 @@ func canonicalOrigin(origin string) (string, error) {
 
 // Check applies the origin rule to a request: no Origin passes (unless
 // Sec-Fetch-Site says it is a cross-site browser request); an Origin must be
-// on the list. Errors wrap ErrOriginForbidden.
-func (c *CORS) Check(r *http.Request) error {
+// on the list. Errors wrap errOriginForbidden.
+func (c *corsGuard) Check(r *http.Request) error {
 	origins := r.Header.Values("Origin")
 	wildcard := c != nil && c.wildcard
 	switch {
 	case len(origins) > 1:
-		return fmt.Errorf("repeated Origin header: %w", ErrOriginForbidden)
+		return fmt.Errorf("repeated Origin header: %w", errOriginForbidden)
 	case len(origins) == 0:
 		if site := r.Header.Get("Sec-Fetch-Site"); !wildcard && (site == "cross-site" || site == "same-site") {
-			return fmt.Errorf("cross-site browser request without Origin: %w", ErrOriginForbidden)
+			return fmt.Errorf("cross-site browser request without Origin: %w", errOriginForbidden)
 		}
 		return nil
 	case wildcard:
 		return nil
 	}
 	if c == nil {
-		return ErrOriginForbidden
+		return errOriginForbidden
 	}
 	if c.origins[origins[0]] { // browsers send the canonical form: no parse needed
 		return nil
 	}
 	canon, err := canonicalOrigin(origins[0])
 	if err != nil || !c.origins[canon] {
-		return ErrOriginForbidden
+		return errOriginForbidden
 	}
 	return nil
 }
@@ -215,7 +216,7 @@ func (c *CORS) Check(r *http.Request) error {
 // preflights (an OPTIONS request with an Origin) with 204 or 403, refuses
 // disallowed browser requests with 403 cors_forbidden, and adds the
 // Access-Control-* headers for allowed ones before calling next.
-func (c *CORS) Handler(next http.Handler) http.Handler {
+func (c *corsGuard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		if c == nil || !c.wildcard {
@@ -229,7 +230,7 @@ func (c *CORS) Handler(next http.Handler) http.Handler {
 			if c != nil && c.logger != nil {
 				c.logger.Warn("httpguard: refused Origin", "origin", truncate(r.Header.Get("Origin"), 256))
 			}
-			WriteCheckError(w, nil, err)
+			writeCheckError(w, nil, err)
 			return
 		}
 		origin := r.Header.Get("Origin")
@@ -248,7 +249,7 @@ func (c *CORS) Handler(next http.Handler) http.Handler {
 	})
 }
 
-func (c *CORS) allowOrigin(h http.Header, origin string) {
+func (c *corsGuard) allowOrigin(h http.Header, origin string) {
 	if c.wildcard {
 		h.Set("Access-Control-Allow-Origin", "*")
 		return
@@ -259,7 +260,7 @@ func (c *CORS) allowOrigin(h http.Header, origin string) {
 	}
 }
 
-func (c *CORS) preflight(h http.Header, r *http.Request) {
+func (c *corsGuard) preflight(h http.Header, r *http.Request) {
 	h.Set("Access-Control-Allow-Methods", "POST")
 	h.Set("Access-Control-Allow-Headers", c.allowHeaders+paramHeaders(r.Header.Values("Access-Control-Request-Headers")))
 	h.Set("Access-Control-Max-Age", c.maxAge)
@@ -274,25 +275,11 @@ func paramHeaders(requested []string) string {
 		for _, name := range strings.Split(line, ",") {
 			name = strings.TrimSpace(name)
 			if len(name) > len("mcp-param-") && len(name) <= 128 &&
-				strings.EqualFold(name[:len("mcp-param-")], "mcp-param-") && isToken(name) {
+				strings.EqualFold(name[:len("mcp-param-")], "mcp-param-") && httpsyntax.IsToken(name) {
 				b.WriteString(", ")
 				b.WriteString(http.CanonicalHeaderKey(name))
 			}
 		}
 	}
 	return b.String()
-}
-
-// isToken reports whether s is an RFC 9110 token (a valid header name).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }

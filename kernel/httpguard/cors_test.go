@@ -39,10 +39,10 @@ func TestCORSOptionsValidate(t *testing.T) {
 			if (err == nil) != tt.ok {
 				t.Fatalf("Validate() = %v, want ok=%v", err, tt.ok)
 			}
-			if err != nil && !errors.Is(err, ErrInvalidConfig) {
+			if err != nil && !errors.Is(err, errInvalidConfig) {
 				t.Fatalf("error %v does not wrap ErrInvalidConfig", err)
 			}
-			if _, nerr := NewCORS(tt.opts); (nerr == nil) != tt.ok {
+			if _, nerr := newCORS(tt.opts); (nerr == nil) != tt.ok {
 				t.Fatalf("NewCORS disagrees with Validate: %v", nerr)
 			}
 		})
@@ -50,12 +50,12 @@ func TestCORSOptionsValidate(t *testing.T) {
 }
 
 func TestCORSCheck(t *testing.T) {
-	list, _ := NewCORS(&CORSOptions{Origins: []string{"https://app.example.com", "http://localhost:3000", "HTTPS://Caps.Example.com:443"}})
-	wild, _ := NewCORS(&CORSOptions{Origins: []string{"*"}})
-	var zero CORS
+	list, _ := newCORS(&CORSOptions{Origins: []string{"https://app.example.com", "http://localhost:3000", "HTTPS://Caps.Example.com:443"}})
+	wild, _ := newCORS(&CORSOptions{Origins: []string{"*"}})
+	var zero corsGuard
 	tests := []struct {
 		name    string
-		c       *CORS
+		c       *corsGuard
 		origins []string
 		site    string
 		allow   bool
@@ -93,7 +93,7 @@ func TestCORSCheck(t *testing.T) {
 				r.Header.Set("Sec-Fetch-Site", tt.site)
 			}
 			err := tt.c.Check(r)
-			if (err == nil) != tt.allow || err != nil && !errors.Is(err, ErrOriginForbidden) {
+			if (err == nil) != tt.allow || err != nil && !errors.Is(err, errOriginForbidden) {
 				t.Fatalf("Check = %v, want allow=%v", err, tt.allow)
 			}
 		})
@@ -101,8 +101,8 @@ func TestCORSCheck(t *testing.T) {
 }
 
 func TestCORSHandler(t *testing.T) {
-	list, _ := NewCORS(&CORSOptions{Origins: []string{"https://app.example.com"}, AllowCredentials: true, ExtraHeaders: []string{"cf-api-token"}, MaxAge: time.Hour})
-	wild, _ := NewCORS(&CORSOptions{Origins: []string{"*"}})
+	list, _ := newCORS(&CORSOptions{Origins: []string{"https://app.example.com"}, AllowCredentials: true, ExtraHeaders: []string{"cf-api-token"}, MaxAge: time.Hour})
+	wild, _ := newCORS(&CORSOptions{Origins: []string{"*"}})
 	srvList := serve(t, list.Handler(okHandler))
 	srvWild := serve(t, wild.Handler(okHandler))
 	const app = "https://app.example.com"
@@ -139,7 +139,7 @@ func TestCORSHandler(t *testing.T) {
 			case 200:
 				wantOK(t, got)
 			case 403:
-				wantRefusal(t, got, 403, CodeInvalidRequest, ReasonCORSForbidden)
+				wantRefusal(t, got, 403, codeInvalidRequest, reasonCORSForbidden)
 				if got.rpc.ID != nil || got.rpc.Error.Message != "cors_forbidden: origin not allowed" {
 					t.Fatalf("body %s", got.body)
 				}

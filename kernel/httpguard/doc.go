@@ -10,18 +10,18 @@
 //
 // Pipeline composes them in the kernel's order:
 //
-//	1 Flood            per client address (IPv6 by /64)        429 + Retry-After, -32000 rate_limited
-//	2 Hosts            DNS rebinding, every interface          403 host_forbidden
-//	3 CORS             Origin allowlist, preflight 204/403     403 cors_forbidden
-//	4 PostOnly         stateless transport                     405 + Allow: POST
+//	1 floodGuard       per client address (IPv6 by /64)        429 + Retry-After, -32000 rate_limited
+//	2 hostGuard        DNS rebinding, every interface          403 host_forbidden
+//	3 corsGuard        Origin allowlist, preflight 204/403     403 cors_forbidden
+//	4 postOnly         stateless transport                     405 + Allow: POST
 //	5 ContentType      application/json, identity, Accept      415 / 406
-//	6 BodyLimit        declared and actual length              413 body_too_large
-//	7 TraceHeaders     W3C traceparent/tracestate              invalid ones removed
+//	6 bodyLimit        declared and actual length              413 body_too_large
+//	7 traceHeaders     W3C traceparent/tracestate              invalid ones removed
 //	8 [auth]           supplied by the caller
-//	9 HeaderAgreement  Mcp-Method/Mcp-Name vs body (2026-07-28) 400 -32020
+//	9 headerAgreement  Mcp-Method/Mcp-Name vs body (2026-07-28) 400 -32020
 //
-// The body is read once (ReadBody) and parsed once (RequestMessage); later
-// stages take the Message from the context (MessageFromContext) and the
+// The body is read once (readBody) and parsed once (RequestMessage); later
+// stages take the Message from the context (messageFromContext) and the
 // valid trace headers with TraceFromContext.
 //
 // With the go-sdk behind the pipeline, set

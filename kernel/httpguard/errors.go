@@ -15,59 +15,59 @@ import (
 // outside the band the MCP specification reserves (-32020..-32099). The HTTP
 // status carries the precise reason and data.error a stable machine string.
 const (
-	// CodeParseError is JSON-RPC's code for a body that is not JSON.
-	CodeParseError = -32700
-	// CodeInvalidRequest is JSON-RPC's code for a request the server refuses
+	// codeParseError is JSON-RPC's code for a body that is not JSON.
+	codeParseError = -32700
+	// codeInvalidRequest is JSON-RPC's code for a request the server refuses
 	// to consider: used for every transport refusal without a better code.
-	CodeInvalidRequest = -32600
-	// CodeHeaderMismatch is MCP's HeaderMismatch (2026-07-28, HTTP 400).
-	CodeHeaderMismatch = -32020
-	// CodeRateLimited is the legacy-band code the HuGR page uses for
+	codeInvalidRequest = -32600
+	// codeHeaderMismatch is MCP's HeaderMismatch (2026-07-28, HTTP 400).
+	codeHeaderMismatch = -32020
+	// codeRateLimited is the legacy-band code the HuGR page uses for
 	// rate limiting. MCP defines no rate-limit code; 2026-07-28 tolerates the
 	// legacy band, and the clients already parse data.error "rate_limited".
-	CodeRateLimited = -32000
+	codeRateLimited = -32000
 )
 
 // Stable machine-readable reasons carried in an error's data.error.
 const (
-	ReasonHostForbidden        = "host_forbidden"
-	ReasonCORSForbidden        = "cors_forbidden"
-	ReasonMethodNotAllowed     = "method_not_allowed"
-	ReasonUnsupportedMediaType = "unsupported_media_type"
-	ReasonUnsupportedEncoding  = "unsupported_encoding"
-	ReasonNotAcceptable        = "not_acceptable"
-	ReasonBodyTooLarge         = "body_too_large"
-	ReasonBadBody              = "bad_body"
-	ReasonRateLimited          = "rate_limited"
-	ReasonHeaderMismatch       = "header_mismatch"
-	ReasonParseError           = "parse_error"
-	ReasonInvalidRequest       = "invalid_request"
-	ReasonBatchUnsupported     = "batch_unsupported"
+	reasonHostForbidden        = "host_forbidden"
+	reasonCORSForbidden        = "cors_forbidden"
+	reasonMethodNotAllowed     = "method_not_allowed"
+	reasonUnsupportedMediaType = "unsupported_media_type"
+	reasonUnsupportedEncoding  = "unsupported_encoding"
+	reasonNotAcceptable        = "not_acceptable"
+	reasonBodyTooLarge         = "body_too_large"
+	reasonBadBody              = "bad_body"
+	reasonRateLimited          = "rate_limited"
+	reasonHeaderMismatch       = "header_mismatch"
+	reasonParseError           = "parse_error"
+	reasonInvalidRequest       = "invalid_request"
+	reasonBatchUnsupported     = "batch_unsupported"
 )
 
 // Sentinel errors returned by the guards' Check methods. Use errors.Is.
 var (
-	ErrHostForbidden        = errors.New("host not allowed")
-	ErrOriginForbidden      = errors.New("origin not allowed")
-	ErrMethodNotAllowed     = errors.New("method not allowed")
-	ErrUnsupportedMediaType = errors.New("content type must be application/json")
-	ErrUnsupportedEncoding  = errors.New("content encoding must be identity")
-	ErrNotAcceptable        = errors.New("accept must list application/json and text/event-stream")
-	ErrBodyTooLarge         = errors.New("request body too large")
-	ErrBadBody              = errors.New("request body could not be read")
-	ErrRateLimited          = errors.New("rate limited")
-	ErrHeaderMismatch       = errors.New("header mismatch")
-	ErrInvalidJSON          = errors.New("body is not valid JSON")
-	ErrInvalidMessage       = errors.New("body is not a valid JSON-RPC message")
-	ErrBatch                = errors.New("JSON-RPC batches are not supported")
-	ErrInvalidTraceparent   = errors.New("invalid traceparent")
-	ErrInvalidTracestate    = errors.New("invalid tracestate")
-	ErrInvalidHeaderValue   = errors.New("invalid header value")
-	ErrInvalidConfig        = errors.New("invalid httpguard configuration")
+	errHostForbidden        = errors.New("host not allowed")
+	errOriginForbidden      = errors.New("origin not allowed")
+	errMethodNotAllowed     = errors.New("method not allowed")
+	errUnsupportedMediaType = errors.New("content type must be application/json")
+	errUnsupportedEncoding  = errors.New("content encoding must be identity")
+	errNotAcceptable        = errors.New("accept must list application/json and text/event-stream")
+	errBodyTooLarge         = errors.New("request body too large")
+	errBadBody              = errors.New("request body could not be read")
+	errRateLimited          = errors.New("rate limited")
+	errHeaderMismatch       = errors.New("header mismatch")
+	errInvalidJSON          = errors.New("body is not valid JSON")
+	errInvalidMessage       = errors.New("body is not a valid JSON-RPC message")
+	errBatch                = errors.New("JSON-RPC batches are not supported")
+	errInvalidTraceparent   = errors.New("invalid traceparent")
+	errInvalidTracestate    = errors.New("invalid tracestate")
+	errInvalidHeaderValue   = errors.New("invalid header value")
+	errInvalidConfig        = errors.New("invalid httpguard configuration")
 )
 
-// ErrorData is the data member of every error the guards write.
-type ErrorData struct {
+// errorData is the data member of every error the guards write.
+type errorData struct {
 	Error string `json:"error"`
 }
 
@@ -118,36 +118,36 @@ var rejections = []struct {
 	err error
 	rej rejection
 }{
-	{ErrHostForbidden, rejection{http.StatusForbidden, CodeInvalidRequest, ReasonHostForbidden, "host_forbidden: Host header not allowed"}},
-	{ErrOriginForbidden, rejection{http.StatusForbidden, CodeInvalidRequest, ReasonCORSForbidden, "cors_forbidden: origin not allowed"}},
-	{ErrMethodNotAllowed, rejection{http.StatusMethodNotAllowed, CodeInvalidRequest, ReasonMethodNotAllowed, "method_not_allowed: only POST is allowed"}},
-	{ErrUnsupportedMediaType, rejection{http.StatusUnsupportedMediaType, CodeInvalidRequest, ReasonUnsupportedMediaType, "unsupported_media_type: Content-Type must be application/json"}},
-	{ErrUnsupportedEncoding, rejection{http.StatusUnsupportedMediaType, CodeInvalidRequest, ReasonUnsupportedEncoding, "unsupported_encoding: Content-Encoding must be identity"}},
-	{ErrNotAcceptable, rejection{http.StatusNotAcceptable, CodeInvalidRequest, ReasonNotAcceptable, "not_acceptable: Accept must list application/json and text/event-stream"}},
-	{ErrBodyTooLarge, rejection{http.StatusRequestEntityTooLarge, CodeInvalidRequest, ReasonBodyTooLarge, "body_too_large: request body exceeds the limit"}},
-	{ErrBadBody, rejection{http.StatusBadRequest, CodeInvalidRequest, ReasonBadBody, "bad_body: request body could not be read"}},
-	{ErrHeaderMismatch, rejection{http.StatusBadRequest, CodeHeaderMismatch, ReasonHeaderMismatch, "header_mismatch"}},
-	{ErrInvalidJSON, rejection{http.StatusBadRequest, CodeParseError, ReasonParseError, "parse_error: body is not valid JSON"}},
-	{ErrBatch, rejection{http.StatusBadRequest, CodeInvalidRequest, ReasonBatchUnsupported, "batch_unsupported: JSON-RPC batches are not supported"}},
-	{ErrInvalidMessage, rejection{http.StatusBadRequest, CodeInvalidRequest, ReasonInvalidRequest, "invalid_request: body is not a valid JSON-RPC request"}},
+	{errHostForbidden, rejection{http.StatusForbidden, codeInvalidRequest, reasonHostForbidden, "host_forbidden: Host header not allowed"}},
+	{errOriginForbidden, rejection{http.StatusForbidden, codeInvalidRequest, reasonCORSForbidden, "cors_forbidden: origin not allowed"}},
+	{errMethodNotAllowed, rejection{http.StatusMethodNotAllowed, codeInvalidRequest, reasonMethodNotAllowed, "method_not_allowed: only POST is allowed"}},
+	{errUnsupportedMediaType, rejection{http.StatusUnsupportedMediaType, codeInvalidRequest, reasonUnsupportedMediaType, "unsupported_media_type: Content-Type must be application/json"}},
+	{errUnsupportedEncoding, rejection{http.StatusUnsupportedMediaType, codeInvalidRequest, reasonUnsupportedEncoding, "unsupported_encoding: Content-Encoding must be identity"}},
+	{errNotAcceptable, rejection{http.StatusNotAcceptable, codeInvalidRequest, reasonNotAcceptable, "not_acceptable: Accept must list application/json and text/event-stream"}},
+	{errBodyTooLarge, rejection{http.StatusRequestEntityTooLarge, codeInvalidRequest, reasonBodyTooLarge, "body_too_large: request body exceeds the limit"}},
+	{errBadBody, rejection{http.StatusBadRequest, codeInvalidRequest, reasonBadBody, "bad_body: request body could not be read"}},
+	{errHeaderMismatch, rejection{http.StatusBadRequest, codeHeaderMismatch, reasonHeaderMismatch, "header_mismatch"}},
+	{errInvalidJSON, rejection{http.StatusBadRequest, codeParseError, reasonParseError, "parse_error: body is not valid JSON"}},
+	{errBatch, rejection{http.StatusBadRequest, codeInvalidRequest, reasonBatchUnsupported, "batch_unsupported: JSON-RPC batches are not supported"}},
+	{errInvalidMessage, rejection{http.StatusBadRequest, codeInvalidRequest, reasonInvalidRequest, "invalid_request: body is not a valid JSON-RPC request"}},
 }
 
-// WriteCheckError answers a request refused by one of this package's Check
-// functions (or by ReadBody or RequestMessage) with the matching status and
-// JSON-RPC error. id may be nil. A *RateLimitError also sets Retry-After.
+// writeCheckError answers a request refused by one of this package's Check
+// functions (or by readBody or RequestMessage) with the matching status and
+// JSON-RPC error. id may be nil. A *rateLimitError also sets Retry-After.
 // Unknown errors become 400 invalid_request; their text is not written.
-func WriteCheckError(w http.ResponseWriter, id json.RawMessage, err error) {
-	var rl *RateLimitError
+func writeCheckError(w http.ResponseWriter, id json.RawMessage, err error) {
+	var rl *rateLimitError
 	if errors.As(err, &rl) {
 		writeFloodRefusal(w, rl)
 		return
 	}
 	rej := rejectionFor(err)
 	msg := rej.message
-	if rej.code == CodeHeaderMismatch {
+	if rej.code == codeHeaderMismatch {
 		msg = err.Error() // built from fixed strings only; see agreement.go
 	}
-	WriteError(w, rej.status, id, rej.code, msg, ErrorData{Error: rej.reason})
+	WriteError(w, rej.status, id, rej.code, msg, errorData{Error: rej.reason})
 }
 
 func rejectionFor(err error) rejection {
@@ -156,5 +156,5 @@ func rejectionFor(err error) rejection {
 			return r.rej
 		}
 	}
-	return rejection{http.StatusBadRequest, CodeInvalidRequest, ReasonInvalidRequest, "invalid_request: request refused"}
+	return rejection{http.StatusBadRequest, codeInvalidRequest, reasonInvalidRequest, "invalid_request: request refused"}
 }

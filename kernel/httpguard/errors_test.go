@@ -18,7 +18,7 @@ func TestWriteError(t *testing.T) {
 		data any
 		want string
 	}{
-		{"no id", nil, ErrorData{Error: "cors_forbidden"}, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"cors_forbidden"}}}`},
+		{"no id", nil, errorData{Error: "cors_forbidden"}, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"cors_forbidden"}}}`},
 		{"numeric id", json.RawMessage(`7`), nil, `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"m"}}`},
 		{"string id", json.RawMessage(`"a"`), nil, `{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"m"}}`},
 		{"invalid id dropped", json.RawMessage(`{`), nil, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m"}}`},
@@ -27,7 +27,7 @@ func TestWriteError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			WriteError(rec, http.StatusForbidden, tt.id, CodeInvalidRequest, "m", tt.data)
+			WriteError(rec, http.StatusForbidden, tt.id, codeInvalidRequest, "m", tt.data)
 			if rec.Code != http.StatusForbidden || rec.Body.String() != tt.want {
 				t.Fatalf("got %d %s, want 403 %s", rec.Code, rec.Body, tt.want)
 			}
@@ -47,30 +47,30 @@ func TestWriteCheckError(t *testing.T) {
 		code   int
 		reason string
 	}{
-		{ErrHostForbidden, 403, CodeInvalidRequest, ReasonHostForbidden},
-		{fmt.Errorf("x: %w", ErrOriginForbidden), 403, CodeInvalidRequest, ReasonCORSForbidden},
-		{ErrMethodNotAllowed, 405, CodeInvalidRequest, ReasonMethodNotAllowed},
-		{ErrUnsupportedMediaType, 415, CodeInvalidRequest, ReasonUnsupportedMediaType},
-		{ErrUnsupportedEncoding, 415, CodeInvalidRequest, ReasonUnsupportedEncoding},
-		{ErrNotAcceptable, 406, CodeInvalidRequest, ReasonNotAcceptable},
-		{ErrBodyTooLarge, 413, CodeInvalidRequest, ReasonBodyTooLarge},
-		{ErrBadBody, 400, CodeInvalidRequest, ReasonBadBody},
-		{mismatch("x"), 400, CodeHeaderMismatch, ReasonHeaderMismatch},
-		{ErrInvalidJSON, 400, CodeParseError, ReasonParseError},
-		{ErrBatch, 400, CodeInvalidRequest, ReasonBatchUnsupported},
-		{ErrInvalidMessage, 400, CodeInvalidRequest, ReasonInvalidRequest},
-		{errors.New("secret detail"), 400, CodeInvalidRequest, ReasonInvalidRequest},
-		{&RateLimitError{RetryAfter: 1500 * time.Millisecond}, 429, CodeRateLimited, ReasonRateLimited},
+		{errHostForbidden, 403, codeInvalidRequest, reasonHostForbidden},
+		{fmt.Errorf("x: %w", errOriginForbidden), 403, codeInvalidRequest, reasonCORSForbidden},
+		{errMethodNotAllowed, 405, codeInvalidRequest, reasonMethodNotAllowed},
+		{errUnsupportedMediaType, 415, codeInvalidRequest, reasonUnsupportedMediaType},
+		{errUnsupportedEncoding, 415, codeInvalidRequest, reasonUnsupportedEncoding},
+		{errNotAcceptable, 406, codeInvalidRequest, reasonNotAcceptable},
+		{errBodyTooLarge, 413, codeInvalidRequest, reasonBodyTooLarge},
+		{errBadBody, 400, codeInvalidRequest, reasonBadBody},
+		{mismatch("x"), 400, codeHeaderMismatch, reasonHeaderMismatch},
+		{errInvalidJSON, 400, codeParseError, reasonParseError},
+		{errBatch, 400, codeInvalidRequest, reasonBatchUnsupported},
+		{errInvalidMessage, 400, codeInvalidRequest, reasonInvalidRequest},
+		{errors.New("secret detail"), 400, codeInvalidRequest, reasonInvalidRequest},
+		{&rateLimitError{RetryAfter: 1500 * time.Millisecond}, 429, codeRateLimited, reasonRateLimited},
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			WriteCheckError(rec, nil, tt.err)
+			writeCheckError(rec, nil, tt.err)
 			var body struct {
 				Error struct {
 					Code    int
 					Message string
-					Data    ErrorData
+					Data    errorData
 				}
 			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {

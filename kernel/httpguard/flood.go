@@ -1,6 +1,7 @@
 package httpguard
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -14,12 +15,12 @@ import (
 // per client address.
 const (
 	DefaultFloodLimit         = 100
-	DefaultFloodWindow        = 10 * time.Second
-	DefaultFloodMaxAddresses  = 65536
-	DefaultFloodIPv6PrefixLen = 64
+	defaultFloodWindow        = 10 * time.Second
+	defaultFloodMaxAddresses  = 65536
+	defaultFloodIPv6PrefixLen = 64
 )
 
-// FloodOptions configures a Flood guard. Zero fields take the defaults.
+// FloodOptions configures a flood guard. Zero fields take the defaults.
 type FloodOptions struct {
 	// Limit is the number of requests allowed per address per window.
 	Limit int
@@ -42,7 +43,7 @@ type FloodOptions struct {
 	Setting string
 }
 
-// Flood is a per-client-address flood guard: a fixed window per address
+// floodGuard is a per-client-address flood guard: a fixed window per address
 // that starts with the address's first request and resets fully when it
 // ends (so the refusal can say exactly when it resets). It is cheap and runs
 // before anything reads the request. The zero value applies the defaults.
@@ -51,7 +52,7 @@ type FloodOptions struct {
 // "Resets in Ns." and the limit reads as "N per window"; a token bucket of
 // size N refilling N per window admits up to 2N in the first window and has
 // no reset moment to report. Each entry is two words and a count.
-type Flood struct {
+type floodGuard struct {
 	once sync.Once
 	opts FloodOptions
 	err  error
@@ -68,8 +69,8 @@ type floodEntry struct {
 	prev, next *floodEntry
 }
 
-// RateLimitError is the error Flood.Check returns; it wraps ErrRateLimited.
-type RateLimitError struct {
+// rateLimitError is the error floodGuard.Check returns; it wraps errRateLimited.
+type rateLimitError struct {
 	// RetryAfter is the time until the address's window resets.
 	RetryAfter time.Duration
 	// Limit, Window and Setting describe the limit that refused.
@@ -78,33 +79,33 @@ type RateLimitError struct {
 	Setting string
 }
 
-func (e *RateLimitError) Error() string {
+func (e *rateLimitError) Error() string {
 	return fmt.Sprintf("rate limited: resets in %ds", ratelimit.RetryAfterSeconds(e.RetryAfter))
 }
 
 // decision is the refusal as the ratelimit package shapes every rate-limit
 // refusal, so the flood guard and the per-principal limit answer alike.
-func (e *RateLimitError) decision() ratelimit.Decision {
+func (e *rateLimitError) decision() ratelimit.Decision {
 	return ratelimit.Decision{RetryAfter: e.RetryAfter, Limit: e.Limit, Window: e.Window,
 		Scope: ratelimit.ScopeAddress, Setting: e.Setting}
 }
 
 // writeFloodRefusal answers 429 with Retry-After and ratelimit.Refusal's
 // JSON-RPC error.
-func writeFloodRefusal(w http.ResponseWriter, e *RateLimitError) {
+func writeFloodRefusal(w http.ResponseWriter, e *rateLimitError) {
 	d := e.decision()
 	ref := ratelimit.Refusal(d)
 	w.Header().Set("Retry-After", ratelimit.RetryAfterHeader(d))
 	WriteError(w, http.StatusTooManyRequests, nil, int(ref.Code), ref.Message, ref.Data)
 }
 
-// Unwrap makes errors.Is(err, ErrRateLimited) hold.
-func (e *RateLimitError) Unwrap() error { return ErrRateLimited }
+// Unwrap makes errors.Is(err, errRateLimited) hold.
+func (e *rateLimitError) Unwrap() error { return errRateLimited }
 
-// NewFlood returns a Flood guard; opts may be nil. It fails on negative
+// newFlood returns a flood guard; opts may be nil. It fails on negative
 // values or a prefix length over 128.
-func NewFlood(opts *FloodOptions) (*Flood, error) {
-	f := &Flood{}
+func newFlood(opts *FloodOptions) (*floodGuard, error) {
+	f := &floodGuard{}
 	if opts != nil {
 		f.opts = *opts
 	}
@@ -115,18 +116,18 @@ func NewFlood(opts *FloodOptions) (*Flood, error) {
 	return f, nil
 }
 
-func (f *Flood) init() {
+func (f *floodGuard) init() {
 	f.once.Do(func() {
 		o := &f.opts
 		if o.Limit < 0 || o.Window < 0 || o.MaxAddresses < 0 || o.IPv6PrefixLen < 0 || o.IPv6PrefixLen > 128 {
-			f.err = fmt.Errorf("flood options: negative value or prefix over 128: %w", ErrInvalidConfig)
+			f.err = fmt.Errorf("flood options: negative value or prefix over 128: %w", errInvalidConfig)
 		}
-		o.Limit = cmpOr(o.Limit, DefaultFloodLimit)
-		o.Window = cmpOr(o.Window, DefaultFloodWindow)
-		o.MaxAddresses = cmpOr(o.MaxAddresses, DefaultFloodMaxAddresses)
-		o.IPv6PrefixLen = cmpOr(o.IPv6PrefixLen, DefaultFloodIPv6PrefixLen)
+		o.Limit = cmp.Or(o.Limit, DefaultFloodLimit)
+		o.Window = cmp.Or(o.Window, defaultFloodWindow)
+		o.MaxAddresses = cmp.Or(o.MaxAddresses, defaultFloodMaxAddresses)
+		o.IPv6PrefixLen = cmp.Or(o.IPv6PrefixLen, defaultFloodIPv6PrefixLen)
 		if o.ClientAddr == nil {
-			o.ClientAddr = RemoteAddr
+			o.ClientAddr = remoteAddr
 		}
 		if o.Now == nil {
 			o.Now = time.Now
@@ -135,15 +136,8 @@ func (f *Flood) init() {
 	})
 }
 
-func cmpOr[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
-
-// RemoteAddr parses r.RemoteAddr, the connection's peer address.
-func RemoteAddr(r *http.Request) (netip.Addr, bool) {
+// remoteAddr parses r.RemoteAddr, the connection's peer address.
+func remoteAddr(r *http.Request) (netip.Addr, bool) {
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		return ap.Addr(), true
 	}
@@ -151,10 +145,10 @@ func RemoteAddr(r *http.Request) (netip.Addr, bool) {
 	return a, err == nil
 }
 
-// FloodKey is the bucket an address counts in: IPv4 (and IPv4-mapped IPv6)
+// floodKey is the bucket an address counts in: IPv4 (and IPv4-mapped IPv6)
 // addresses by themselves, IPv6 addresses by their first bits bits, zones
 // dropped.
-func FloodKey(addr netip.Addr, bits int) netip.Addr {
+func floodKey(addr netip.Addr, bits int) netip.Addr {
 	addr = addr.Unmap()
 	if !addr.Is6() {
 		return addr
@@ -168,9 +162,9 @@ func FloodKey(addr netip.Addr, bits int) netip.Addr {
 
 // Allow counts one request from addr at now and reports whether it is
 // within the limit; when it is not, retryAfter is the time to the reset.
-func (f *Flood) Allow(addr netip.Addr, now time.Time) (ok bool, retryAfter time.Duration) {
+func (f *floodGuard) Allow(addr netip.Addr, now time.Time) (ok bool, retryAfter time.Duration) {
 	f.init()
-	key := FloodKey(addr, f.opts.IPv6PrefixLen)
+	key := floodKey(addr, f.opts.IPv6PrefixLen)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.entries[key]
@@ -189,14 +183,14 @@ func (f *Flood) Allow(addr netip.Addr, now time.Time) (ok bool, retryAfter time.
 	return true, 0
 }
 
-// Check counts the request and returns a *RateLimitError when its address
+// Check counts the request and returns a *rateLimitError when its address
 // is over the limit. Unlike the other guards' Check it has an effect: it
 // spends one request of the address's window.
-func (f *Flood) Check(r *http.Request) error {
+func (f *floodGuard) Check(r *http.Request) error {
 	f.init()
 	addr, _ := f.opts.ClientAddr(r)
 	if ok, retry := f.Allow(addr, f.opts.Now()); !ok {
-		return &RateLimitError{RetryAfter: retry, Limit: f.opts.Limit, Window: f.opts.Window, Setting: f.opts.Setting}
+		return &rateLimitError{RetryAfter: retry, Limit: f.opts.Limit, Window: f.opts.Window, Setting: f.opts.Setting}
 	}
 	return nil
 }
@@ -205,10 +199,10 @@ func (f *Flood) Check(r *http.Request) error {
 // error (-32000, data.error "rate_limited", data.scope "address", a message
 // that names the limit and its setting and ends "Resets in Ns.") when the
 // client's address is over the limit, and otherwise calls next.
-func (f *Flood) Handler(next http.Handler) http.Handler {
+func (f *floodGuard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := f.Check(r); err != nil {
-			writeFloodRefusal(w, err.(*RateLimitError))
+			writeFloodRefusal(w, err.(*rateLimitError))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -216,7 +210,7 @@ func (f *Flood) Handler(next http.Handler) http.Handler {
 }
 
 // Len reports the number of addresses tracked.
-func (f *Flood) Len() int {
+func (f *floodGuard) Len() int {
 	f.init()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -225,7 +219,7 @@ func (f *Flood) Len() int {
 
 const maxPurgePerInsert = 16
 
-func (f *Flood) insert(key netip.Addr, now time.Time) *floodEntry {
+func (f *floodGuard) insert(key netip.Addr, now time.Time) *floodEntry {
 	for i := 0; i < maxPurgePerInsert && f.head != nil && now.Sub(f.head.start) >= f.opts.Window; i++ {
 		f.remove(f.head)
 	}
@@ -238,12 +232,12 @@ func (f *Flood) insert(key netip.Addr, now time.Time) *floodEntry {
 	return e
 }
 
-func (f *Flood) remove(e *floodEntry) {
+func (f *floodGuard) remove(e *floodEntry) {
 	f.unlink(e)
 	delete(f.entries, e.key)
 }
 
-func (f *Flood) append(e *floodEntry) {
+func (f *floodGuard) append(e *floodEntry) {
 	e.prev, e.next = f.tail, nil
 	if f.tail != nil {
 		f.tail.next = e
@@ -253,7 +247,7 @@ func (f *Flood) append(e *floodEntry) {
 	f.tail = e
 }
 
-func (f *Flood) unlink(e *floodEntry) {
+func (f *floodGuard) unlink(e *floodEntry) {
 	if e.prev != nil {
 		e.prev.next = e.next
 	} else {

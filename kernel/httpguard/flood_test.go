@@ -19,11 +19,11 @@ func TestFloodKey(t *testing.T) {
 		{"fe80::1%eth0", "fe80::"},
 	}
 	for _, tt := range tests {
-		if got := FloodKey(netip.MustParseAddr(tt.in), 64); got.String() != tt.want {
+		if got := floodKey(netip.MustParseAddr(tt.in), 64); got.String() != tt.want {
 			t.Errorf("FloodKey(%s) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
-	if got := FloodKey(netip.Addr{}, 64); got.IsValid() {
+	if got := floodKey(netip.Addr{}, 64); got.IsValid() {
 		t.Errorf("FloodKey(invalid) = %s", got)
 	}
 }
@@ -35,7 +35,7 @@ func TestFloodAllow(t *testing.T) {
 	v6a := netip.MustParseAddr("2001:db8::1")
 	v6b := netip.MustParseAddr("2001:db8::ffff") // same /64
 	v6c := netip.MustParseAddr("2001:db8:0:1::1")
-	f, err := NewFlood(&FloodOptions{Limit: 2, Window: 10 * time.Second})
+	f, err := newFlood(&FloodOptions{Limit: 2, Window: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestFloodAllow(t *testing.T) {
 
 func TestFloodEvictsOldest(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
-	f, _ := NewFlood(&FloodOptions{Limit: 1, Window: time.Minute, MaxAddresses: 3})
+	f, _ := newFlood(&FloodOptions{Limit: 1, Window: time.Minute, MaxAddresses: 3})
 	addr := func(i byte) netip.Addr { return netip.AddrFrom4([4]byte{10, 0, 0, i}) }
 	for i := byte(1); i <= 3; i++ {
 		f.Allow(addr(i), t0.Add(time.Duration(i)*time.Second))
@@ -98,14 +98,14 @@ func TestFloodEvictsOldest(t *testing.T) {
 
 func TestNewFloodRejectsBadOptions(t *testing.T) {
 	for _, o := range []FloodOptions{{Limit: -1}, {Window: -1}, {MaxAddresses: -1}, {IPv6PrefixLen: 129}} {
-		if _, err := NewFlood(&o); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := newFlood(&o); !errors.Is(err, errInvalidConfig) {
 			t.Errorf("NewFlood(%+v) = %v", o, err)
 		}
 	}
 }
 
 func TestFloodZeroValueDefaults(t *testing.T) {
-	var f Flood
+	var f floodGuard
 	r := httptest.NewRequest("POST", "/", nil)
 	r.RemoteAddr = "198.51.100.1:5555"
 	for i := 0; i < DefaultFloodLimit; i++ {
@@ -113,8 +113,8 @@ func TestFloodZeroValueDefaults(t *testing.T) {
 			t.Fatalf("request %d refused: %v", i+1, err)
 		}
 	}
-	var rl *RateLimitError
-	if err := f.Check(r); !errors.As(err, &rl) || !errors.Is(err, ErrRateLimited) || rl.RetryAfter <= 0 || rl.RetryAfter > DefaultFloodWindow {
+	var rl *rateLimitError
+	if err := f.Check(r); !errors.As(err, &rl) || !errors.Is(err, errRateLimited) || rl.RetryAfter <= 0 || rl.RetryAfter > defaultFloodWindow {
 		t.Fatalf("request %d: %v", DefaultFloodLimit+1, err)
 	}
 }
@@ -131,7 +131,7 @@ func TestRemoteAddr(t *testing.T) {
 		{"@", "invalid IP", false},
 		{"", "invalid IP", false},
 	} {
-		a, ok := RemoteAddr(&http.Request{RemoteAddr: tt.in})
+		a, ok := remoteAddr(&http.Request{RemoteAddr: tt.in})
 		if ok != tt.ok || a.String() != tt.want {
 			t.Errorf("RemoteAddr(%q) = %v %v", tt.in, a, ok)
 		}
@@ -140,7 +140,7 @@ func TestRemoteAddr(t *testing.T) {
 
 func TestFloodHandler(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	f, _ := NewFlood(&FloodOptions{Limit: 2, Window: 10 * time.Second, Now: func() time.Time { return now }, Setting: "--flood-limit"})
+	f, _ := newFlood(&FloodOptions{Limit: 2, Window: 10 * time.Second, Now: func() time.Time { return now }, Setting: "--flood-limit"})
 	srv := serve(t, f.Handler(okHandler))
 	steps := []struct {
 		at     time.Duration
@@ -160,7 +160,7 @@ func TestFloodHandler(t *testing.T) {
 			wantOK(t, got)
 			continue
 		}
-		wantRefusal(t, got, 429, CodeRateLimited, ReasonRateLimited)
+		wantRefusal(t, got, 429, codeRateLimited, reasonRateLimited)
 		if got.header.Get("Retry-After") != s.retry || !strings.HasSuffix(got.rpc.Error.Message, "Resets in "+s.retry+"s.") || got.rpc.ID != nil {
 			t.Fatalf("step %d: Retry-After %q body %s", i, got.header.Get("Retry-After"), got.body)
 		}

@@ -104,7 +104,7 @@ func wantRefusal(t *testing.T, got wireResp, status, code int, reason string) {
 	if got.rpc.JSONRPC != "2.0" || got.rpc.Error.Code != code || got.rpc.Error.Data.Error != reason {
 		t.Fatalf("body = %s, want code %d reason %q", got.body, code, reason)
 	}
-	if !strings.HasPrefix(got.rpc.Error.Message, reason) && reason != ReasonRateLimited {
+	if !strings.HasPrefix(got.rpc.Error.Message, reason) && reason != reasonRateLimited {
 		t.Fatalf("message %q does not start with %q", got.rpc.Error.Message, reason)
 	}
 }

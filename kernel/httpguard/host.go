@@ -40,13 +40,13 @@ func DefaultHosts(bindAddr string) []string {
 	return hosts
 }
 
-// HostOptions configures a Hosts guard.
-type HostOptions struct {
+// hostOptions configures a hostGuard.
+type hostOptions struct {
 	// Logger, when set, records refused Host values (quoted, truncated).
 	Logger *slog.Logger
 }
 
-// Hosts refuses requests whose Host header is not on an allowlist: the
+// hostGuard refuses requests whose Host header is not on an allowlist: the
 // DNS-rebinding defence. Unlike the go-sdk's check it applies on every
 // interface, not only on loopback listeners.
 //
@@ -54,9 +54,9 @@ type HostOptions struct {
 // compare in canonical form and IPv6 literals are bracketed. An entry
 // without a port (or with port "*") matches any port; "name:8080" matches
 // only that port. The zero value allows the loopback names only.
-type Hosts struct {
+type hostGuard struct {
 	allowed map[string][]string // canonical host -> ports ("" = any)
-	opts    HostOptions
+	opts    hostOptions
 }
 
 var defaultHosts = mustHosts(loopbackHosts)
@@ -69,11 +69,11 @@ func mustHosts(list []string) map[string][]string {
 	return m
 }
 
-// NewHosts returns a Hosts guard for the given allowlist (DefaultHosts(addr)
+// newHosts returns a hostGuard for the given allowlist (DefaultHosts(addr)
 // is a good start); an empty list means the loopback names. opts may be nil.
 // Malformed entries are an error.
-func NewHosts(allowed []string, opts *HostOptions) (*Hosts, error) {
-	h := &Hosts{}
+func newHosts(allowed []string, opts *hostOptions) (*hostGuard, error) {
+	h := &hostGuard{}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -95,7 +95,7 @@ func hostMap(list []string) (map[string][]string, error) {
 			port = ""
 		}
 		if err != nil || host == "" {
-			return nil, fmt.Errorf("host allowlist entry %q: %w", entry, ErrInvalidConfig)
+			return nil, fmt.Errorf("host allowlist entry %q: %w", entry, errInvalidConfig)
 		}
 		m[host] = append(m[host], port)
 	}
@@ -103,14 +103,14 @@ func hostMap(list []string) (map[string][]string, error) {
 }
 
 // Check refuses a request whose Host is not allowed; errors wrap
-// ErrHostForbidden.
-func (h *Hosts) Check(r *http.Request) error {
+// errHostForbidden.
+func (h *hostGuard) Check(r *http.Request) error {
 	allowed := defaultHosts
 	if h != nil && h.allowed != nil {
 		allowed = h.allowed
 	}
 	if !hostAllowed(allowed, r.Host) {
-		return ErrHostForbidden
+		return errHostForbidden
 	}
 	return nil
 }
@@ -129,13 +129,13 @@ func hostAllowed(allowed map[string][]string, hostport string) bool {
 }
 
 // Handler answers 403 host_forbidden when Check fails, else calls next.
-func (h *Hosts) Handler(next http.Handler) http.Handler {
+func (h *hostGuard) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h.Check(r); err != nil {
 			if h != nil && h.opts.Logger != nil {
 				h.opts.Logger.Warn("httpguard: refused Host", "host", truncate(r.Host, 256))
 			}
-			WriteCheckError(w, nil, err)
+			writeCheckError(w, nil, err)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -50,15 +50,15 @@ func TestSplitHost(t *testing.T) {
 }
 
 func TestHostsCheck(t *testing.T) {
-	custom, err := NewHosts([]string{"mcp.example.com", "api.example.com:8443", "Other.Example.com:*", "[2001:db8::1]"}, nil)
+	custom, err := newHosts([]string{"mcp.example.com", "api.example.com:8443", "Other.Example.com:*", "[2001:db8::1]"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var zero Hosts
-	var nilHosts *Hosts
+	var zero hostGuard
+	var nilHosts *hostGuard
 	tests := []struct {
 		name  string
-		h     *Hosts
+		h     *hostGuard
 		host  string
 		allow bool
 	}{
@@ -98,7 +98,7 @@ func TestHostsCheck(t *testing.T) {
 
 func TestNewHostsRejectsMalformed(t *testing.T) {
 	for _, entry := range []string{"", "::1", "a b", "host:x", "[::1"} {
-		if _, err := NewHosts([]string{entry}, nil); err == nil {
+		if _, err := newHosts([]string{entry}, nil); err == nil {
 			t.Errorf("NewHosts(%q) = nil error", entry)
 		}
 	}
@@ -128,7 +128,7 @@ func TestDefaultHosts(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("DefaultHosts(%q) = %v, want %v", tt.bind, got, tt.want)
 			}
-			if _, err := NewHosts(got, nil); err != nil {
+			if _, err := newHosts(got, nil); err != nil {
 				t.Fatalf("NewHosts(DefaultHosts) = %v", err)
 			}
 		})
@@ -136,9 +136,9 @@ func TestDefaultHosts(t *testing.T) {
 }
 
 func TestHostsHandler(t *testing.T) {
-	hosts, _ := NewHosts([]string{"mcp.example.com"}, nil)
+	hosts, _ := newHosts([]string{"mcp.example.com"}, nil)
 	srv := serve(t, hosts.Handler(okHandler))
-	zeroSrv := serve(t, (&Hosts{}).Handler(okHandler))
+	zeroSrv := serve(t, (&hostGuard{}).Handler(okHandler))
 	tests := []struct {
 		name  string
 		srv   string
@@ -162,7 +162,7 @@ func TestHostsHandler(t *testing.T) {
 				wantOK(t, got)
 				return
 			}
-			wantRefusal(t, got, 403, CodeInvalidRequest, ReasonHostForbidden)
+			wantRefusal(t, got, 403, codeInvalidRequest, reasonHostForbidden)
 			if got.rpc.ID != nil {
 				t.Fatalf("id = %s, want none", got.rpc.ID)
 			}

@@ -11,9 +11,9 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
-// MetaKeyProtocolVersion is the _meta key that carries a 2026-07-28
+// metaKeyProtocolVersion is the _meta key that carries a 2026-07-28
 // request's protocol version.
-const MetaKeyProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+const metaKeyProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
 // metaKeyLogLevel is the _meta key of a 2026-07-28 request's log level.
 const metaKeyLogLevel = "io.modelcontextprotocol/logLevel"
@@ -52,8 +52,8 @@ type Message struct {
 	OtherParams bool
 }
 
-// IsNotification reports whether e is a notification (a method, no id).
-func (e Message) IsNotification() bool { return e.Method != "" && e.ID == nil }
+// isNotification reports whether e is a notification (a method, no id).
+func (e Message) isNotification() bool { return e.Method != "" && e.ID == nil }
 
 // Target returns what Mcp-Name mirrors: params.name for tools/call and
 // prompts/get, params.uri for resources/read. ok is false for other methods.
@@ -75,8 +75,8 @@ func (e Message) Target() (target string, ok bool) {
 // must be valid UTF-8, trailing data is refused and nesting is capped at
 // 1000 levels.
 //
-// Errors: ErrInvalidJSON (not JSON), ErrBatch (a JSON array) and
-// ErrInvalidMessage (JSON, but not one JSON-RPC 2.0 message MCP accepts:
+// Errors: errInvalidJSON (not JSON), errBatch (a JSON array) and
+// errInvalidMessage (JSON, but not one JSON-RPC 2.0 message MCP accepts:
 // a null, boolean or object id, a numeric id that is not an integer of at
 // most 2^53 written in digits, non-object params, a missing jsonrpc "2.0", a repeated
 // params.arguments).
@@ -84,15 +84,15 @@ func ParseMessage(data []byte) (Message, error) {
 	s := jsonscan.Scanner{Data: data}
 	s.SkipSpace()
 	if s.Pos >= len(s.Data) {
-		return Message{}, ErrInvalidJSON
+		return Message{}, errInvalidJSON
 	}
 	if s.Data[s.Pos] != '{' {
-		err := ErrInvalidMessage
+		err := errInvalidMessage
 		if s.Data[s.Pos] == '[' {
-			err = ErrBatch
+			err = errBatch
 		}
 		if s.Skip(0) != nil || !s.AtEnd() {
-			err = ErrInvalidJSON
+			err = errInvalidJSON
 		}
 		return Message{}, err
 	}
@@ -101,13 +101,13 @@ func ParseMessage(data []byte) (Message, error) {
 		return Message{}, scanError(err)
 	}
 	if !s.AtEnd() {
-		return Message{}, ErrInvalidJSON
+		return Message{}, errInvalidJSON
 	}
 	return p.finish()
 }
 
 // RequestMessage returns the request's message, reading the body (through
-// ReadBody's cache) and parsing it on first use; later calls in the same
+// readBody's cache) and parsing it on first use; later calls in the same
 // request return the same result without reading or parsing again.
 func RequestMessage(r *http.Request) (Message, error) {
 	st := stateFrom(r.Context())
@@ -119,7 +119,7 @@ func RequestMessage(r *http.Request) (Message, error) {
 	if st != nil && st.body.installed {
 		data, err = st.body.bytes() // internal use: the buffer stays recyclable
 	} else {
-		data, err = ReadBody(r)
+		data, err = readBody(r)
 	}
 	var env Message
 	if err == nil {
@@ -131,9 +131,9 @@ func RequestMessage(r *http.Request) (Message, error) {
 	return env, err
 }
 
-// MessageFromContext returns the message already parsed for the request
+// messageFromContext returns the message already parsed for the request
 // whose context this is. ok is false when none was parsed (or parsing failed).
-func MessageFromContext(ctx context.Context) (env Message, ok bool) {
+func messageFromContext(ctx context.Context) (env Message, ok bool) {
 	st := stateFrom(ctx)
 	if st == nil || !st.envDone || st.envErr != nil {
 		return Message{}, false
@@ -172,7 +172,7 @@ type msgParser struct {
 
 func (p *msgParser) mark(bit int) error {
 	if p.seen&bit != 0 {
-		return fmt.Errorf("duplicate member: %w", ErrInvalidMessage)
+		return fmt.Errorf("duplicate member: %w", errInvalidMessage)
 	}
 	p.seen |= bit
 	return nil
@@ -204,9 +204,9 @@ func (p *msgParser) str(s *jsonscan.Scanner, bit int, dst *[]byte, esc *bool) er
 	}
 	if s.Peek() != '"' {
 		if s.Skip(1) != nil {
-			return ErrInvalidJSON
+			return errInvalidJSON
 		}
-		return fmt.Errorf("member is not a string: %w", ErrInvalidMessage)
+		return fmt.Errorf("member is not a string: %w", errInvalidMessage)
 	}
 	raw, e, err := s.String()
 	*dst, *esc = raw, e
@@ -230,11 +230,11 @@ func (p *msgParser) idValue(s *jsonscan.Scanner) error {
 		return err
 	}
 	if c != '"' && c != '-' && (c < '0' || c > '9') {
-		return fmt.Errorf("id must be a string or a number: %w", ErrInvalidMessage)
+		return fmt.Errorf("id must be a string or a number: %w", errInvalidMessage)
 	}
 	p.id = s.Data[start:s.Pos]
 	if c != '"' && !exactID(p.id) {
-		return fmt.Errorf("id must be a string or an integer of at most 2^53: %w", ErrInvalidMessage)
+		return fmt.Errorf("id must be a string or an integer of at most 2^53: %w", errInvalidMessage)
 	}
 	return nil
 }
@@ -264,9 +264,9 @@ func (p *msgParser) params(s *jsonscan.Scanner) error {
 	case '{':
 	default:
 		if s.Skip(1) != nil {
-			return ErrInvalidJSON
+			return errInvalidJSON
 		}
-		return fmt.Errorf("params must be an object: %w", ErrInvalidMessage)
+		return fmt.Errorf("params must be an object: %w", errInvalidMessage)
 	}
 	return s.Members(2, func(key []byte) error {
 		switch string(key) {
@@ -317,7 +317,7 @@ func (p *msgParser) meta(s *jsonscan.Scanner) error {
 	start := s.Pos
 	err := s.Members(3, func(key []byte) error {
 		switch string(key) {
-		case MetaKeyProtocolVersion:
+		case metaKeyProtocolVersion:
 			return p.maybeStr(s, seenVersion, &p.version, &p.verEsc, &p.verIsStr)
 		case "progressToken", metaKeyLogLevel:
 			p.notify = true
@@ -332,18 +332,18 @@ func (p *msgParser) finish() (Message, error) {
 	var env Message
 	var err error
 	if p.seen&seenJSONRPC == 0 {
-		return env, fmt.Errorf("missing jsonrpc member: %w", ErrInvalidMessage)
+		return env, fmt.Errorf("missing jsonrpc member: %w", errInvalidMessage)
 	}
 	if v, e := decodeStr(p.jsonrpc, p.jsonrpcEsc); e != nil || v != "2.0" {
-		return env, fmt.Errorf("jsonrpc must be \"2.0\": %w", ErrInvalidMessage)
+		return env, fmt.Errorf("jsonrpc must be \"2.0\": %w", errInvalidMessage)
 	}
 	hasMethod := p.seen&seenMethod != 0
 	answered := p.seen&(seenResult|seenError) != 0
 	switch {
 	case hasMethod && answered:
-		return env, fmt.Errorf("both method and result or error: %w", ErrInvalidMessage)
+		return env, fmt.Errorf("both method and result or error: %w", errInvalidMessage)
 	case !hasMethod && (!answered || p.id == nil):
-		return env, fmt.Errorf("neither a request nor a response: %w", ErrInvalidMessage)
+		return env, fmt.Errorf("neither a request nor a response: %w", errInvalidMessage)
 	}
 	env.Response = answered
 	env.WantsNotifications = p.notify
@@ -361,7 +361,7 @@ func (p *msgParser) finish() (Message, error) {
 		return Message{}, err
 	}
 	if hasMethod && env.Method == "" {
-		return Message{}, fmt.Errorf("empty method: %w", ErrInvalidMessage)
+		return Message{}, fmt.Errorf("empty method: %w", errInvalidMessage)
 	}
 	if p.nameStr {
 		if env.Name, err = decodeStr(p.name, p.nameEsc); err != nil {
@@ -416,9 +416,9 @@ func decodeStr(raw []byte, escaped bool) (string, error) {
 func scanError(err error) error {
 	switch {
 	case errors.Is(err, jsonscan.ErrUTF8):
-		return fmt.Errorf("%w: %w", ErrInvalidMessage, err)
+		return fmt.Errorf("%w: %w", errInvalidMessage, err)
 	case errors.Is(err, jsonscan.ErrSyntax), errors.Is(err, jsonscan.ErrDepth):
-		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+		return fmt.Errorf("%w: %w", errInvalidJSON, err)
 	}
 	return err
 }

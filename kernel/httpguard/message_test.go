@@ -42,42 +42,42 @@ func TestParseMessage(t *testing.T) {
 		{"response", `{"jsonrpc":"2.0","id":3,"result":{}}`, Message{ID: json.RawMessage(`3`), Response: true}, nil},
 		{"error response", `{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"}}`, Message{ID: json.RawMessage(`3`), Response: true}, nil},
 
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"a"}]`, Message{}, ErrBatch},
-		{"broken batch", `[{"jsonrpc":"2.0"`, Message{}, ErrInvalidJSON},
-		{"empty", ``, Message{}, ErrInvalidJSON},
-		{"spaces", "  \n", Message{}, ErrInvalidJSON},
-		{"string", `"x"`, Message{}, ErrInvalidMessage},
-		{"trailing data", `{"jsonrpc":"2.0","method":"a"}{"jsonrpc":"2.0","method":"b"}`, Message{}, ErrInvalidJSON},
-		{"trailing comma", `{"jsonrpc":"2.0","method":"a",}`, Message{}, ErrInvalidJSON},
-		{"unterminated", `{"jsonrpc":"2.0","method":"a"`, Message{}, ErrInvalidJSON},
-		{"control char in string", "{\"jsonrpc\":\"2.0\",\"method\":\"a\x01\"}", Message{}, ErrInvalidJSON},
-		{"bad escape", `{"jsonrpc":"2.0","method":"\x"}`, Message{}, ErrInvalidJSON},
-		{"bad number", `{"jsonrpc":"2.0","id":01,"method":"a"}`, Message{}, ErrInvalidJSON},
-		{"bad literal", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":tru}}`, Message{}, ErrInvalidJSON},
-		{"missing jsonrpc", `{"id":1,"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"null id", `{"jsonrpc":"2.0","id":null,"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"object id", `{"jsonrpc":"2.0","id":{},"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"numeric method", `{"jsonrpc":"2.0","id":1,"method":1}`, Message{}, ErrInvalidMessage},
-		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, Message{}, ErrInvalidMessage},
-		{"array params", `{"jsonrpc":"2.0","id":1,"method":"a","params":[1]}`, Message{}, ErrInvalidMessage},
-		{"duplicate method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}`, Message{}, ErrInvalidMessage},
-		{"duplicate escaped key", `{"jsonrpc":"2.0","id":1,"method":"a","m\u0065thod":"b"}`, Message{}, ErrInvalidMessage},
-		{"duplicate name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`, Message{}, ErrInvalidMessage},
-		{"duplicate version", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1","io.modelcontextprotocol/protocolVersion":"2"}}}`, Message{}, ErrInvalidMessage},
-		{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"duplicate arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"a":1},"arguments":{"a":2}}}`, Message{}, ErrInvalidMessage},
-		{"id over float64", `{"jsonrpc":"2.0","id":1e400,"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"exponent id", `{"jsonrpc":"2.0","id":1e3,"method":"a"}`, Message{}, ErrInvalidMessage},
-		{"id over 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"a"}`, Message{}, ErrInvalidMessage},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"a"}]`, Message{}, errBatch},
+		{"broken batch", `[{"jsonrpc":"2.0"`, Message{}, errInvalidJSON},
+		{"empty", ``, Message{}, errInvalidJSON},
+		{"spaces", "  \n", Message{}, errInvalidJSON},
+		{"string", `"x"`, Message{}, errInvalidMessage},
+		{"trailing data", `{"jsonrpc":"2.0","method":"a"}{"jsonrpc":"2.0","method":"b"}`, Message{}, errInvalidJSON},
+		{"trailing comma", `{"jsonrpc":"2.0","method":"a",}`, Message{}, errInvalidJSON},
+		{"unterminated", `{"jsonrpc":"2.0","method":"a"`, Message{}, errInvalidJSON},
+		{"control char in string", "{\"jsonrpc\":\"2.0\",\"method\":\"a\x01\"}", Message{}, errInvalidJSON},
+		{"bad escape", `{"jsonrpc":"2.0","method":"\x"}`, Message{}, errInvalidJSON},
+		{"bad number", `{"jsonrpc":"2.0","id":01,"method":"a"}`, Message{}, errInvalidJSON},
+		{"bad literal", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":tru}}`, Message{}, errInvalidJSON},
+		{"missing jsonrpc", `{"id":1,"method":"a"}`, Message{}, errInvalidMessage},
+		{"jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"a"}`, Message{}, errInvalidMessage},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"a"}`, Message{}, errInvalidMessage},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"a"}`, Message{}, errInvalidMessage},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"a"}`, Message{}, errInvalidMessage},
+		{"numeric method", `{"jsonrpc":"2.0","id":1,"method":1}`, Message{}, errInvalidMessage},
+		{"empty method", `{"jsonrpc":"2.0","id":1,"method":""}`, Message{}, errInvalidMessage},
+		{"array params", `{"jsonrpc":"2.0","id":1,"method":"a","params":[1]}`, Message{}, errInvalidMessage},
+		{"duplicate method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}`, Message{}, errInvalidMessage},
+		{"duplicate escaped key", `{"jsonrpc":"2.0","id":1,"method":"a","m\u0065thod":"b"}`, Message{}, errInvalidMessage},
+		{"duplicate name", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}`, Message{}, errInvalidMessage},
+		{"duplicate version", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1","io.modelcontextprotocol/protocolVersion":"2"}}}`, Message{}, errInvalidMessage},
+		{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"a"}`, Message{}, errInvalidMessage},
+		{"duplicate arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"a":1},"arguments":{"a":2}}}`, Message{}, errInvalidMessage},
+		{"id over float64", `{"jsonrpc":"2.0","id":1e400,"method":"a"}`, Message{}, errInvalidMessage},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"a"}`, Message{}, errInvalidMessage},
+		{"exponent id", `{"jsonrpc":"2.0","id":1e3,"method":"a"}`, Message{}, errInvalidMessage},
+		{"id over 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"a"}`, Message{}, errInvalidMessage},
 		{"id 2^53", `{"jsonrpc":"2.0","id":-9007199254740992,"method":"a"}`, Message{ID: json.RawMessage(`-9007199254740992`), Method: "a"}, nil},
-		{"method and result", `{"jsonrpc":"2.0","id":1,"method":"a","result":{}}`, Message{}, ErrInvalidMessage},
-		{"nothing", `{"jsonrpc":"2.0","id":1}`, Message{}, ErrInvalidMessage},
-		{"result without id", `{"jsonrpc":"2.0","result":{}}`, Message{}, ErrInvalidMessage},
-		{"invalid UTF-8 name", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"}}", Message{}, ErrInvalidMessage},
-		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}}`, Message{}, ErrInvalidJSON},
+		{"method and result", `{"jsonrpc":"2.0","id":1,"method":"a","result":{}}`, Message{}, errInvalidMessage},
+		{"nothing", `{"jsonrpc":"2.0","id":1}`, Message{}, errInvalidMessage},
+		{"result without id", `{"jsonrpc":"2.0","result":{}}`, Message{}, errInvalidMessage},
+		{"invalid UTF-8 name", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"}}", Message{}, errInvalidMessage},
+		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}}`, Message{}, errInvalidJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,8 +113,8 @@ func TestMessageTargetAndNotification(t *testing.T) {
 	}
 	for _, tt := range tests {
 		target, ok := tt.env.Target()
-		if target != tt.target || ok != tt.ok || tt.env.IsNotification() != tt.notif {
-			t.Errorf("%+v: Target = %q %v, IsNotification = %v", tt.env, target, ok, tt.env.IsNotification())
+		if target != tt.target || ok != tt.ok || tt.env.isNotification() != tt.notif {
+			t.Errorf("%+v: Target = %q %v, IsNotification = %v", tt.env, target, ok, tt.env.isNotification())
 		}
 	}
 }
@@ -122,18 +122,18 @@ func TestMessageTargetAndNotification(t *testing.T) {
 func TestRequestMessageParsesOnce(t *testing.T) {
 	var first, second Message
 	var fromCtx bool
-	h := BodyLimit{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := bodyLimit{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		first, _ = RequestMessage(r)
 		r.Body = nil // a second parse would have nothing to read
 		second, _ = RequestMessage(r)
-		_, fromCtx = MessageFromContext(r.Context())
+		_, fromCtx = messageFromContext(r.Context())
 	}))
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}`
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)))
 	if first.Name != "t" || !cmp.Equal(first, second) || !fromCtx {
 		t.Fatalf("first %+v second %+v fromCtx %v", first, second, fromCtx)
 	}
-	if _, ok := MessageFromContext(httptest.NewRequest("POST", "/", nil).Context()); ok {
+	if _, ok := messageFromContext(httptest.NewRequest("POST", "/", nil).Context()); ok {
 		t.Fatal("MessageFromContext without a parse reported ok")
 	}
 }
@@ -155,7 +155,7 @@ func FuzzParseMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		env, err := ParseMessage(data)
 		if err != nil {
-			if errors.Is(err, ErrInvalidJSON) && json.Valid(data) && !deep(data) {
+			if errors.Is(err, errInvalidJSON) && json.Valid(data) && !deep(data) {
 				t.Fatalf("valid JSON reported as invalid: %q", data)
 			}
 			return

@@ -6,7 +6,7 @@ import (
 )
 
 func TestPostOnly(t *testing.T) {
-	srv := serve(t, PostOnly{}.Handler(okHandler))
+	srv := serve(t, postOnly{}.Handler(okHandler))
 	for _, tt := range []struct {
 		method string
 		allow  bool
@@ -14,7 +14,7 @@ func TestPostOnly(t *testing.T) {
 		{"POST", true}, {"GET", false}, {"DELETE", false}, {"PUT", false}, {"PATCH", false}, {"OPTIONS", false}, {"HEAD", false},
 	} {
 		t.Run(tt.method, func(t *testing.T) {
-			err := PostOnly{}.Check(httptest.NewRequest(tt.method, "/", nil))
+			err := postOnly{}.Check(httptest.NewRequest(tt.method, "/", nil))
 			if (err == nil) != tt.allow {
 				t.Fatalf("Check = %v", err)
 			}
@@ -27,7 +27,7 @@ func TestPostOnly(t *testing.T) {
 				t.Fatalf("status %d Allow %q", got.status, got.header.Get("Allow"))
 			}
 			if tt.method != "HEAD" { // HEAD answers carry no body
-				wantRefusal(t, got, 405, CodeInvalidRequest, ReasonMethodNotAllowed)
+				wantRefusal(t, got, 405, codeInvalidRequest, reasonMethodNotAllowed)
 			}
 		})
 	}

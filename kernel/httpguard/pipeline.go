@@ -19,8 +19,6 @@ type PipelineOptions struct {
 	DisableFlood bool
 	// Hosts is the Host allowlist (see DefaultHosts); empty means loopback.
 	Hosts []string
-	// HostOptions configures the Host guard.
-	HostOptions *HostOptions
 	// CORS configures the Origin / CORS guard; nil allows no browser origin.
 	CORS *CORSOptions
 	// ContentType configures the media-type guard.
@@ -30,8 +28,8 @@ type PipelineOptions struct {
 	// Auth is the authentication stage, run after the trace guard and
 	// before header agreement. Nil means none.
 	Auth func(http.Handler) http.Handler
-	// Logger records refused Host and Origin values unless the Host or CORS
-	// options name their own.
+	// Logger records refused Host values, and Origin values unless the CORS
+	// options name their own logger.
 	Logger *slog.Logger
 }
 
@@ -45,11 +43,11 @@ type PipelineOptions struct {
 // browser origin reaches authentication, and the body is parsed once, after
 // authentication, for every later stage (see RequestMessage).
 type Pipeline struct {
-	flood       *Flood
-	hosts       *Hosts
-	cors        *CORS
+	flood       *floodGuard
+	hosts       *hostGuard
+	cors        *corsGuard
 	contentType ContentType
-	body        BodyLimit
+	body        bodyLimit
 	auth        func(http.Handler) http.Handler
 }
 
@@ -59,19 +57,14 @@ func NewPipeline(opts *PipelineOptions) (*Pipeline, error) {
 	if opts == nil {
 		opts = &PipelineOptions{}
 	}
-	p := &Pipeline{contentType: opts.ContentType, body: BodyLimit{Max: opts.MaxBodyBytes}, auth: opts.Auth}
+	p := &Pipeline{contentType: opts.ContentType, body: bodyLimit{Max: opts.MaxBodyBytes}, auth: opts.Auth}
 	var err error
 	if !opts.DisableFlood {
-		if p.flood, err = NewFlood(opts.Flood); err != nil {
+		if p.flood, err = newFlood(opts.Flood); err != nil {
 			return nil, err
 		}
 	}
-	hostOpts := HostOptions{Logger: opts.Logger}
-	if opts.HostOptions != nil {
-		hostOpts = *opts.HostOptions
-		hostOpts.Logger = cmp.Or(hostOpts.Logger, opts.Logger)
-	}
-	if p.hosts, err = NewHosts(opts.Hosts, &hostOpts); err != nil {
+	if p.hosts, err = newHosts(opts.Hosts, &hostOptions{Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
 	corsOpts := CORSOptions{Logger: opts.Logger}
@@ -79,7 +72,7 @@ func NewPipeline(opts *PipelineOptions) (*Pipeline, error) {
 		corsOpts = *opts.CORS
 		corsOpts.Logger = cmp.Or(corsOpts.Logger, opts.Logger)
 	}
-	if p.cors, err = NewCORS(&corsOpts); err != nil {
+	if p.cors, err = newCORS(&corsOpts); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -87,14 +80,14 @@ func NewPipeline(opts *PipelineOptions) (*Pipeline, error) {
 
 // Handler wraps next in every guard, outermost first.
 func (p *Pipeline) Handler(next http.Handler) http.Handler {
-	h := HeaderAgreement{}.Handler(next)
+	h := headerAgreement{}.Handler(next)
 	if p.auth != nil {
 		h = p.auth(h)
 	}
-	h = TraceHeaders{}.Handler(h)
+	h = traceHeaders{}.Handler(h)
 	h = p.body.Handler(h)
 	h = p.contentType.Handler(h)
-	h = PostOnly{}.Handler(h)
+	h = postOnly{}.Handler(h)
 	h = p.cors.Handler(h)
 	h = p.hosts.Handler(h)
 	if p.flood != nil {
@@ -102,7 +95,3 @@ func (p *Pipeline) Handler(next http.Handler) http.Handler {
 	}
 	return h
 }
-
-// Flood returns the pipeline's flood guard (nil when disabled), e.g. to
-// report how many addresses it tracks.
-func (p *Pipeline) Flood() *Flood { return p.flood }

@@ -21,7 +21,7 @@ func (a *authStub) wrap(next http.Handler) http.Handler {
 		a.sawTrace = append(a.sawTrace, r.Header.Get("Traceparent"))
 		if r.Header.Get("Authorization") == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
-			WriteError(w, http.StatusUnauthorized, nil, CodeInvalidRequest, "unauthorized", ErrorData{Error: "unauthorized"})
+			WriteError(w, http.StatusUnauthorized, nil, codeInvalidRequest, "unauthorized", errorData{Error: "unauthorized"})
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -31,7 +31,7 @@ func (a *authStub) wrap(next http.Handler) http.Handler {
 // messageEcho answers with the message's method and name, proving the
 // pipeline parsed the body for later stages and the body is still readable.
 var messageEcho = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	env, ok := MessageFromContext(r.Context())
+	env, ok := messageFromContext(r.Context())
 	if !ok {
 		http.Error(w, "no message", http.StatusTeapot)
 		return
@@ -77,18 +77,18 @@ func TestPipelineOrder(t *testing.T) {
 		status int
 		reason string
 	}{
-		{"oversize body from a blocked origin: 403, not 413", wireReq{headers: std("Origin", "https://evil.example.com"), body: big}, 403, ReasonCORSForbidden},
-		{"oversize body, rebinding Host: 403 host", wireReq{host: "evil.example.com", headers: std("Origin", "https://evil.example.com"), body: big}, 403, ReasonHostForbidden},
-		{"GET from a blocked origin: 403, not 405", wireReq{method: "GET", headers: std("Origin", "https://evil.example.com")}, 403, ReasonCORSForbidden},
+		{"oversize body from a blocked origin: 403, not 413", wireReq{headers: std("Origin", "https://evil.example.com"), body: big}, 403, reasonCORSForbidden},
+		{"oversize body, rebinding Host: 403 host", wireReq{host: "evil.example.com", headers: std("Origin", "https://evil.example.com"), body: big}, 403, reasonHostForbidden},
+		{"GET from a blocked origin: 403, not 405", wireReq{method: "GET", headers: std("Origin", "https://evil.example.com")}, 403, reasonCORSForbidden},
 		{"preflight before the method guard", wireReq{method: "OPTIONS", headers: map[string]string{"Origin": app, "Access-Control-Request-Method": "POST"}}, 204, ""},
-		{"GET: 405", wireReq{method: "GET", headers: std()}, 405, ReasonMethodNotAllowed},
-		{"wrong type and oversize: 415, not 413", wireReq{headers: std("Content-Type", "text/plain"), body: big}, 415, ReasonUnsupportedMediaType},
-		{"oversize from an allowed origin: 413", wireReq{headers: std("Origin", app), body: big}, 413, ReasonBodyTooLarge},
-		{"chunked oversize: 413", wireReq{headers: std(), body: big, chunked: true}, 413, ReasonBodyTooLarge},
-		{"oversize without auth: 413 before auth", wireReq{headers: std("Authorization", ""), body: big}, 413, ReasonBodyTooLarge},
+		{"GET: 405", wireReq{method: "GET", headers: std()}, 405, reasonMethodNotAllowed},
+		{"wrong type and oversize: 415, not 413", wireReq{headers: std("Content-Type", "text/plain"), body: big}, 415, reasonUnsupportedMediaType},
+		{"oversize from an allowed origin: 413", wireReq{headers: std("Origin", app), body: big}, 413, reasonBodyTooLarge},
+		{"chunked oversize: 413", wireReq{headers: std(), body: big, chunked: true}, 413, reasonBodyTooLarge},
+		{"oversize without auth: 413 before auth", wireReq{headers: std("Authorization", ""), body: big}, 413, reasonBodyTooLarge},
 		{"mismatch without auth: auth first", wireReq{headers: std("Authorization", "", "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "x"), body: call}, 401, "unauthorized"},
-		{"mismatch with auth: 400 -32020", wireReq{headers: std("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "x"), body: call}, 400, ReasonHeaderMismatch},
-		{"not JSON: 400", wireReq{headers: std(), body: "{"}, 400, ReasonParseError},
+		{"mismatch with auth: 400 -32020", wireReq{headers: std("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "x"), body: call}, 400, reasonHeaderMismatch},
+		{"not JSON: 400", wireReq{headers: std(), body: "{"}, 400, reasonParseError},
 		{"legacy call served", wireReq{headers: std("Mcp-Protocol-Version", "2025-11-25"), body: call}, 200, ""},
 		{"modern call served", wireReq{headers: std("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "list_zones"), body: call}, 200, ""},
 		{"allowed origin served", wireReq{headers: std("Origin", app), body: call}, 200, ""},
@@ -109,14 +109,14 @@ func TestPipelineOrder(t *testing.T) {
 				if got.status != 401 || got.header.Get("WWW-Authenticate") == "" {
 					t.Fatalf("status %d body %q", got.status, got.body)
 				}
-			case tt.reason == ReasonHeaderMismatch:
-				wantRefusal(t, got, 400, CodeHeaderMismatch, ReasonHeaderMismatch)
-			case tt.reason == ReasonParseError:
-				wantRefusal(t, got, 400, CodeParseError, ReasonParseError)
+			case tt.reason == reasonHeaderMismatch:
+				wantRefusal(t, got, 400, codeHeaderMismatch, reasonHeaderMismatch)
+			case tt.reason == reasonParseError:
+				wantRefusal(t, got, 400, codeParseError, reasonParseError)
 			default:
-				wantRefusal(t, got, tt.status, CodeInvalidRequest, tt.reason)
+				wantRefusal(t, got, tt.status, codeInvalidRequest, tt.reason)
 			}
-			if got.header.Get("Vary") != "Origin" && tt.reason != ReasonHostForbidden {
+			if got.header.Get("Vary") != "Origin" && tt.reason != reasonHostForbidden {
 				t.Errorf("Vary = %q, want Origin", got.header.Get("Vary"))
 			}
 		})
@@ -129,7 +129,7 @@ func TestPipelineFloodComesFirst(t *testing.T) {
 		send(t, srv, wireReq{host: "evil.example.com"}) // refused by Host, but counted
 	}
 	got := send(t, srv, wireReq{host: "evil.example.com"})
-	wantRefusal(t, got, 429, CodeRateLimited, ReasonRateLimited)
+	wantRefusal(t, got, 429, codeRateLimited, reasonRateLimited)
 	if got.header.Get("Retry-After") == "" {
 		t.Fatal("no Retry-After")
 	}
@@ -153,12 +153,12 @@ func TestNewPipelineValidates(t *testing.T) {
 		{Flood: &FloodOptions{Limit: -1}},
 	}
 	for i, o := range bad {
-		if _, err := NewPipeline(o); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := NewPipeline(o); !errors.Is(err, errInvalidConfig) {
 			t.Errorf("case %d: NewPipeline = %v", i, err)
 		}
 	}
 	p, err := NewPipeline(&PipelineOptions{DisableFlood: true})
-	if err != nil || p.Flood() != nil {
+	if err != nil || p.flood != nil {
 		t.Fatalf("DisableFlood: %v %v", p, err)
 	}
 }

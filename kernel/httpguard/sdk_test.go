@@ -29,7 +29,7 @@ const modernEchoCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
 
 // TestSDKAcceptsBase64NameBehindPipeline shows the go-sdk gap and the fix:
 // alone, the SDK rejects a correct Base64-sentinel Mcp-Name (it compares the
-// raw value); behind HeaderAgreement the same request is served.
+// raw value); behind headerAgreement the same request is served.
 func TestSDKAcceptsBase64NameBehindPipeline(t *testing.T) {
 	pipe, err := NewPipeline(nil)
 	if err != nil {

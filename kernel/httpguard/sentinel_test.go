@@ -36,8 +36,8 @@ func TestDecodeHeaderValue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := DecodeHeaderValue(tt.in)
-			if (err == nil) != tt.ok || got != tt.want || err != nil && !errors.Is(err, ErrInvalidHeaderValue) {
+			got, err := decodeHeaderValue(tt.in)
+			if (err == nil) != tt.ok || got != tt.want || err != nil && !errors.Is(err, errInvalidHeaderValue) {
 				t.Fatalf("DecodeHeaderValue(%q) = %q, %v; want %q ok=%v", tt.in, got, err, tt.want, tt.ok)
 			}
 		})
@@ -68,7 +68,7 @@ func FuzzHeaderValue(f *testing.F) {
 		// Every UTF-8 value survives encode then decode.
 		if utf8.ValidString(s) {
 			enc := EncodeHeaderValue(s)
-			dec, err := DecodeHeaderValue(enc)
+			dec, err := decodeHeaderValue(enc)
 			if err != nil || dec != s {
 				t.Fatalf("round trip %q -> %q -> %q, %v", s, enc, dec, err)
 			}
@@ -77,11 +77,11 @@ func FuzzHeaderValue(f *testing.F) {
 			}
 		}
 		// Whatever decodes re-encodes to an equivalent value.
-		dec, err := DecodeHeaderValue(s)
+		dec, err := decodeHeaderValue(s)
 		if err != nil {
 			return
 		}
-		if again, err := DecodeHeaderValue(EncodeHeaderValue(dec)); err != nil || again != dec {
+		if again, err := decodeHeaderValue(EncodeHeaderValue(dec)); err != nil || again != dec {
 			t.Fatalf("decoded %q of %q does not round-trip: %q %v", dec, s, again, err)
 		}
 	})

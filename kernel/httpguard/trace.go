@@ -16,8 +16,8 @@ type TraceContext struct {
 	Tracestate  string // empty when absent or dropped
 }
 
-// Inject sets the trace headers on an outbound request's header.
-func (t TraceContext) Inject(h http.Header) {
+// inject sets the trace headers on an outbound request's header.
+func (t TraceContext) inject(h http.Header) {
 	if t.Traceparent == "" {
 		return
 	}
@@ -29,7 +29,7 @@ func (t TraceContext) Inject(h http.Header) {
 
 // TraceFromContext returns the validated trace headers of the request whose
 // context this is; ok is false when it had no valid traceparent (or the
-// TraceHeaders stage did not run).
+// traceHeaders stage did not run).
 func TraceFromContext(ctx context.Context) (TraceContext, bool) {
 	st := stateFrom(ctx)
 	if st == nil || !st.traceOK {
@@ -38,23 +38,23 @@ func TraceFromContext(ctx context.Context) (TraceContext, bool) {
 	return st.trace, true
 }
 
-// TraceHeaders validates traceparent and tracestate by the kernel's one W3C
+// traceHeaders validates traceparent and tracestate by the kernel's one W3C
 // Trace Context grammar (tracestate at most 512 characters of key=value
 // list members, no newlines). It never refuses a
 // request: invalid headers are removed so they are never forwarded or
 // logged. An invalid (or repeated) traceparent removes tracestate too, as
 // W3C requires; several tracestate headers are joined into one.
 // The zero value is ready to use.
-type TraceHeaders struct{}
+type traceHeaders struct{}
 
 // Check reports what Sanitize would remove, without changing anything.
-func (TraceHeaders) Check(r *http.Request) error {
+func (traceHeaders) Check(r *http.Request) error {
 	_, err := traceFrom(r.Header)
 	return err
 }
 
 // Sanitize removes invalid trace headers from h and returns the valid ones.
-func (TraceHeaders) Sanitize(h http.Header) (TraceContext, bool) {
+func (traceHeaders) Sanitize(h http.Header) (TraceContext, bool) {
 	tc, err := traceFrom(h)
 	switch {
 	case tc.Traceparent == "":
@@ -76,10 +76,10 @@ func traceFrom(h http.Header) (TraceContext, error) {
 		return TraceContext{}, nil
 	}
 	if len(parents) > 1 {
-		return TraceContext{}, fmt.Errorf("repeated header: %w", ErrInvalidTraceparent)
+		return TraceContext{}, fmt.Errorf("repeated header: %w", errInvalidTraceparent)
 	}
 	if _, err := w3ctrace.Parse(parents[0]); err != nil {
-		return TraceContext{}, fmt.Errorf("%w: %w", ErrInvalidTraceparent, err)
+		return TraceContext{}, fmt.Errorf("%w: %w", errInvalidTraceparent, err)
 	}
 	tc := TraceContext{Traceparent: parents[0]}
 	states := h.Values("Tracestate")
@@ -91,7 +91,7 @@ func traceFrom(h http.Header) (TraceContext, error) {
 		state = strings.Join(states, ",")
 	}
 	if err := w3ctrace.ValidState(state); err != nil {
-		return tc, fmt.Errorf("%w: %w", ErrInvalidTracestate, err)
+		return tc, fmt.Errorf("%w: %w", errInvalidTracestate, err)
 	}
 	tc.Tracestate = state
 	return tc, nil
@@ -99,7 +99,7 @@ func traceFrom(h http.Header) (TraceContext, error) {
 
 // Handler sanitizes the trace headers, records the valid ones for
 // TraceFromContext, and calls next.
-func (t TraceHeaders) Handler(next http.Handler) http.Handler {
+func (t traceHeaders) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tc, ok := t.Sanitize(r.Header)
 		if ok {

@@ -26,9 +26,9 @@ func TestTraceSanitize(t *testing.T) {
 		{"valid pair", []string{validTP}, []string{"k=v"}, validTP, "k=v", nil},
 		{"valid parent alone", []string{validTP}, nil, validTP, "", nil},
 		{"states joined", []string{validTP}, []string{"a=1", "b=2"}, validTP, "a=1,b=2", nil},
-		{"bad state dropped, parent kept", []string{validTP}, []string{"BAD"}, validTP, "", ErrInvalidTracestate},
-		{"bad parent drops both", []string{"00-bad"}, []string{"k=v"}, "", "", ErrInvalidTraceparent},
-		{"repeated parent drops both", []string{validTP, validTP2}, []string{"k=v"}, "", "", ErrInvalidTraceparent},
+		{"bad state dropped, parent kept", []string{validTP}, []string{"BAD"}, validTP, "", errInvalidTracestate},
+		{"bad parent drops both", []string{"00-bad"}, []string{"k=v"}, "", "", errInvalidTraceparent},
+		{"repeated parent drops both", []string{validTP, validTP2}, []string{"k=v"}, "", "", errInvalidTraceparent},
 		{"state without parent dropped", nil, []string{"k=v"}, "", "", nil},
 	}
 	for _, tt := range tests {
@@ -41,10 +41,10 @@ func TestTraceSanitize(t *testing.T) {
 				h.Add("Tracestate", v)
 			}
 			r := &http.Request{Header: h}
-			if err := (TraceHeaders{}).Check(r); tt.wantCheckErr == nil && err != nil || tt.wantCheckErr != nil && !errors.Is(err, tt.wantCheckErr) {
+			if err := (traceHeaders{}).Check(r); tt.wantCheckErr == nil && err != nil || tt.wantCheckErr != nil && !errors.Is(err, tt.wantCheckErr) {
 				t.Fatalf("Check = %v, want %v", err, tt.wantCheckErr)
 			}
-			tc, ok := TraceHeaders{}.Sanitize(h)
+			tc, ok := traceHeaders{}.Sanitize(h)
 			if tc.Traceparent != tt.wantParent || tc.Tracestate != tt.wantState || ok != (tt.wantParent != "") {
 				t.Fatalf("Sanitize = %+v %v", tc, ok)
 			}
@@ -62,7 +62,7 @@ func TestTraceHandler(t *testing.T) {
 	var seen http.Header
 	var fromCtx TraceContext
 	var ok bool
-	srv := serve(t, TraceHeaders{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := serve(t, traceHeaders{}.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = r.Header.Clone()
 		fromCtx, ok = TraceFromContext(r.Context())
 		w.Write([]byte("ok"))
@@ -86,7 +86,7 @@ func TestTraceHandler(t *testing.T) {
 				t.Fatalf("TraceFromContext = %+v %v", fromCtx, ok)
 			}
 			out := http.Header{}
-			fromCtx.Inject(out)
+			fromCtx.inject(out)
 			if out.Get("Traceparent") != tt.wantTP || out.Get("Tracestate") != tt.wantState {
 				t.Fatalf("Inject wrote %v", out)
 			}

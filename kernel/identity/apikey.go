@@ -20,9 +20,9 @@ const (
 	maxAPIKeyBytes  = 1024
 )
 
-// ErrKeyFile reports a malformed API-key file. Messages name the line
+// errKeyFile reports a malformed API-key file. Messages name the line
 // number, never the line: a line that is not a hash may be a raw key.
-var ErrKeyFile = errors.New("identity: api key file")
+var errKeyFile = errors.New("identity: api key file")
 
 var errUnknownKey = errors.New("api key matches no entry")
 
@@ -52,7 +52,7 @@ func HashKey(key string) string {
 func LoadAPIKeys(path string) (*APIKeys, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKeyFile, err)
+		return nil, fmt.Errorf("%w: %w", errKeyFile, err)
 	}
 	defer f.Close()
 	keys, err := ParseAPIKeys(f)
@@ -82,28 +82,28 @@ func ParseAPIKeys(r io.Reader) (*APIKeys, error) {
 		n++
 		e, ok, err := parseKeyLine(sc.Text())
 		if err != nil {
-			return nil, fmt.Errorf("%w: line %d: %w", ErrKeyFile, n, err)
+			return nil, fmt.Errorf("%w: line %d: %w", errKeyFile, n, err)
 		}
 		if !ok {
 			continue
 		}
 		if first, dup := seen[e.hash]; dup {
-			return nil, fmt.Errorf("%w: line %d: same key hash as line %d", ErrKeyFile, n, first)
+			return nil, fmt.Errorf("%w: line %d: same key hash as line %d", errKeyFile, n, first)
 		}
 		seen[e.hash] = n
 		k.entries = append(k.entries, e)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: line %d: longer than %d bytes", ErrKeyFile, n+1, maxKeyLineBytes)
+			return nil, fmt.Errorf("%w: line %d: longer than %d bytes", errKeyFile, n+1, maxKeyLineBytes)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrKeyFile, err)
+		return nil, fmt.Errorf("%w: %w", errKeyFile, err)
 	}
 	if lr.N == 0 {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrKeyFile, maxKeyFileBytes)
+		return nil, fmt.Errorf("%w: larger than %d bytes", errKeyFile, maxKeyFileBytes)
 	}
 	if len(k.entries) == 0 {
-		return nil, fmt.Errorf("%w: no keys", ErrKeyFile)
+		return nil, fmt.Errorf("%w: no keys", errKeyFile)
 	}
 	return k, nil
 }
@@ -139,30 +139,30 @@ func parseKeyLine(line string) (e keyEntry, ok bool, err error) {
 	return e, true, nil
 }
 
-// Len returns the number of keys.
-func (k *APIKeys) Len() int { return len(k.entries) }
+// count returns the number of keys.
+func (k *APIKeys) count() int { return len(k.entries) }
 
 // Authenticate implements Authenticator.
 func (k *APIKeys) Authenticate(r *http.Request) (Principal, error) {
 	const challenge = "Bearer"
-	invalid := Challenge{Error: "invalid_token"}.String()
+	invalid := bearerChallenge{Error: "invalid_token"}.String()
 	if tokenInQuery(r) {
-		return Principal{}, refuse(ErrInvalidRequest, Challenge{Error: "invalid_request"}.String(), errTokenInQuery)
+		return Principal{}, refuse(errInvalidRequest, bearerChallenge{Error: "invalid_request"}.String(), errTokenInQuery)
 	}
 	key, err := presentedKey(r.Header)
 	switch {
 	case errors.Is(err, errManyAuthHeaders), errors.Is(err, errCompetingTokens):
-		return Principal{}, refuse(ErrInvalidRequest, Challenge{Error: "invalid_request"}.String(), err)
+		return Principal{}, refuse(errInvalidRequest, bearerChallenge{Error: "invalid_request"}.String(), err)
 	case errors.Is(err, errEmptyBearer):
-		return Principal{}, refuse(ErrInvalidToken, invalid, err)
+		return Principal{}, refuse(errInvalidToken, invalid, err)
 	case err != nil || key == "":
-		return Principal{}, refuse(ErrNoCredentials, challenge, err)
+		return Principal{}, refuse(errNoCredentials, challenge, err)
 	case len(key) > maxAPIKeyBytes:
-		return Principal{}, refuse(ErrInvalidToken, invalid, errCredentialTooBig)
+		return Principal{}, refuse(errInvalidToken, invalid, errCredentialTooBig)
 	}
 	e, ok := k.lookup(key)
 	if !ok {
-		return Principal{}, refuse(ErrInvalidToken, invalid, errUnknownKey)
+		return Principal{}, refuse(errInvalidToken, invalid, errUnknownKey)
 	}
 	return Principal{ID: e.id, Plan: e.plan, Scheme: SchemeAPIKey}, nil
 }

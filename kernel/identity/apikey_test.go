@@ -57,12 +57,12 @@ func TestParseAPIKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			k, err := ParseAPIKeys(strings.NewReader(tt.file))
 			if tt.n > 0 {
-				if err != nil || k.Len() != tt.n {
+				if err != nil || k.count() != tt.n {
 					t.Fatalf("got %v, %v; want %d keys", k, err, tt.n)
 				}
 				return
 			}
-			if err == nil || !errors.Is(err, ErrKeyFile) || !strings.Contains(err.Error(), tt.errHas) {
+			if err == nil || !errors.Is(err, errKeyFile) || !strings.Contains(err.Error(), tt.errHas) {
 				t.Fatalf("err %v; want ErrKeyFile mentioning %q", err, tt.errHas)
 			}
 			if strings.Contains(err.Error(), aliceKey) || strings.Contains(err.Error(), "sk-") {
@@ -76,10 +76,10 @@ func TestLoadAPIKeys(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "keys")
 	os.WriteFile(path, []byte(testKeyFile()), 0o600)
-	if k, err := LoadAPIKeys(path); err != nil || k.Len() != 2 {
+	if k, err := LoadAPIKeys(path); err != nil || k.count() != 2 {
 		t.Fatalf("LoadAPIKeys = %v, %v", k, err)
 	}
-	if _, err := LoadAPIKeys(filepath.Join(dir, "missing")); !errors.Is(err, ErrKeyFile) || !errors.Is(err, os.ErrNotExist) {
+	if _, err := LoadAPIKeys(filepath.Join(dir, "missing")); !errors.Is(err, errKeyFile) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 	bad := filepath.Join(dir, "bad")
@@ -149,7 +149,7 @@ func TestAPIKeysAuthenticate(t *testing.T) {
 				}
 				return
 			}
-			var ae *AuthError
+			var ae *authError
 			if !errors.As(err, &ae) || ae.Status != tt.status || ae.Challenge != tt.challenge {
 				t.Fatalf("got %+v, %v; want %d %q", p, err, tt.status, tt.challenge)
 			}

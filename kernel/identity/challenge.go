@@ -2,9 +2,9 @@ package identity
 
 import "strings"
 
-// Challenge is a Bearer WWW-Authenticate challenge (RFC 6750 §3, with the
+// bearerChallenge is a Bearer WWW-Authenticate challenge (RFC 6750 §3, with the
 // resource_metadata parameter of RFC 9728 §5.1).
-type Challenge struct {
+type bearerChallenge struct {
 	// ResourceMetadata is the URL of the protected-resource metadata.
 	ResourceMetadata string
 	// Scope lists every scope the request needs.
@@ -20,7 +20,7 @@ type Challenge struct {
 // Parameters are quoted strings; quotes and backslashes are escaped, and
 // control characters and non-ASCII bytes are dropped, so the value is
 // always a single safe header line.
-func (c Challenge) String() string {
+func (c bearerChallenge) String() string {
 	var params []string
 	if c.ResourceMetadata != "" {
 		params = append(params, `resource_metadata=`+quote(c.ResourceMetadata))

@@ -5,34 +5,34 @@ import (
 	"net/http"
 )
 
-// Kinds of authentication refusal. An *AuthError wraps exactly one of them;
+// Kinds of authentication refusal. An *authError wraps exactly one of them;
 // test with errors.Is.
 var (
-	// ErrNoCredentials: the request carries no credential at all (401, and
+	// errNoCredentials: the request carries no credential at all (401, and
 	// the challenge has no error code, per RFC 6750 §3.1).
-	ErrNoCredentials = errors.New("identity: no credentials")
-	// ErrInvalidToken: a credential was presented and failed (401,
+	errNoCredentials = errors.New("identity: no credentials")
+	// errInvalidToken: a credential was presented and failed (401,
 	// error="invalid_token").
-	ErrInvalidToken = errors.New("identity: invalid token")
-	// ErrInsufficientScope: a valid token lacks a required scope (403,
+	errInvalidToken = errors.New("identity: invalid token")
+	// errInsufficientScope: a valid token lacks a required scope (403,
 	// error="insufficient_scope").
-	ErrInsufficientScope = errors.New("identity: insufficient scope")
-	// ErrInvalidRequest: the request is malformed, such as a token in the
+	errInsufficientScope = errors.New("identity: insufficient scope")
+	// errInvalidRequest: the request is malformed, such as a token in the
 	// query string or two competing credentials (400,
 	// error="invalid_request").
-	ErrInvalidRequest = errors.New("identity: invalid authorization request")
-	// ErrKeysUnavailable: the verification keys could not be loaded, so no
+	errInvalidRequest = errors.New("identity: invalid authorization request")
+	// errKeysUnavailable: the verification keys could not be loaded, so no
 	// token can be checked (503; the client should retry, not sign in
 	// again).
-	ErrKeysUnavailable = errors.New("identity: verification keys unavailable")
-	// ErrNotLoopback: None refused a peer that is not on loopback (403).
-	ErrNotLoopback = errors.New("identity: unauthenticated access is limited to loopback")
+	errKeysUnavailable = errors.New("identity: verification keys unavailable")
+	// errNotLoopback: None refused a peer that is not on loopback (403).
+	errNotLoopback = errors.New("identity: unauthenticated access is limited to loopback")
 )
 
-// AuthError is an authentication refusal. Status and Challenge are what the
+// authError is an authentication refusal. Status and Challenge are what the
 // client receives; Detail is for the log only and never reaches the client.
 // Detail never contains the credential itself.
-type AuthError struct {
+type authError struct {
 	// Status is the HTTP status: 400, 401, 403 or 503.
 	Status int
 	// Challenge is the WWW-Authenticate value; empty for none.
@@ -44,7 +44,7 @@ type AuthError struct {
 }
 
 // Error returns the kind and the detail. It is meant for logs, not clients.
-func (e *AuthError) Error() string {
+func (e *authError) Error() string {
 	if e.Detail == nil {
 		return e.Kind.Error()
 	}
@@ -52,7 +52,7 @@ func (e *AuthError) Error() string {
 }
 
 // Unwrap returns the kind and the detail, for errors.Is and errors.As.
-func (e *AuthError) Unwrap() []error {
+func (e *authError) Unwrap() []error {
 	if e.Detail == nil {
 		return []error{e.Kind}
 	}
@@ -60,17 +60,17 @@ func (e *AuthError) Unwrap() []error {
 }
 
 // code returns the short error code shown to the client.
-func (e *AuthError) code() string {
+func (e *authError) code() string {
 	switch {
-	case errors.Is(e.Kind, ErrInvalidToken):
+	case errors.Is(e.Kind, errInvalidToken):
 		return "invalid_token"
-	case errors.Is(e.Kind, ErrInsufficientScope):
+	case errors.Is(e.Kind, errInsufficientScope):
 		return "insufficient_scope"
-	case errors.Is(e.Kind, ErrInvalidRequest):
+	case errors.Is(e.Kind, errInvalidRequest):
 		return "invalid_request"
-	case errors.Is(e.Kind, ErrKeysUnavailable):
+	case errors.Is(e.Kind, errKeysUnavailable):
 		return "temporarily_unavailable"
-	case errors.Is(e.Kind, ErrNotLoopback):
+	case errors.Is(e.Kind, errNotLoopback):
 		return "forbidden"
 	default:
 		return "unauthorized"
@@ -78,7 +78,7 @@ func (e *AuthError) code() string {
 }
 
 // message returns the fixed sentence shown to the client.
-func (e *AuthError) message() string {
+func (e *authError) message() string {
 	switch e.code() {
 	case "invalid_token":
 		return "The access token is invalid or expired."
@@ -95,16 +95,16 @@ func (e *AuthError) message() string {
 	}
 }
 
-// refuse builds an *AuthError for kind with the status that kind implies.
-func refuse(kind error, challenge string, detail error) *AuthError {
+// refuse builds an *authError for kind with the status that kind implies.
+func refuse(kind error, challenge string, detail error) *authError {
 	status := http.StatusUnauthorized
 	switch kind {
-	case ErrInsufficientScope, ErrNotLoopback:
+	case errInsufficientScope, errNotLoopback:
 		status = http.StatusForbidden
-	case ErrInvalidRequest:
+	case errInvalidRequest:
 		status = http.StatusBadRequest
-	case ErrKeysUnavailable:
+	case errKeysUnavailable:
 		status = http.StatusServiceUnavailable
 	}
-	return &AuthError{Status: status, Challenge: challenge, Kind: kind, Detail: detail}
+	return &authError{Status: status, Challenge: challenge, Kind: kind, Detail: detail}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzJWT feeds arbitrary bearer tokens to the verifier. It must never
-// panic, must answer only with *AuthError, and must accept nothing but the
+// panic, must answer only with *authError, and must accept nothing but the
 // one token this run signed.
 func FuzzJWT(f *testing.F) {
 	a := newTestOAuth(f, nil)
@@ -19,14 +19,14 @@ func FuzzJWT(f *testing.F) {
 	f.Add("eyJhbGciOiJub25lIn0.e30.")
 	f.Add("a.b.c")
 	f.Fuzz(func(t *testing.T, token string) {
-		p, err := a.Verify(context.Background(), token)
+		p, err := a.verify(context.Background(), token)
 		if err == nil {
 			if token != valid {
 				t.Fatalf("accepted a token this run did not sign: %+v", p)
 			}
 			return
 		}
-		var ae *AuthError
+		var ae *authError
 		if !errors.As(err, &ae) || ae.Status < 400 {
 			t.Fatalf("error is not a refusal: %v", err)
 		}
@@ -36,16 +36,16 @@ func FuzzJWT(f *testing.F) {
 	})
 }
 
-// FuzzJWKS feeds arbitrary documents to ParseJWKS and looks up every alg.
+// FuzzJWKS feeds arbitrary documents to parseJWKS and looks up every alg.
 func FuzzJWKS(f *testing.F) {
 	f.Add(publishedSet(f))
 	f.Add([]byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}`))
 	f.Add([]byte(`{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB","d":"x"}]}`))
 	f.Add([]byte(`{"keys":[]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		set, err := ParseJWKS(data)
+		set, err := parseJWKS(data)
 		if err != nil {
-			if !errors.Is(err, ErrJWKS) {
+			if !errors.Is(err, errJWKS) {
 				t.Fatalf("error without ErrJWKS: %v", err)
 			}
 			return
@@ -103,7 +103,7 @@ func FuzzChallenge(f *testing.F) {
 	f.Add("a\"b\\c", "x\r\ny", "é\x00")
 	f.Add("", "", "")
 	f.Fuzz(func(t *testing.T, meta, scope, code string) {
-		s := Challenge{ResourceMetadata: meta, Scope: []string{scope}, Error: code}.String()
+		s := bearerChallenge{ResourceMetadata: meta, Scope: []string{scope}, Error: code}.String()
 		for i := 0; i < len(s); i++ {
 			if s[i] < 0x20 || s[i] >= 0x7f {
 				t.Fatalf("unsafe byte %#x in %q", s[i], s)

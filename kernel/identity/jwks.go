@@ -20,8 +20,8 @@ const (
 	defaultJWKSCap = 256 << 10
 )
 
-// ErrJWKS reports a JWK set that cannot be used.
-var ErrJWKS = errors.New("identity: jwks")
+// errJWKS reports a JWK set that cannot be used.
+var errJWKS = errors.New("identity: jwks")
 
 var (
 	errUnknownKid   = errors.New("no key with the token's kid")
@@ -32,49 +32,49 @@ var (
 // §6), and "priv" of the key types go-jose adds.
 var privateMembers = []string{"d", "p", "q", "dp", "dq", "qi", "k", "priv"}
 
-// KeySet is a parsed JWK set (RFC 7517) of verification keys: RSA (2048 to
+// keySet is a parsed JWK set (RFC 7517) of verification keys: RSA (2048 to
 // 4096 bits), EC P-256 and Ed25519. Keys of other types or curves, and keys
 // marked for encryption, are skipped. A set that contains private key
 // material is refused outright: whoever published it has leaked a key.
 // go-jose parses the keys; this type holds bulwark's rules about which may
 // be used.
-type KeySet struct {
+type keySet struct {
 	keys []jose.JSONWebKey // Algorithm normalized; "" when the JWK does not say
 }
 
-// ParseJWKS parses a JWK set document {"keys":[...]}. Duplicate member
+// parseJWKS parses a JWK set document {"keys":[...]}. Duplicate member
 // names, anywhere, are refused.
-func ParseJWKS(data []byte) (*KeySet, error) {
+func parseJWKS(data []byte) (*keySet, error) {
 	var doc struct {
 		Keys []josejson.RawMessage `json:"keys"`
 	}
 	if err := josejson.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%w: not a JSON object with a \"keys\" array: %w", ErrJWKS, err)
+		return nil, fmt.Errorf("%w: not a JSON object with a \"keys\" array: %w", errJWKS, err)
 	}
 	if doc.Keys == nil {
-		return nil, fmt.Errorf("%w: \"keys\" is not an array", ErrJWKS)
+		return nil, fmt.Errorf("%w: \"keys\" is not an array", errJWKS)
 	}
 	if len(doc.Keys) > maxJWKSKeys {
-		return nil, fmt.Errorf("%w: %d keys, at most %d", ErrJWKS, len(doc.Keys), maxJWKSKeys)
+		return nil, fmt.Errorf("%w: %d keys, at most %d", errJWKS, len(doc.Keys), maxJWKSKeys)
 	}
-	set := &KeySet{}
+	set := &keySet{}
 	for i, r := range doc.Keys {
 		k, ok, err := parseJWK(r)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key %d: %w", ErrJWKS, i, err)
+			return nil, fmt.Errorf("%w: key %d: %w", errJWKS, i, err)
 		}
 		if ok {
 			set.keys = append(set.keys, k)
 		}
 	}
 	if len(set.keys) == 0 {
-		return nil, fmt.Errorf("%w: no usable signature keys", ErrJWKS)
+		return nil, fmt.Errorf("%w: no usable signature keys", errJWKS)
 	}
 	return set, nil
 }
 
 // Len returns the number of usable keys.
-func (s *KeySet) Len() int { return len(s.keys) }
+func (s *keySet) Len() int { return len(s.keys) }
 
 // jwkHead is what bulwark reads of a JWK before go-jose parses the key.
 type jwkHead struct {
@@ -156,11 +156,11 @@ func compatible(k jose.JSONWebKey, alg string) bool {
 	}
 	switch k.Key.(type) {
 	case *rsa.PublicKey:
-		return alg == AlgRS256 || alg == AlgPS256
+		return alg == algRS256 || alg == algPS256
 	case *ecdsa.PublicKey:
-		return alg == AlgES256
+		return alg == algES256
 	case ed25519.PublicKey:
-		return alg == AlgEdDSA
+		return alg == algEdDSA
 	}
 	return false
 }
@@ -168,7 +168,7 @@ func compatible(k jose.JSONWebKey, alg string) bool {
 // lookup selects the key for a token's kid and alg, as go-jose's
 // verification key. With a kid, the first compatible key of that kid;
 // without one, the only compatible key.
-func (s *KeySet) lookup(kid, alg string) (any, error) {
+func (s *keySet) lookup(kid, alg string) (any, error) {
 	norm := normalizeAlg(alg)
 	if norm == "" {
 		return nil, errBadAlg

@@ -64,9 +64,9 @@ func TestParseJWKS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, err := ParseJWKS([]byte(tt.doc))
+			set, err := parseJWKS([]byte(tt.doc))
 			if tt.keys < 0 {
-				if err == nil || !errors.Is(err, ErrJWKS) {
+				if err == nil || !errors.Is(err, errJWKS) {
 					t.Fatalf("accepted (%v)", err)
 				}
 				return
@@ -80,7 +80,7 @@ func TestParseJWKS(t *testing.T) {
 
 func TestKeySetLookupAmbiguous(t *testing.T) {
 	k := tk(t)
-	set, err := ParseJWKS(jwksJSON(t, jwkOf(t, "a", k.rsa.Public(), nil), jwkOf(t, "b", k.rsa2.Public(), nil)))
+	set, err := parseJWKS(jwksJSON(t, jwkOf(t, "a", k.rsa.Public(), nil), jwkOf(t, "b", k.rsa2.Public(), nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,8 +184,8 @@ func TestJWKSURLCacheAndRotation(t *testing.T) {
 	step("no retry within MinRefresh", auth("new", k.rsa2), true, 4)
 	clock.Add(25 * time.Hour)
 	err = auth("new", k.rsa2)
-	var ae *AuthError
-	if !errors.As(err, &ae) || ae.Status != 503 || !errors.Is(err, ErrKeysUnavailable) || ae.Challenge != "" {
+	var ae *authError
+	if !errors.As(err, &ae) || ae.Status != 503 || !errors.Is(err, errKeysUnavailable) || ae.Challenge != "" {
 		t.Fatalf("beyond MaxStale: %v", err)
 	}
 }
@@ -199,7 +199,7 @@ func TestJWKSURLUnavailableAtStart(t *testing.T) {
 	tok := signJWT(t, "RS256", "rsa-1", tk(t).rsa, claims(nil), nil)
 	for range 3 {
 		_, err := a.Authenticate(reqWithToken(tok))
-		if !errors.Is(err, ErrKeysUnavailable) {
+		if !errors.Is(err, errKeysUnavailable) {
 			t.Fatalf("got %v, want ErrKeysUnavailable", err)
 		}
 	}
@@ -278,7 +278,7 @@ func TestJWKSFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{bad, filepath.Join(dir, "missing.json")} {
-		if _, err := NewJWKSFile(p, nil); !errors.Is(err, ErrJWKS) {
+		if _, err := NewJWKSFile(p, nil); !errors.Is(err, errJWKS) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
@@ -312,8 +312,8 @@ func TestParseJWKSRSACeiling(t *testing.T) {
 		ok   bool
 	}{{2048, true}, {4096, true}, {4104, false}, {8192, false}, {2040, false}} {
 		doc := `{"keys":[{"kty":"RSA","kid":"r","n":"` + modulus(tt.bits) + `","e":"AQAB"}]}`
-		set, err := ParseJWKS([]byte(doc))
-		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrJWKS)) {
+		set, err := parseJWKS([]byte(doc))
+		if tt.ok != (err == nil) || (err != nil && !errors.Is(err, errJWKS)) {
 			t.Errorf("%d bits: set %v, err %v; want ok=%v", tt.bits, set, err, tt.ok)
 		}
 	}

@@ -14,10 +14,10 @@ import (
 // family are never accepted: a resource server holds no shared secret, and
 // HS256 "verified" with a public key is the classic key-confusion forgery.
 const (
-	AlgRS256 = "RS256"
-	AlgPS256 = "PS256"
-	AlgES256 = "ES256"
-	AlgEdDSA = "EdDSA"
+	algRS256 = "RS256"
+	algPS256 = "PS256"
+	algES256 = "ES256"
+	algEdDSA = "EdDSA"
 )
 
 // algEd25519 is RFC 9864's fully-specified name for EdDSA on Ed25519, the
@@ -86,7 +86,7 @@ func checkHeader(h jose.Header) error {
 	return fmt.Errorf("%w: typ is not JWT or at+jwt", errMalformedJWS)
 }
 
-// verifyJWS checks the signature with key (from KeySet.lookup) and returns
+// verifyJWS checks the signature with key (from keySet.lookup) and returns
 // the payload.
 func verifyJWS(sig *jose.JSONWebSignature, key any) ([]byte, error) {
 	payload, err := sig.Verify(key)
@@ -101,10 +101,10 @@ func verifyJWS(sig *jose.JSONWebSignature, key any) ([]byte, error) {
 // the only curve this package accepts.
 func normalizeAlg(alg string) string {
 	switch alg {
-	case AlgRS256, AlgPS256, AlgES256, AlgEdDSA:
+	case algRS256, algPS256, algES256, algEdDSA:
 		return alg
 	case algEd25519:
-		return AlgEdDSA
+		return algEdDSA
 	}
 	return ""
 }

@@ -16,25 +16,25 @@ import (
 
 // Defaults of JWKSOptions.
 const (
-	DefaultJWKSRefresh    = 15 * time.Minute
-	DefaultJWKSMinRefresh = time.Minute
-	DefaultJWKSTimeout    = 5 * time.Second
-	DefaultJWKSMaxStale   = 24 * time.Hour
+	defaultJWKSRefresh    = 15 * time.Minute
+	defaultJWKSMinRefresh = time.Minute
+	defaultJWKSTimeout    = 5 * time.Second
+	defaultJWKSMaxStale   = 24 * time.Hour
 )
 
 // JWKSOptions configures a JWKS. The zero value is usable.
 type JWKSOptions struct {
 	// Refresh is how long a fetched set is used before it is fetched
-	// again; zero means DefaultJWKSRefresh.
+	// again; zero means defaultJWKSRefresh.
 	Refresh time.Duration
 	// MinRefresh is the least time between two fetches, including the
 	// early fetch a token with an unknown kid triggers (key rotation) and
-	// retries after a failure; zero means DefaultJWKSMinRefresh.
+	// retries after a failure; zero means defaultJWKSMinRefresh.
 	MinRefresh time.Duration
 	// MaxStale is how long the last good set keeps serving while fetches
-	// fail; zero means DefaultJWKSMaxStale.
+	// fail; zero means defaultJWKSMaxStale.
 	MaxStale time.Duration
-	// Timeout bounds one fetch; zero means DefaultJWKSTimeout.
+	// Timeout bounds one fetch; zero means defaultJWKSTimeout.
 	Timeout time.Duration
 	// MaxBytes caps the document size; zero means 256 KiB.
 	MaxBytes int64
@@ -49,13 +49,13 @@ type JWKSOptions struct {
 // with bounded size and time, cached, refreshed on an interval and early
 // when a token names an unknown kid. It is safe for concurrent use.
 type JWKS struct {
-	fetch                         func(context.Context) (*KeySet, error)
+	fetch                         func(context.Context) (*keySet, error)
 	refresh, minRefresh, maxStale time.Duration
 	now                           func() time.Time
 
 	fetchMu sync.Mutex // one fetch at a time
 	mu      sync.Mutex // guards the fields below
-	set     *KeySet
+	set     *keySet
 	fetched time.Time // last success
 	tried   time.Time // last attempt
 	lastErr error
@@ -67,7 +67,7 @@ type JWKS struct {
 func NewJWKSFile(path string, opts *JWKSOptions) (*JWKS, error) {
 	j := newJWKS(opts)
 	limit := j.maxBytes(opts)
-	j.fetch = func(context.Context) (*KeySet, error) { return readJWKSFile(path, limit) }
+	j.fetch = func(context.Context) (*keySet, error) { return readJWKSFile(path, limit) }
 	if err := j.Refresh(context.Background()); err != nil {
 		return nil, err
 	}
@@ -80,34 +80,34 @@ func NewJWKSFile(path string, opts *JWKSOptions) (*JWKS, error) {
 func NewJWKSURL(rawURL string, opts *JWKSOptions) (*JWKS, error) {
 	u, err := checkFetchURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: url: %w", ErrJWKS, err)
+		return nil, fmt.Errorf("%w: url: %w", errJWKS, err)
 	}
 	j := newJWKS(opts)
 	client := noRedirectClient()
 	if opts != nil && opts.HTTPClient != nil {
 		client = opts.HTTPClient
 	}
-	timeout, limit := DefaultJWKSTimeout, j.maxBytes(opts)
+	timeout, limit := defaultJWKSTimeout, j.maxBytes(opts)
 	if opts != nil && opts.Timeout > 0 {
 		timeout = opts.Timeout
 	}
-	j.fetch = func(ctx context.Context) (*KeySet, error) {
+	j.fetch = func(ctx context.Context) (*keySet, error) {
 		return fetchJWKS(ctx, client, u, timeout, limit)
 	}
 	return j, nil
 }
 
-// StaticJWKS returns a JWKS that always serves set.
-func StaticJWKS(set *KeySet) *JWKS {
+// staticJWKS returns a JWKS that always serves set.
+func staticJWKS(set *keySet) *JWKS {
 	j := newJWKS(nil)
-	j.fetch = func(context.Context) (*KeySet, error) { return set, nil }
+	j.fetch = func(context.Context) (*keySet, error) { return set, nil }
 	j.set, j.fetched = set, time.Now()
 	j.refresh = 1<<63 - 1
 	return j
 }
 
 func newJWKS(opts *JWKSOptions) *JWKS {
-	j := &JWKS{refresh: DefaultJWKSRefresh, minRefresh: DefaultJWKSMinRefresh, maxStale: DefaultJWKSMaxStale, now: time.Now}
+	j := &JWKS{refresh: defaultJWKSRefresh, minRefresh: defaultJWKSMinRefresh, maxStale: defaultJWKSMaxStale, now: time.Now}
 	if opts == nil {
 		return j
 	}
@@ -172,7 +172,7 @@ func (j *JWKS) key(ctx context.Context, kid, alg string) (any, error) {
 
 // current returns a usable set, fetching when it is due. A failed fetch
 // leaves the last good set in service for up to MaxStale.
-func (j *JWKS) current(ctx context.Context, unknownKid bool) (*KeySet, error) {
+func (j *JWKS) current(ctx context.Context, unknownKid bool) (*keySet, error) {
 	if set, due := j.state(unknownKid); !due {
 		return j.usable(set)
 	}
@@ -190,20 +190,20 @@ func (j *JWKS) current(ctx context.Context, unknownKid bool) (*KeySet, error) {
 }
 
 // usable returns set, or the last fetch error when there is no set.
-func (j *JWKS) usable(set *KeySet) (*KeySet, error) {
+func (j *JWKS) usable(set *keySet) (*keySet, error) {
 	if set != nil {
 		return set, nil
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.lastErr == nil {
-		return nil, fmt.Errorf("%w: key set older than MaxStale", ErrKeysUnavailable)
+		return nil, fmt.Errorf("%w: key set older than MaxStale", errKeysUnavailable)
 	}
-	return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, j.lastErr)
+	return nil, fmt.Errorf("%w: %w", errKeysUnavailable, j.lastErr)
 }
 
 // state returns the cached set and whether a fetch is due now.
-func (j *JWKS) state(unknownKid bool) (*KeySet, bool) {
+func (j *JWKS) state(unknownKid bool) (*keySet, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	now := j.now()
@@ -221,41 +221,41 @@ func (j *JWKS) state(unknownKid bool) (*KeySet, bool) {
 	return set, false
 }
 
-func readJWKSFile(path string, limit int64) (*KeySet, error) {
+func readJWKSFile(path string, limit int64) (*keySet, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJWKS, err)
+		return nil, fmt.Errorf("%w: %w", errJWKS, err)
 	}
 	defer f.Close()
 	return readJWKS(f, limit)
 }
 
-func readJWKS(r io.Reader, limit int64) (*KeySet, error) {
+func readJWKS(r io.Reader, limit int64) (*keySet, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading: %w", ErrJWKS, err)
+		return nil, fmt.Errorf("%w: reading: %w", errJWKS, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%w: document larger than %d bytes", ErrJWKS, limit)
+		return nil, fmt.Errorf("%w: document larger than %d bytes", errJWKS, limit)
 	}
-	return ParseJWKS(data)
+	return parseJWKS(data)
 }
 
-func fetchJWKS(ctx context.Context, c *http.Client, u *url.URL, timeout time.Duration, limit int64) (*KeySet, error) {
+func fetchJWKS(ctx context.Context, c *http.Client, u *url.URL, timeout time.Duration, limit int64) (*keySet, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrJWKS, err)
+		return nil, fmt.Errorf("%w: %w", errJWKS, err)
 	}
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: fetching %s: %w", ErrJWKS, u.Redacted(), err)
+		return nil, fmt.Errorf("%w: fetching %s: %w", errJWKS, u.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: fetching %s: status %d", ErrJWKS, u.Redacted(), resp.StatusCode)
+		return nil, fmt.Errorf("%w: fetching %s: status %d", errJWKS, u.Redacted(), resp.StatusCode)
 	}
 	return readJWKS(resp.Body, limit)
 }

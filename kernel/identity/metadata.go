@@ -14,17 +14,17 @@ import (
 // wellKnownPRM is the RFC 9728 well-known path segment.
 const wellKnownPRM = "/.well-known/oauth-protected-resource"
 
-// ResourceMetadata is an RFC 9728 protected-resource metadata document.
-type ResourceMetadata struct {
+// resourceMetadata is an RFC 9728 protected-resource metadata document.
+type resourceMetadata struct {
 	Resource               string   `json:"resource"`
 	AuthorizationServers   []string `json:"authorization_servers"`
 	ScopesSupported        []string `json:"scopes_supported,omitempty"`
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 }
 
-// Metadata returns this resource server's metadata document.
-func (a *OAuth) Metadata() ResourceMetadata {
-	return ResourceMetadata{
+// metadata returns this resource server's metadata document.
+func (a *OAuth) metadata() resourceMetadata {
+	return resourceMetadata{
 		Resource:               a.resource,
 		AuthorizationServers:   a.servers,
 		ScopesSupported:        a.supported,
@@ -52,7 +52,7 @@ func (a *OAuth) MetadataPaths() []string {
 // HEAD; other paths get 404 and other methods 405. It sets no CORS header:
 // cross-origin policy is the transport guard's decision.
 func (a *OAuth) MetadataHandler() http.Handler {
-	body, _ := json.Marshal(a.Metadata()) // plain strings: cannot fail
+	body, _ := json.Marshal(a.metadata()) // plain strings: cannot fail
 	paths := a.MetadataPaths()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !slices.Contains(paths, r.URL.Path) {

@@ -78,8 +78,8 @@ func TestMetadataHandler(t *testing.T) {
 }
 
 func newTestOAuthFor(t *testing.T, resource string) *OAuth {
-	set, _ := ParseJWKS(publishedSet(t))
-	a, err := NewOAuth(resource, testIssuer, StaticJWKS(set), &OAuthOptions{AuthorizationServers: []string{"https://as.example"}})
+	set, _ := parseJWKS(publishedSet(t))
+	a, err := NewOAuth(resource, testIssuer, staticJWKS(set), &OAuthOptions{AuthorizationServers: []string{"https://as.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}

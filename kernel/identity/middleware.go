@@ -14,12 +14,12 @@ import (
 // Authorization and X-API-Key headers from the request passed on (for every
 // scheme, None included), so that no later stage can forward or log the
 // client's token: upstream calls carry their own credentials. On refusal it answers with the status and challenge of
-// the *AuthError and a short JSON body
+// the *authError and a short JSON body
 //
 //	{"error":"invalid_token","message":"The access token is invalid or expired.","id":"3f9a1c2b7d4e6a01"}
 //
 // and logs the detail to logger under the same id. Errors that are not an
-// *AuthError are answered 500. A nil logger discards.
+// *authError are answered 500. A nil logger discards.
 func Middleware(auth Authenticator, logger *slog.Logger) func(http.Handler) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -31,7 +31,7 @@ func Middleware(auth Authenticator, logger *slog.Logger) func(http.Handler) http
 				writeRefusal(w, r, err, logger)
 				return
 			}
-			r = r.WithContext(WithPrincipal(r.Context(), p))
+			r = r.WithContext(withPrincipal(r.Context(), p))
 			r.Header = r.Header.Clone()
 			r.Header.Del(headerAuthorization)
 			r.Header.Del(headerAPIKey)
@@ -50,9 +50,9 @@ type refusalBody struct {
 // kind of failure; the detail is logged with an id the client also sees.
 func writeRefusal(w http.ResponseWriter, r *http.Request, err error, logger *slog.Logger) {
 	id := errorid.New()
-	var ae *AuthError
+	var ae *authError
 	if !errors.As(err, &ae) {
-		ae = &AuthError{Status: http.StatusInternalServerError, Kind: errors.New("internal error"), Detail: err}
+		ae = &authError{Status: http.StatusInternalServerError, Kind: errors.New("internal error"), Detail: err}
 	}
 	body := refusalBody{Error: ae.code(), Message: ae.message(), ID: id}
 	if ae.Status == http.StatusInternalServerError {
@@ -70,12 +70,12 @@ func writeRefusal(w http.ResponseWriter, r *http.Request, err error, logger *slo
 	json.NewEncoder(w).Encode(body)
 }
 
-func logRefusal(r *http.Request, logger *slog.Logger, ae *AuthError, id string) {
+func logRefusal(r *http.Request, logger *slog.Logger, ae *authError, id string) {
 	level := slog.LevelWarn
 	switch {
 	case ae.Status >= 500:
 		level = slog.LevelError
-	case errors.Is(ae.Kind, ErrNoCredentials):
+	case errors.Is(ae.Kind, errNoCredentials):
 		level = slog.LevelInfo
 	}
 	detail := ""

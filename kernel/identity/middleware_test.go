@@ -55,7 +55,7 @@ func TestMiddlewareNoneStripsToo(t *testing.T) {
 	r.RemoteAddr = "127.0.0.1:5555"
 	r.Header.Set("Authorization", "Bearer x")
 	Middleware(NewNone(nil), nil)(next).ServeHTTP(httptest.NewRecorder(), r)
-	if next.principal != Local("") || next.principal.Plan != PlanLocal {
+	if next.principal != Local("") || next.principal.Plan != planLocal {
 		t.Fatalf("principal %+v", next.principal)
 	}
 	if next.header.Get("Authorization") != "" {
@@ -146,11 +146,11 @@ func TestNone(t *testing.T) {
 		r := httptest.NewRequest("POST", "/mcp", nil)
 		r.RemoteAddr = tt.remote
 		p, err := NewNone(tt.opts).Authenticate(r)
-		var ae *AuthError
+		var ae *authError
 		switch {
 		case tt.status == 0 && (err != nil || p != tt.want):
 			t.Errorf("%s %+v: got %+v, %v", tt.remote, tt.opts, p, err)
-		case tt.status != 0 && (!errors.As(err, &ae) || ae.Status != tt.status || !errors.Is(err, ErrNotLoopback)):
+		case tt.status != 0 && (!errors.As(err, &ae) || ae.Status != tt.status || !errors.Is(err, errNotLoopback)):
 			t.Errorf("%s: got %v, want %d", tt.remote, err, tt.status)
 		}
 	}
@@ -162,21 +162,21 @@ func TestPrincipalContext(t *testing.T) {
 		t.Fatal("empty context has a principal")
 	}
 	p := Principal{ID: "a", Plan: "pro", Scheme: SchemeAPIKey}
-	if got, ok := FromContext(WithPrincipal(ctx, p)); !ok || got != p {
+	if got, ok := FromContext(withPrincipal(ctx, p)); !ok || got != p {
 		t.Fatalf("got %+v %v", got, ok)
 	}
 }
 
 func TestChallengeString(t *testing.T) {
 	tests := []struct {
-		c    Challenge
+		c    bearerChallenge
 		want string
 	}{
-		{Challenge{}, "Bearer"},
-		{Challenge{Error: "invalid_token"}, `Bearer error="invalid_token"`},
-		{Challenge{ResourceMetadata: "https://x/.well-known/oauth-protected-resource", Scope: []string{"a", "b"}, Error: "insufficient_scope"},
+		{bearerChallenge{}, "Bearer"},
+		{bearerChallenge{Error: "invalid_token"}, `Bearer error="invalid_token"`},
+		{bearerChallenge{ResourceMetadata: "https://x/.well-known/oauth-protected-resource", Scope: []string{"a", "b"}, Error: "insufficient_scope"},
 			`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="a b", error="insufficient_scope"`},
-		{Challenge{ResourceMetadata: "https://x/\"\\\r\nSet-Cookie: a=b\x00é"}, `Bearer resource_metadata="https://x/\"\\Set-Cookie: a=b"`},
+		{bearerChallenge{ResourceMetadata: "https://x/\"\\\r\nSet-Cookie: a=b\x00é"}, `Bearer resource_metadata="https://x/\"\\Set-Cookie: a=b"`},
 	}
 	for _, tt := range tests {
 		if got := tt.c.String(); got != tt.want {

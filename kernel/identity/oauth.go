@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,11 +16,11 @@ import (
 
 // Defaults of OAuthOptions.
 const (
-	DefaultPlanClaim     = "plan"
-	DefaultOAuthPlan     = "free"
-	DefaultClockSkew     = 30 * time.Second
-	MaxClockSkew         = 5 * time.Minute
-	DefaultMaxTokenBytes = 8 << 10
+	defaultPlanClaim     = "plan"
+	defaultOAuthPlan     = "free"
+	defaultClockSkew     = 30 * time.Second
+	maxClockSkew         = 5 * time.Minute
+	defaultMaxTokenBytes = 8 << 10
 )
 
 // OAuthOptions configures OAuth. The zero value is usable.
@@ -38,7 +39,7 @@ type OAuthOptions struct {
 	// "free".
 	DefaultPlan string
 	// ClockSkew is the leeway on exp, nbf and iat; zero means
-	// DefaultClockSkew, and more than MaxClockSkew is refused.
+	// defaultClockSkew, and more than maxClockSkew is refused.
 	ClockSkew time.Duration
 	// MaxTokenBytes caps the token length; zero means 8 KiB.
 	MaxTokenBytes int
@@ -78,7 +79,7 @@ func NewOAuth(resource, issuer string, keys *JWKS, opts *OAuthOptions) (*OAuth, 
 	a := &OAuth{
 		resource: resource, issuer: issuer, keys: keys,
 		servers: o.AuthorizationServers, required: slices.Clone(o.RequiredScopes), supported: o.ScopesSupported,
-		planClaim: orDefault(o.PlanClaim, DefaultPlanClaim), defaultPlan: orDefault(o.DefaultPlan, DefaultOAuthPlan),
+		planClaim: cmp.Or(o.PlanClaim, defaultPlanClaim), defaultPlan: cmp.Or(o.DefaultPlan, defaultOAuthPlan),
 		skew: o.ClockSkew, maxToken: o.MaxTokenBytes, now: o.Now,
 	}
 	if err := a.setDefaults(); err != nil {
@@ -123,12 +124,12 @@ func (a *OAuth) setDefaults() error {
 	}
 	switch {
 	case a.skew == 0:
-		a.skew = DefaultClockSkew
-	case a.skew < 0 || a.skew > MaxClockSkew:
-		return fmt.Errorf("clock skew %v outside 0..%v", a.skew, MaxClockSkew)
+		a.skew = defaultClockSkew
+	case a.skew < 0 || a.skew > maxClockSkew:
+		return fmt.Errorf("clock skew %v outside 0..%v", a.skew, maxClockSkew)
 	}
 	if a.maxToken <= 0 {
-		a.maxToken = DefaultMaxTokenBytes
+		a.maxToken = defaultMaxTokenBytes
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -139,57 +140,57 @@ func (a *OAuth) setDefaults() error {
 // Authenticate implements Authenticator.
 func (a *OAuth) Authenticate(r *http.Request) (Principal, error) {
 	if tokenInQuery(r) {
-		return Principal{}, a.refuse(ErrInvalidRequest, errTokenInQuery)
+		return Principal{}, a.refuse(errInvalidRequest, errTokenInQuery)
 	}
 	token, err := bearer(r.Header)
 	switch {
 	case errors.Is(err, errManyAuthHeaders):
-		return Principal{}, a.refuse(ErrInvalidRequest, err)
+		return Principal{}, a.refuse(errInvalidRequest, err)
 	case errors.Is(err, errEmptyBearer):
-		return Principal{}, a.refuse(ErrInvalidToken, err)
+		return Principal{}, a.refuse(errInvalidToken, err)
 	case err != nil || token == "":
-		return Principal{}, a.refuse(ErrNoCredentials, err)
+		return Principal{}, a.refuse(errNoCredentials, err)
 	}
-	p, err := a.Verify(r.Context(), token)
+	p, err := a.verify(r.Context(), token)
 	if err != nil {
 		return Principal{}, err
 	}
 	return p, nil
 }
 
-// Verify checks an access token and returns its principal, or an
-// *AuthError (invalid_token, insufficient_scope, or keys unavailable).
-func (a *OAuth) Verify(ctx context.Context, token string) (Principal, error) {
+// verify checks an access token and returns its principal, or an
+// *authError (invalid_token, insufficient_scope, or keys unavailable).
+func (a *OAuth) verify(ctx context.Context, token string) (Principal, error) {
 	sig, err := parseJWS(token, a.maxToken)
 	if err != nil {
-		return Principal{}, a.refuse(ErrInvalidToken, err)
+		return Principal{}, a.refuse(errInvalidToken, err)
 	}
 	h := sig.Signatures[0].Protected
 	key, err := a.keys.key(ctx, h.KeyID, h.Algorithm)
-	if errors.Is(err, ErrKeysUnavailable) {
-		return Principal{}, a.refuse(ErrKeysUnavailable, err)
+	if errors.Is(err, errKeysUnavailable) {
+		return Principal{}, a.refuse(errKeysUnavailable, err)
 	}
 	if err != nil {
-		return Principal{}, a.refuse(ErrInvalidToken, err)
+		return Principal{}, a.refuse(errInvalidToken, err)
 	}
 	payload, err := verifyJWS(sig, key)
 	if err != nil {
-		return Principal{}, a.refuse(ErrInvalidToken, err)
+		return Principal{}, a.refuse(errInvalidToken, err)
 	}
 	return a.checkClaims(payload)
 }
 
 // refuse builds the refusal with this server's challenge.
-func (a *OAuth) refuse(kind, detail error) *AuthError {
-	c := Challenge{ResourceMetadata: a.metadataURL, Scope: a.required}
+func (a *OAuth) refuse(kind, detail error) *authError {
+	c := bearerChallenge{ResourceMetadata: a.metadataURL, Scope: a.required}
 	switch kind {
-	case ErrInvalidToken:
+	case errInvalidToken:
 		c.Error = "invalid_token"
-	case ErrInsufficientScope:
+	case errInsufficientScope:
 		c.Error = "insufficient_scope"
-	case ErrInvalidRequest:
+	case errInvalidRequest:
 		c.Error = "invalid_request"
-	case ErrKeysUnavailable:
+	case errKeysUnavailable:
 		return refuse(kind, "", detail)
 	}
 	return refuse(kind, c.String(), detail)
@@ -204,28 +205,28 @@ func (a *OAuth) checkClaims(payload []byte) (Principal, error) {
 	var c map[string]josejson.RawMessage
 	var std jwt.Claims
 	if josejson.Unmarshal(payload, &c) != nil || josejson.Unmarshal(payload, &std) != nil {
-		return Principal{}, a.refuse(ErrInvalidToken, errors.New("claims are not a JSON object of well-formed registered claims"))
+		return Principal{}, a.refuse(errInvalidToken, errors.New("claims are not a JSON object of well-formed registered claims"))
 	}
 	if err := a.checkRegistered(std); err != nil {
-		return Principal{}, a.refuse(ErrInvalidToken, err)
+		return Principal{}, a.refuse(errInvalidToken, err)
 	}
 	if sub := std.Subject; sub == "" || len(sub) > 255 || hasControl(sub) {
-		return Principal{}, a.refuse(ErrInvalidToken, errors.New("sub missing or malformed"))
+		return Principal{}, a.refuse(errInvalidToken, errors.New("sub missing or malformed"))
 	}
 	plan, err := a.plan(c)
 	if err != nil {
-		return Principal{}, a.refuse(ErrInvalidToken, err)
+		return Principal{}, a.refuse(errInvalidToken, err)
 	}
 	granted, err := scopes(c)
 	if err != nil {
-		return Principal{}, a.refuse(ErrInvalidToken, err)
+		return Principal{}, a.refuse(errInvalidToken, err)
 	}
 	for _, s := range a.required {
 		if !slices.Contains(granted, s) {
-			return Principal{}, a.refuse(ErrInsufficientScope, fmt.Errorf("scope %q not granted", s))
+			return Principal{}, a.refuse(errInsufficientScope, fmt.Errorf("scope %q not granted", s))
 		}
 	}
-	return Principal{ID: std.Issuer + "|" + std.Subject, Plan: plan, Scheme: SchemeOAuth}, nil
+	return Principal{ID: std.Issuer + "|" + std.Subject, Plan: plan, Scheme: schemeOAuth}, nil
 }
 
 // maxNumericDate bounds exp, nbf and iat (year 5138): a larger value is a
@@ -303,11 +304,4 @@ func validScope(s string) bool {
 
 func hasControl(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

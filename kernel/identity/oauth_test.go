@@ -22,7 +22,7 @@ var testNow = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
 func newTestOAuth(t testing.TB, opts *OAuthOptions) *OAuth {
 	t.Helper()
-	set, err := ParseJWKS(publishedSet(t))
+	set, err := parseJWKS(publishedSet(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func newTestOAuth(t testing.TB, opts *OAuthOptions) *OAuth {
 			o.Now = func() time.Time { return testNow }
 		}
 	}
-	a, err := NewOAuth(testResource, testIssuer, StaticJWKS(set), &o)
+	a, err := NewOAuth(testResource, testIssuer, staticJWKS(set), &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,13 +161,13 @@ func TestOAuthTokens(t *testing.T) {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
-				want := Principal{ID: testIssuer + "|user-42", Plan: tt.plan, Scheme: SchemeOAuth}
+				want := Principal{ID: testIssuer + "|user-42", Plan: tt.plan, Scheme: schemeOAuth}
 				if p != want {
 					t.Fatalf("principal %+v, want %+v", p, want)
 				}
 				return
 			}
-			var ae *AuthError
+			var ae *authError
 			if !errors.As(err, &ae) {
 				t.Fatalf("accepted or wrong error type: %+v, %v", p, err)
 			}
@@ -251,7 +251,7 @@ func TestOAuthRequestShapes(t *testing.T) {
 				}
 				return
 			}
-			var ae *AuthError
+			var ae *authError
 			if !errors.As(err, &ae) || ae.Status != tt.status || ae.Challenge != tt.challenge {
 				t.Fatalf("got %v (%+v); want %d %q", err, ae, tt.status, tt.challenge)
 			}
@@ -262,7 +262,7 @@ func TestOAuthRequestShapes(t *testing.T) {
 func TestOAuthClockSkewOption(t *testing.T) {
 	a := newTestOAuth(t, &OAuthOptions{ClockSkew: time.Second, RequiredScopes: []string{"mcp:tools"}})
 	tok := signJWT(t, "RS256", "rsa-1", tk(t).rsa, claims(map[string]any{"exp": testNow.Add(-10 * time.Second).Unix()}), nil)
-	if _, err := a.Authenticate(reqWithToken(tok)); !errors.Is(err, ErrInvalidToken) {
+	if _, err := a.Authenticate(reqWithToken(tok)); !errors.Is(err, errInvalidToken) {
 		t.Fatalf("expired beyond 1s skew accepted: %v", err)
 	}
 }
@@ -274,7 +274,7 @@ func TestOAuthNoRequiredScopes(t *testing.T) {
 	if err != nil || p.Plan != "pro" {
 		t.Fatalf("got %+v, %v; want default plan pro (plan claim is \"tier\")", p, err)
 	}
-	var ae *AuthError
+	var ae *authError
 	_, err = a.Authenticate(reqWithToken(""))
 	if !errors.As(err, &ae) || ae.Challenge != `Bearer resource_metadata="`+testMetadata+`"` {
 		t.Fatalf("challenge %q", ae.Challenge)
@@ -282,8 +282,8 @@ func TestOAuthNoRequiredScopes(t *testing.T) {
 }
 
 func TestNewOAuthValidates(t *testing.T) {
-	set, _ := ParseJWKS(publishedSet(t))
-	keys := StaticJWKS(set)
+	set, _ := parseJWKS(publishedSet(t))
+	keys := staticJWKS(set)
 	tests := []struct {
 		name, resource, issuer string
 		keys                   *JWKS
@@ -318,7 +318,7 @@ func TestNewOAuthValidates(t *testing.T) {
 func TestOAuthVerifyDirect(t *testing.T) {
 	a := newTestOAuth(t, nil)
 	tok := signJWT(t, "EdDSA", "ed-1", tk(t).ed, claims(nil), nil)
-	p, err := a.Verify(context.Background(), tok)
+	p, err := a.verify(context.Background(), tok)
 	if err != nil || p.ID != testIssuer+"|user-42" {
 		t.Fatalf("Verify = %+v, %v", p, err)
 	}
@@ -335,7 +335,7 @@ func BenchmarkOAuthVerify(b *testing.B) {
 		b.Run(alg.name, func(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {
-				if _, err := a.Verify(ctx, tok); err != nil {
+				if _, err := a.verify(ctx, tok); err != nil {
 					b.Fatal(err)
 				}
 			}

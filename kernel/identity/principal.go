@@ -32,10 +32,10 @@ import (
 const (
 	SchemeNone   = "none"
 	SchemeAPIKey = "apikey"
-	SchemeOAuth  = "oauth"
+	schemeOAuth  = "oauth"
 )
 
-// PlanLocal is the plan of the unauthenticated local principal.
+// planLocal is the plan of the unauthenticated local principal.
 //
 // It is deliberately not a commercial tier such as "pro": None
 // authenticates nobody, so anything on the machine that can reach the
@@ -44,7 +44,7 @@ const (
 // lists "local" among the plans or sets NoneOptions.Plan; untiered tools
 // (the usual case) are open. Audit records then say plainly that no
 // authentication took place.
-const PlanLocal = "local"
+const planLocal = "local"
 
 // Principal is an authenticated caller.
 type Principal struct {
@@ -54,11 +54,11 @@ type Principal struct {
 	// Plan is the caller's plan name, compared with tool tiers.
 	Plan string
 	// Scheme is how the caller authenticated: SchemeNone, SchemeAPIKey or
-	// SchemeOAuth.
+	// schemeOAuth.
 	Scheme string
 }
 
-// Authenticator authenticates one HTTP request. A refusal is an *AuthError
+// Authenticator authenticates one HTTP request. A refusal is an *authError
 // that carries the HTTP status and the WWW-Authenticate challenge; any
 // other error is an internal failure (Middleware answers 500).
 // Authenticate must not read the request body.
@@ -68,29 +68,29 @@ type Authenticator interface {
 
 type principalKey struct{}
 
-// WithPrincipal returns a context that carries p.
-func WithPrincipal(ctx context.Context, p Principal) context.Context {
+// withPrincipal returns a context that carries p.
+func withPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// FromContext returns the principal stored by WithPrincipal, if any.
+// FromContext returns the principal stored by withPrincipal, if any.
 func FromContext(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
 }
 
 // Local returns the principal of an unauthenticated local caller (stdio,
-// or None over loopback). An empty plan means PlanLocal.
+// or None over loopback). An empty plan means planLocal.
 func Local(plan string) Principal {
 	if plan == "" {
-		plan = PlanLocal
+		plan = planLocal
 	}
 	return Principal{ID: "local", Plan: plan, Scheme: SchemeNone}
 }
 
 // NoneOptions configures None. The zero value is usable.
 type NoneOptions struct {
-	// Plan is the plan of the local principal; empty means PlanLocal.
+	// Plan is the plan of the local principal; empty means planLocal.
 	Plan string
 	// InsecureAllowRemote accepts requests whose remote address is not
 	// loopback. Without it, such requests are refused with 403: a server
@@ -114,11 +114,11 @@ func NewNone(opts *NoneOptions) *None {
 	return &None{principal: Local(o.Plan), allowRemote: o.InsecureAllowRemote}
 }
 
-// Authenticate returns the local principal, or a 403 *AuthError when the
+// Authenticate returns the local principal, or a 403 *authError when the
 // peer is not on loopback.
 func (n *None) Authenticate(r *http.Request) (Principal, error) {
 	if !n.allowRemote && !loopbackPeer(r.RemoteAddr) {
-		return Principal{}, &AuthError{Status: http.StatusForbidden, Kind: ErrNotLoopback}
+		return Principal{}, &authError{Status: http.StatusForbidden, Kind: errNotLoopback}
 	}
 	return n.principal, nil
 }

@@ -3,6 +3,7 @@ package identity
 import (
 	"errors"
 	"fmt"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/httpsyntax"
 	"net/http"
 	"net/textproto"
 	"strings"
@@ -22,7 +23,7 @@ const (
 func CheckCredentialHeader(name string) error {
 	c := textproto.CanonicalMIMEHeaderKey(name)
 	switch {
-	case !validToken(name, 128, "!#$%&'*+-.^_`|~"):
+	case len(name) > 128 || !httpsyntax.IsToken(name):
 		return fmt.Errorf("%q is not a header name", name)
 	case c == headerAuthorization || c == headerAPIKey || c == "Cookie":
 		return fmt.Errorf("%s is reserved for authentication", c)
