@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/listen"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
@@ -195,7 +196,7 @@ func (s *Server) ListenAndServe(ctx context.Context, opts HTTPOptions, ready fun
 	if os.Getenv("MCPGODEBUG") != "" {
 		return errors.New("refusing to start: MCPGODEBUG is set, and its compatibility flags restore weaker go-sdk behaviour")
 	}
-	addr := listenAddr(opts.Addr)
+	addr := listen.Addr(opts.Addr)
 	opts.Addr = addr
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -220,30 +221,5 @@ func (s *Server) ListenAndServe(ctx context.Context, opts HTTPOptions, ready fun
 	if ready != nil {
 		ready(opts.Addr)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		return err
-	}
-	return nil
-}
-
-// listenAddr defaults the host to 127.0.0.1: an HTTP listener is loopback
-// unless the operator names another interface.
-func listenAddr(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return net.JoinHostPort("127.0.0.1", addr)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
+	return listen.Serve(ctx, srv, ln, 10*time.Second)
 }
