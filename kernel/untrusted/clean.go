@@ -80,6 +80,31 @@ func plainASCII(s string) bool {
 
 type stats struct {
 	removed, neutralized int
+	bidi                 int // of removed: bidirectional controls made visible
+}
+
+// IsInvisible reports whether CleanString removes r or marks it visible:
+// zero-width, tag and variation characters, controls other than tab and
+// newline, and bidirectional controls.
+func IsInvisible(r rune) bool { return classify(r) != keep }
+
+// Marks counts what CleanString would change in a string.
+type Marks struct {
+	Invisible int // characters removed: zero-width, tag and variation characters, controls
+	Bidi      int // bidirectional controls, made visible as [U+XXXX]
+	Tags      int // envelope tags, look-alike spellings included, neutralized
+}
+
+// Inspect counts what CleanString would change in s, by the same rules:
+// scanners (servers/gateway/pin's description scan) report it rather than
+// repeat the rules.
+func Inspect(s string) Marks {
+	if plainASCII(s) {
+		return Marks{}
+	}
+	var st stats
+	cleanAppend(nil, s, &st)
+	return Marks{Invisible: st.removed - st.bidi, Bidi: st.bidi, Tags: st.neutralized}
 }
 
 // cleanAppend appends the cleaned s to dst. Invalid UTF-8 becomes U+FFFD.
@@ -107,6 +132,7 @@ func cleanAppend(dst []byte, s string, st *stats) []byte {
 			st.removed++
 		case visible:
 			st.removed++
+			st.bidi++
 			dst = fmt.Appendf(dst, "[U+%04X]", r)
 		default:
 			if ltLike(r) && tagAt(s, i) {

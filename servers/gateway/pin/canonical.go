@@ -1,0 +1,178 @@
+package pin
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+)
+
+// Limits of a tool definition, checked before any parsing.
+const (
+	// DefaultMaxDefinition is the largest tool definition, in bytes, that is
+	// canonicalized, pinned or scanned.
+	DefaultMaxDefinition = 1 << 20
+	// MaxDepth is the deepest nesting of objects and arrays in a definition.
+	MaxDepth = 64
+)
+
+// ErrDefinition marks a tool definition that cannot be pinned: not a JSON
+// object, not RFC 8785-canonicalizable (duplicate member names, invalid
+// UTF-8 or a lone surrogate, a number beyond IEEE 754 double range), too
+// large or too deep, or without a string "name".
+var ErrDefinition = errors.New("invalid tool definition")
+
+// Canonical returns the RFC 8785 (JSON Canonicalization Scheme) form of
+// the JSON value raw: members sorted by their UTF-16 code units, numbers
+// in ECMAScript's shortest form, strings minimally escaped, no whitespace.
+// Duplicate member names, invalid UTF-8 and lone surrogates are refused,
+// as are values larger than max bytes (DefaultMaxDefinition if max <= 0)
+// or nested deeper than MaxDepth.
+func Canonical(raw []byte, max int) ([]byte, error) {
+	if max <= 0 {
+		max = DefaultMaxDefinition
+	}
+	if len(raw) > max {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrDefinition, len(raw), max)
+	}
+	if d := depth(raw); d > MaxDepth {
+		return nil, fmt.Errorf("%w: nested deeper than %d", ErrDefinition, MaxDepth)
+	}
+	// A lone surrogate escape has no UTF-8 form; the kernel refuses it in
+	// arguments (untrusted.HasLoneSurrogate) and so does the pin.
+	if untrusted.HasLoneSurrogate(raw) {
+		return nil, fmt.Errorf("%w: a \\u escape is a lone surrogate", ErrDefinition)
+	}
+	v := jsontext.Value(bytes.Clone(raw))
+	if err := v.Canonicalize(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDefinition, err)
+	}
+	return v, nil
+}
+
+// depth is the deepest nesting of objects and arrays in raw, counted
+// without parsing (brackets inside strings do not count).
+func depth(raw []byte) int {
+	d, deepest, inString := 0, 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if d++; d > deepest {
+				deepest = d
+			}
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return deepest
+}
+
+// Definition is a tool definition in canonical form, with its hashes.
+type Definition struct {
+	// Name is the tool's "name".
+	Name string
+	// Canonical is the RFC 8785 form of the whole tool object.
+	Canonical []byte
+	// Hash is the hex SHA-256 of Canonical: what is pinned.
+	Hash string
+	// BodyHash is the hex SHA-256 of the canonical object without its
+	// "name": equal body hashes under different names are a rename.
+	BodyHash string
+}
+
+// Parse canonicalizes a tool object as it arrives on the wire and hashes
+// it. Every member counts, those this version does not know included.
+func Parse(raw []byte, max int) (*Definition, error) {
+	c, err := Canonical(raw, max)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if c[0] != '{' || json.Unmarshal(c, &obj) != nil {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrDefinition)
+	}
+	var name string
+	if err := json.Unmarshal(obj["name"], &name); err != nil || name == "" {
+		return nil, fmt.Errorf("%w: no \"name\" string", ErrDefinition)
+	}
+	delete(obj, "name")
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if body, err = Canonical(body, len(body)); err != nil {
+		return nil, err
+	}
+	return &Definition{Name: name, Canonical: c, Hash: hashHex(c), BodyHash: hashHex(body)}, nil
+}
+
+func (d *Definition) entry(at time.Time) *Entry {
+	return &Entry{Hash: d.Hash, BodyHash: d.BodyHash, Definition: d.Canonical, At: at.UTC()}
+}
+
+func hashHex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Pretty returns canonical JSON indented by two spaces, for a diff a
+// person reads: every invisible, bidirectional or non-printing character
+// inside a string is written as its \u escape, so what is shown is what
+// was pinned (no Trojan Source).
+func Pretty(canonical []byte) ([]byte, error) {
+	v := jsontext.Value(bytes.Clone(canonical))
+	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
+		return nil, err
+	}
+	return escapeHidden(v), nil
+}
+
+// escapeHidden rewrites runes a terminal would hide or reorder as JSON
+// \u escapes. Outside strings JSON holds only ASCII, so only strings change.
+func escapeHidden(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r < utf8.RuneSelf || unicode.IsPrint(r) && !untrusted.IsInvisible(r) {
+			out = append(out, b[i:i+n]...)
+		} else {
+			out = appendEscape(out, r)
+		}
+		i += n
+	}
+	return out
+}
+
+func appendEscape(dst []byte, r rune) []byte {
+	if r > 0xffff {
+		r -= 0x10000
+		dst = appendU(dst, 0xd800+(r>>10))
+		return appendU(dst, 0xdc00+(r&0x3ff))
+	}
+	return appendU(dst, r)
+}
+
+func appendU(dst []byte, r rune) []byte {
+	s := strconv.FormatInt(int64(r), 16)
+	dst = append(dst, `\u`...)
+	for range 4 - len(s) {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}

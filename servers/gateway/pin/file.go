@@ -1,0 +1,200 @@
+package pin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// maxFile is the largest pin file read.
+const maxFile = 64 << 20
+
+// File is a Storage in one JSON file, written atomically (a temporary file
+// of mode 0600, synced, renamed over the old one) in a directory of mode
+// 0700, with an exclusive lock file beside it for every update. A file
+// that does not verify is an error (ErrCorrupt), never reset; so is a
+// file or directory that others may write.
+type File struct {
+	path string
+
+	mu     sync.Mutex
+	cached *State
+	stat   fs.FileInfo
+}
+
+// NewFile returns the File at path, creating its directory (mode 0700)
+// if missing. The file itself is created by the first update.
+func NewFile(path string) (*File, error) {
+	if path == "" {
+		return nil, errors.New("pin file: no path")
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("pin directory: %w", err)
+	}
+	if err := notWritableByOthers(dir); err != nil {
+		return nil, err
+	}
+	return &File{path: path}, nil
+}
+
+// Path is the file's path.
+func (f *File) Path() string { return f.path }
+
+func notWritableByOthers(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by others (mode %v): chmod go-w it", ErrCorrupt, path, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// Load implements Storage. It rereads the file only when it changed since
+// the last read, so a gateway sees what `bulwark gateway approve` pinned.
+// The returned State is shared: callers must not modify it.
+func (f *File) Load(context.Context) (*State, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.readLocked()
+}
+
+func (f *File) readLocked() (*State, error) {
+	fi, err := os.Stat(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		f.cached, f.stat = newState(), nil
+		return f.cached, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pin file: %w", err)
+	}
+	if f.cached != nil && f.stat != nil && os.SameFile(fi, f.stat) && fi.ModTime().Equal(f.stat.ModTime()) && fi.Size() == f.stat.Size() {
+		return f.cached, nil
+	}
+	s, err := f.read()
+	if err != nil {
+		return nil, err
+	}
+	f.cached, f.stat = s, fi
+	return s, nil
+}
+
+// read reads and verifies the file.
+func (f *File) read() (*State, error) {
+	if err := notWritableByOthers(f.path); err != nil {
+		return nil, err
+	}
+	file, err := os.Open(f.path)
+	if err != nil {
+		return nil, fmt.Errorf("pin file: %w", err)
+	}
+	defer file.Close()
+	b, err := io.ReadAll(io.LimitReader(file, maxFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("pin file: %w", err)
+	}
+	if len(b) > maxFile {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, f.path, maxFile)
+	}
+	s, err := decodeState(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.path, err)
+	}
+	return s, nil
+}
+
+// decodeState parses and verifies a pin file's bytes: unknown members and
+// trailing data are refused.
+func decodeState(b []byte) (*State, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	s := new(State)
+	if err := dec.Decode(s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the state", ErrCorrupt)
+	}
+	if s.Upstreams == nil {
+		s.Upstreams = map[string]*Upstream{}
+	}
+	if err := s.Verify(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Update implements Storage, holding the lock file from the read to the
+// rename.
+func (f *File) Update(ctx context.Context, fn func(*State) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	unlock, err := flock(ctx, f.path+".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f.stat = nil // another process may have written within the stat's resolution
+	cur, err := f.readLocked()
+	if err != nil {
+		return err
+	}
+	next := cur.clone()
+	if err := fn(next); err != nil {
+		if errors.Is(err, ErrNoChange) {
+			return nil
+		}
+		return err
+	}
+	if err := writeAtomic(f.path, next.encode(true)); err != nil {
+		return fmt.Errorf("writing pin file: %w", err)
+	}
+	f.cached, f.stat = next, nil
+	if fi, err := os.Stat(f.path); err == nil {
+		f.stat = fi
+	}
+	return nil
+}
+
+// writeAtomic writes data to a temporary file of mode 0600 beside path,
+// syncs it, renames it over path and syncs the directory.
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if err = tmp.Chmod(0o600); err == nil {
+		if _, err = tmp.Write(data); err == nil {
+			err = tmp.Sync()
+		}
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}

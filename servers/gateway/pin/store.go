@@ -1,0 +1,235 @@
+package pin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+)
+
+// Mode says what happens to a tool seen for the first time.
+type Mode int
+
+const (
+	// TrustOnFirstUse pins a new tool when it is first seen, and logs it.
+	TrustOnFirstUse Mode = iota
+	// RequireApproval hides a new tool until `bulwark gateway approve`.
+	RequireApproval
+)
+
+// Options configure a Store. The zero value trusts on first use, logs to
+// slog.Default and allows definitions of DefaultMaxDefinition bytes.
+type Options struct {
+	Mode Mode
+	// Logger receives one record per pin on first use and per definition
+	// hidden (a change, a rename, a new tool under RequireApproval).
+	Logger *slog.Logger
+	// MaxDefinition is the largest tool definition in bytes; a larger one
+	// is an error (ErrDefinition).
+	MaxDefinition int
+	// Now is the clock (time.Now if nil).
+	Now func() time.Time
+}
+
+// Store decides, tool by tool, whether an upstream's definition matches
+// its pin. It is safe for concurrent use; the state lives in a Storage.
+type Store struct {
+	st   Storage
+	opts Options
+}
+
+// New returns a Store over st.
+func New(st Storage, opts *Options) (*Store, error) {
+	if st == nil {
+		return nil, errors.New("pin: no storage")
+	}
+	s := &Store{st: st}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Mode != TrustOnFirstUse && s.opts.Mode != RequireApproval {
+		return nil, fmt.Errorf("pin: unknown mode %d", s.opts.Mode)
+	}
+	if s.opts.Logger == nil {
+		s.opts.Logger = slog.Default()
+	}
+	if s.opts.MaxDefinition <= 0 {
+		s.opts.MaxDefinition = DefaultMaxDefinition
+	}
+	if s.opts.Now == nil {
+		s.opts.Now = time.Now
+	}
+	return s, nil
+}
+
+// Open returns a Store over the pin file at path (see File).
+func Open(path string, opts *Options) (*Store, error) {
+	f, err := NewFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(f, opts)
+}
+
+// verdict is what Check decides for one definition.
+type verdict struct {
+	allowed bool
+	reason  string
+	pending *Entry // to record as pending; nil if none
+	pin     bool   // pin the definition (trust on first use)
+	clear   bool   // drop a stale pending entry of the same name
+}
+
+// Check implements the gateway's Pinner: it canonicalizes and hashes one
+// tool object of upstream as it arrived on the wire and says whether the
+// tool may be shown. A definition equal to its pin is allowed. A new tool
+// is pinned and allowed under TrustOnFirstUse, hidden under
+// RequireApproval. A changed definition, or a pinned definition under a
+// new name (a rename), is hidden with a reason naming the upstream and
+// what changed, and recorded as pending for `bulwark gateway approve`. err
+// is for a definition that cannot be pinned (ErrDefinition) or a storage
+// failure; the tool is then hidden.
+func (s *Store) Check(upstream string, tool json.RawMessage) (hash string, allowed bool, reason string, err error) {
+	return s.CheckContext(context.Background(), upstream, tool)
+}
+
+// CheckContext is Check with a context for the storage.
+func (s *Store) CheckContext(ctx context.Context, upstream string, tool json.RawMessage) (string, bool, string, error) {
+	d, err := Parse(tool, s.opts.MaxDefinition) // before any lock: untrusted input
+	if err != nil {
+		return "", false, "", fmt.Errorf("upstream %q: %w", upstream, err)
+	}
+	cur, err := s.st.Load(ctx)
+	if err != nil {
+		return d.Hash, false, "", err
+	}
+	v := s.decide(cur, upstream, d)
+	if v.pending == nil && !v.pin && !v.clear {
+		return d.Hash, v.allowed, v.reason, nil
+	}
+	err = s.st.Update(ctx, func(st *State) error {
+		v = s.decide(st, upstream, d) // the state may have moved since Load
+		u := st.upstream(upstream)
+		switch {
+		case v.pin:
+			u.Pinned[d.Name] = d.entry(s.opts.Now())
+			delete(u.Pending, d.Name)
+		case v.pending != nil:
+			u.Pending[d.Name] = v.pending
+		case v.clear:
+			delete(u.Pending, d.Name)
+		default:
+			return ErrNoChange
+		}
+		return nil
+	})
+	if err != nil {
+		return d.Hash, false, "", err
+	}
+	s.log(upstream, d, v)
+	return d.Hash, v.allowed, v.reason, nil
+}
+
+// decide compares d with st's pins of upstream. It does not modify st.
+func (s *Store) decide(st *State, upstream string, d *Definition) verdict {
+	u := st.Upstreams[upstream]
+	var pinned, pending *Entry
+	if u != nil {
+		pinned, pending = u.Pinned[d.Name], u.Pending[d.Name]
+	}
+	name := quoteName(d.Name)
+	if pinned != nil && pinned.Hash == d.Hash {
+		return verdict{allowed: true, clear: pending != nil}
+	}
+	// Only a changed definition is recorded again: a hidden tool listed
+	// again costs no write.
+	seen := pending != nil && pending.Hash == d.Hash
+	record := func(e *Entry) *Entry {
+		if seen {
+			return nil
+		}
+		return e
+	}
+	entry := d.entry(s.opts.Now())
+	if pinned != nil {
+		changes := strings.Join(Changes(pinned.Definition, d.Canonical), ", ")
+		return verdict{reason: fmt.Sprintf("upstream %q changed tool %s since it was pinned: %s; hidden until approved (bulwark gateway approve %s)", upstream, name, changes, approveArg(upstream, d.Name)), pending: record(entry)}
+	}
+	if old := renameOf(u, d); old != "" {
+		entry.RenameOf = old
+		return verdict{reason: fmt.Sprintf("upstream %q offers tool %s with the pinned definition of %s under a new name (a rename); hidden until approved (bulwark gateway approve %s)", upstream, name, quoteName(old), approveArg(upstream, d.Name)), pending: record(entry)}
+	}
+	if s.opts.Mode == TrustOnFirstUse {
+		return verdict{allowed: true, pin: true}
+	}
+	return verdict{reason: fmt.Sprintf("upstream %q offers new tool %s, not yet approved (bulwark gateway approve %s)", upstream, name, approveArg(upstream, d.Name)), pending: record(entry)}
+}
+
+// renameOf returns the pinned tool of u whose definition, name aside, is
+// d's, or "".
+func renameOf(u *Upstream, d *Definition) string {
+	if u == nil {
+		return ""
+	}
+	var names []string
+	for n, e := range u.Pinned {
+		if n == d.Name {
+			continue
+		}
+		if e.BodyHash == d.BodyHash {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	return names[0]
+}
+
+func (s *Store) log(upstream string, d *Definition, v verdict) {
+	l := s.opts.Logger.With("upstream", upstream, "tool", cleanName(d.Name), "hash", d.Hash)
+	switch {
+	case v.pin:
+		l.Info("pin: tool pinned on first use")
+	case v.pending != nil:
+		l.Warn("pin: tool hidden", "reason", v.reason)
+	}
+}
+
+// cleanName is a tool name of an upstream as logs and reasons show it:
+// cleaned of invisible characters and cut to 128 bytes.
+func cleanName(n string) string {
+	n = untrusted.CleanString(n)
+	if len(n) > 128 {
+		n = strings.ToValidUTF8(n[:128], "") + "…"
+	}
+	return n
+}
+
+func quoteName(n string) string { return strconv.Quote(cleanName(n)) }
+
+// approveArg is the UPSTREAM.TOOL argument of `bulwark gateway approve`.
+func approveArg(upstream, tool string) string {
+	return shellWord(upstream + "." + cleanName(tool))
+}
+
+// shellWord quotes s for a POSIX shell unless it is made of safe bytes.
+func shellWord(s string) string {
+	safe := s != ""
+	for i := 0; i < len(s) && safe; i++ {
+		c := s[i]
+		safe = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._-/:@", c) >= 0
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
