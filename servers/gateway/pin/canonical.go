@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 	"unicode"
@@ -45,8 +46,8 @@ func Canonical(raw []byte, max int) ([]byte, error) {
 	if len(raw) > max {
 		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrDefinition, len(raw), max)
 	}
-	if d := depth(raw); d > MaxDepth {
-		return nil, fmt.Errorf("%w: nested deeper than %d", ErrDefinition, MaxDepth)
+	if err := checkNumbersAndDepth(raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDefinition, err)
 	}
 	// A lone surrogate escape has no UTF-8 form; the kernel refuses it in
 	// arguments (untrusted.HasLoneSurrogate) and so does the pin.
@@ -60,27 +61,33 @@ func Canonical(raw []byte, max int) ([]byte, error) {
 	return v, nil
 }
 
-// depth is the deepest nesting of objects and arrays in raw, counted
-// without parsing (brackets inside strings do not count).
-func depth(raw []byte) int {
-	d, deepest, inString := 0, 0, false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case inString && c == '\\':
-			i++
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
-			if d++; d > deepest {
-				deepest = d
+// checkNumbersAndDepth reads raw token by token: nesting deeper than
+// MaxDepth is refused, and so is a number beyond IEEE 754 double range,
+// which RFC 8785 (section 3.2.2.3) calls an error (jsontext would clamp it
+// to the largest double, so 1e400 and 1.7976931348623157e308 would pin
+// alike).
+func checkNumbersAndDepth(raw []byte) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	for {
+		if dec.StackDepth() > MaxDepth {
+			return fmt.Errorf("nested deeper than %d", MaxDepth)
+		}
+		if dec.PeekKind() == '0' {
+			v, err := dec.ReadValue()
+			if err != nil {
+				return err
 			}
-		case c == '}' || c == ']':
-			d--
+			if _, err := strconv.ParseFloat(string(v), 64); err != nil {
+				return fmt.Errorf("number %.40s is out of range", v)
+			}
+			continue
+		}
+		if _, err := dec.ReadToken(); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
 		}
 	}
-	return deepest
 }
 
 // Definition is a tool definition in canonical form, with its hashes.
