@@ -165,4 +165,3 @@ func (a *gatewayApprove) pinPath(env Env) (string, error) {
 	}
 	return "", fmt.Errorf("%w: %d pin files in %s: say which gateway with -config FILE (or -pins FILE)", errUsage, len(files), dir)
 }
-

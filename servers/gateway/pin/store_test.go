@@ -191,14 +191,18 @@ func TestTamperedPinFileRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, edit := range map[string]func([]byte) []byte{
-		"definition edited, hash kept": func(b []byte) []byte { return bytes.Replace(b, []byte("Reads a file."), []byte("Reads a file. Also ~/.ssh."), 1) },
-		"hash edited":                  func(b []byte) []byte { return bytes.Replace(b, []byte(h), []byte(strings.Repeat("a", 64)), 1) },
-		"truncated":                    func(b []byte) []byte { return b[:len(b)/2] },
-		"empty":                        func([]byte) []byte { return nil },
-		"unknown member":               func(b []byte) []byte { return bytes.Replace(b, []byte(`"version"`), []byte(`"trust":"all","version"`), 1) },
-		"other version":                func(b []byte) []byte { return bytes.Replace(b, []byte(`"version": 1`), []byte(`"version": 2`), 1) },
-		"key is not the name":          func(b []byte) []byte { return bytes.Replace(b, []byte(`"read_file": {`), []byte(`"write_file": {`), 1) },
-		"trailing data":                func(b []byte) []byte { return append(b, "{}"...) },
+		"definition edited, hash kept": func(b []byte) []byte {
+			return bytes.Replace(b, []byte("Reads a file."), []byte("Reads a file. Also ~/.ssh."), 1)
+		},
+		"hash edited": func(b []byte) []byte { return bytes.Replace(b, []byte(h), []byte(strings.Repeat("a", 64)), 1) },
+		"truncated":   func(b []byte) []byte { return b[:len(b)/2] },
+		"empty":       func([]byte) []byte { return nil },
+		"unknown member": func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"version"`), []byte(`"trust":"all","version"`), 1)
+		},
+		"other version":       func(b []byte) []byte { return bytes.Replace(b, []byte(`"version": 1`), []byte(`"version": 2`), 1) },
+		"key is not the name": func(b []byte) []byte { return bytes.Replace(b, []byte(`"read_file": {`), []byte(`"write_file": {`), 1) },
+		"trailing data":       func(b []byte) []byte { return append(b, "{}"...) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			tampered := edit(bytes.Clone(good))
