@@ -96,49 +96,99 @@ type verdict struct {
 // what changed, and recorded as pending for `bulwark gateway approve`. err
 // is for a definition that cannot be pinned (ErrDefinition) or a storage
 // failure; the tool is then hidden.
+//
+// Check sees one tool, so it cannot tell a rename from a second tool that
+// shares a pinned tool's definition while that tool is still offered: it
+// hides both. CheckList, given the whole listing, tells them apart.
 func (s *Store) Check(upstream string, tool json.RawMessage) (hash string, allowed bool, reason string, err error) {
-	return s.CheckContext(context.Background(), upstream, tool)
+	r := s.check(context.Background(), upstream, tool, nil)
+	return r.Hash, r.Allowed, r.Reason, r.Err
 }
 
-// CheckContext is Check with a context for the storage.
-func (s *Store) CheckContext(ctx context.Context, upstream string, tool json.RawMessage) (string, bool, string, error) {
+// Result is Check's answer for one tool of a listing.
+type Result struct {
+	// Name is the tool's name ("" if the definition has none).
+	Name    string
+	Hash    string
+	Allowed bool
+	Reason  string
+	Err     error
+}
+
+// CheckList checks every tool of one listing of upstream (tools/list, at
+// start or after notifications/tools/list_changed), in order. Knowing the
+// whole listing, it counts a new name as a rename only when the pinned
+// tool whose definition it repeats is no longer listed.
+func (s *Store) CheckList(ctx context.Context, upstream string, tools []json.RawMessage) []Result {
+	listed := map[string]bool{}
+	defs := make([]*Definition, len(tools))
+	errs := make([]error, len(tools))
+	for i, t := range tools {
+		defs[i], errs[i] = Parse(t, s.opts.MaxDefinition)
+		if errs[i] == nil {
+			listed[defs[i].Name] = true
+		}
+	}
+	out := make([]Result, len(tools))
+	for i, d := range defs {
+		if errs[i] != nil {
+			out[i] = Result{Err: fmt.Errorf("upstream %q: %w", upstream, errs[i])}
+			continue
+		}
+		out[i] = s.decideAndRecord(ctx, upstream, d, listed)
+	}
+	return out
+}
+
+func (s *Store) check(ctx context.Context, upstream string, tool json.RawMessage, listed map[string]bool) Result {
 	d, err := Parse(tool, s.opts.MaxDefinition) // before any lock: untrusted input
 	if err != nil {
-		return "", false, "", fmt.Errorf("upstream %q: %w", upstream, err)
+		return Result{Err: fmt.Errorf("upstream %q: %w", upstream, err)}
 	}
+	return s.decideAndRecord(ctx, upstream, d, listed)
+}
+
+// decideAndRecord decides on the current state and, when the decision
+// changes the state (a pin, a new pending definition, a stale one
+// dropped), decides again inside the storage's Update and records it.
+func (s *Store) decideAndRecord(ctx context.Context, upstream string, d *Definition, listed map[string]bool) Result {
+	res := Result{Name: d.Name, Hash: d.Hash}
 	cur, err := s.st.Load(ctx)
 	if err != nil {
-		return d.Hash, false, "", err
+		res.Err = err
+		return res
 	}
-	v := s.decide(cur, upstream, d)
-	if v.pending == nil && !v.pin && !v.clear {
-		return d.Hash, v.allowed, v.reason, nil
-	}
-	err = s.st.Update(ctx, func(st *State) error {
-		v = s.decide(st, upstream, d) // the state may have moved since Load
-		u := st.upstream(upstream)
-		switch {
-		case v.pin:
-			u.Pinned[d.Name] = d.entry(s.opts.Now())
-			delete(u.Pending, d.Name)
-		case v.pending != nil:
-			u.Pending[d.Name] = v.pending
-		case v.clear:
-			delete(u.Pending, d.Name)
-		default:
-			return ErrNoChange
+	v := s.decide(cur, upstream, d, listed)
+	if v.pending != nil || v.pin || v.clear {
+		err = s.st.Update(ctx, func(st *State) error {
+			v = s.decide(st, upstream, d, listed) // the state may have moved since Load
+			u := st.upstream(upstream)
+			switch {
+			case v.pin:
+				u.Pinned[d.Name] = d.entry(s.opts.Now())
+				delete(u.Pending, d.Name)
+			case v.pending != nil:
+				u.Pending[d.Name] = v.pending
+			case v.clear:
+				delete(u.Pending, d.Name)
+			default:
+				return ErrNoChange
+			}
+			return nil
+		})
+		if err != nil {
+			res.Err = err
+			return res
 		}
-		return nil
-	})
-	if err != nil {
-		return d.Hash, false, "", err
+		s.log(upstream, d, v)
 	}
-	s.log(upstream, d, v)
-	return d.Hash, v.allowed, v.reason, nil
+	res.Allowed, res.Reason = v.allowed, v.reason
+	return res
 }
 
 // decide compares d with st's pins of upstream. It does not modify st.
-func (s *Store) decide(st *State, upstream string, d *Definition) verdict {
+// listed, when not nil, is the set of names of the whole listing.
+func (s *Store) decide(st *State, upstream string, d *Definition, listed map[string]bool) verdict {
 	u := st.Upstreams[upstream]
 	var pinned, pending *Entry
 	if u != nil {
@@ -162,7 +212,7 @@ func (s *Store) decide(st *State, upstream string, d *Definition) verdict {
 		changes := strings.Join(Changes(pinned.Definition, d.Canonical), ", ")
 		return verdict{reason: fmt.Sprintf("upstream %q changed tool %s since it was pinned: %s; hidden until approved (bulwark gateway approve %s)", upstream, name, changes, approveArg(upstream, d.Name)), pending: record(entry)}
 	}
-	if old := renameOf(u, d); old != "" {
+	if old := renameOf(u, d, listed); old != "" {
 		entry.RenameOf = old
 		return verdict{reason: fmt.Sprintf("upstream %q offers tool %s with the pinned definition of %s under a new name (a rename); hidden until approved (bulwark gateway approve %s)", upstream, name, quoteName(old), approveArg(upstream, d.Name)), pending: record(entry)}
 	}
@@ -173,14 +223,14 @@ func (s *Store) decide(st *State, upstream string, d *Definition) verdict {
 }
 
 // renameOf returns the pinned tool of u whose definition, name aside, is
-// d's, or "".
-func renameOf(u *Upstream, d *Definition) string {
+// d's and that listed (when not nil) does not hold, or "".
+func renameOf(u *Upstream, d *Definition, listed map[string]bool) string {
 	if u == nil {
 		return ""
 	}
 	var names []string
 	for n, e := range u.Pinned {
-		if n == d.Name {
+		if n == d.Name || listed[n] {
 			continue
 		}
 		if e.BodyHash == d.BodyHash {

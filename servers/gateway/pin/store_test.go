@@ -294,3 +294,28 @@ func TestMemoryStorage(t *testing.T) {
 		t.Error("unknown mode accepted")
 	}
 }
+
+// Given the whole listing, two tools that share a definition are not a
+// rename while both are listed; once the pinned one is gone, the other
+// is. Check, seeing one tool, hides the second conservatively.
+func TestCheckListTellsRenameFromTwin(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, t.TempDir(), TrustOnFirstUse, nil)
+	ping, health := json.RawMessage(`{"name":"ping","inputSchema":{"type":"object"}}`), json.RawMessage(`{"name":"health","inputSchema":{"type":"object"}}`)
+	for _, r := range s.CheckList(ctx, "svc", []json.RawMessage{ping, health}) {
+		if r.Err != nil || !r.Allowed {
+			t.Fatalf("twins on first sight: %+v", r)
+		}
+	}
+	renamed := json.RawMessage(`{"name":"alive","inputSchema":{"type":"object"}}`)
+	rs := s.CheckList(ctx, "svc", []json.RawMessage{ping, renamed})
+	if !rs[0].Allowed || rs[1].Allowed || !strings.Contains(rs[1].Reason, `pinned definition of "health"`) {
+		t.Fatalf("rename of health: %+v", rs)
+	}
+	if _, ok, _ := check(t, s, "svc", `{"name":"status","inputSchema":{"type":"object"}}`); ok {
+		t.Error("Check allowed a new name with a pinned definition")
+	}
+	if rs := s.CheckList(ctx, "svc", []json.RawMessage{json.RawMessage(`{"name":1}`)}); !errors.Is(rs[0].Err, ErrDefinition) || rs[0].Allowed {
+		t.Errorf("invalid definition in a listing: %+v", rs)
+	}
+}
