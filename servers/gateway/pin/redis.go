@@ -119,4 +119,3 @@ func (r *Redis) Update(ctx context.Context, fn func(*State) error) error {
 	}
 	return fmt.Errorf("pin: updating Redis: %d replicas' writes in a row got in first", maxUpdateRetries)
 }
-
