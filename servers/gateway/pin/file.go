@@ -14,7 +14,7 @@ import (
 )
 
 // maxFile is the largest pin file read.
-const maxFile = 64 << 20
+const maxFile = 256 << 20
 
 // File is a Storage in one JSON file, written atomically (a temporary file
 // of mode 0600, synced, renamed over the old one) in a directory of mode

@@ -34,6 +34,12 @@ type Options struct {
 	// MaxDefinition is the largest tool definition in bytes; a larger one
 	// is an error (ErrDefinition).
 	MaxDefinition int
+	// MaxUpstreamBytes bounds what one upstream may make the state hold:
+	// the sum of its pinned and pending definitions
+	// (DefaultMaxUpstreamBytes if zero). A definition beyond it is hidden
+	// and not recorded, so an upstream that lists endless tools cannot
+	// grow the pin file without bound.
+	MaxUpstreamBytes int
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
 }
@@ -63,6 +69,9 @@ func New(st Storage, opts *Options) (*Store, error) {
 	if s.opts.MaxDefinition <= 0 {
 		s.opts.MaxDefinition = DefaultMaxDefinition
 	}
+	if s.opts.MaxUpstreamBytes <= 0 {
+		s.opts.MaxUpstreamBytes = DefaultMaxUpstreamBytes
+	}
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}
@@ -77,6 +86,9 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	return New(f, opts)
 }
+
+// DefaultMaxUpstreamBytes is the default of Options.MaxUpstreamBytes.
+const DefaultMaxUpstreamBytes = 4 << 20
 
 // verdict is what Check decides for one definition.
 type verdict struct {
@@ -208,6 +220,9 @@ func (s *Store) decide(st *State, upstream string, d *Definition, listed map[str
 		return e
 	}
 	entry := d.entry(s.opts.Now())
+	if !seen && size(u, d.Name)+len(d.Canonical) > s.opts.MaxUpstreamBytes {
+		return verdict{reason: fmt.Sprintf("upstream %q offers tool %s, but its definitions exceed %d bytes: hidden and not recorded", upstream, name, s.opts.MaxUpstreamBytes)}
+	}
 	if pinned != nil {
 		changes := strings.Join(Changes(pinned.Definition, d.Canonical), ", ")
 		return verdict{reason: fmt.Sprintf("upstream %q changed tool %s since it was pinned: %s; hidden until approved (bulwark gateway approve %s)", upstream, name, changes, approveArg(upstream, d.Name)), pending: record(entry)}
@@ -220,6 +235,24 @@ func (s *Store) decide(st *State, upstream string, d *Definition, listed map[str
 		return verdict{allowed: true, pin: true}
 	}
 	return verdict{reason: fmt.Sprintf("upstream %q offers new tool %s, not yet approved (bulwark gateway approve %s)", upstream, name, approveArg(upstream, d.Name)), pending: record(entry)}
+}
+
+// size is the bytes of u's definitions, without name's pending one (which
+// a new one replaces).
+func size(u *Upstream, name string) int {
+	if u == nil {
+		return 0
+	}
+	n := 0
+	for _, e := range u.Pinned {
+		n += len(e.Definition)
+	}
+	for k, e := range u.Pending {
+		if k != name {
+			n += len(e.Definition)
+		}
+	}
+	return n
 }
 
 // renameOf returns the pinned tool of u whose definition, name aside, is

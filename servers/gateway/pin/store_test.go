@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -317,5 +318,50 @@ func TestCheckListTellsRenameFromTwin(t *testing.T) {
 	}
 	if rs := s.CheckList(ctx, "svc", []json.RawMessage{json.RawMessage(`{"name":1}`)}); !errors.Is(rs[0].Err, ErrDefinition) || rs[0].Allowed {
 		t.Errorf("invalid definition in a listing: %+v", rs)
+	}
+}
+
+// Budget: an upstream that lists endless tools cannot grow the pin file
+// past its byte budget; beyond it, tools are hidden and not recorded, and
+// other upstreams go on. An oversized definition is refused before it is
+// parsed.
+func TestUpstreamByteBudget(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(filepath.Join(dir, "gw.pins.json"), &Options{MaxUpstreamBytes: 2000, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := 0
+	for i := range 200 {
+		tool := fmt.Sprintf(`{"name":"t%03d","description":"%03d%s"}`, i, i, strings.Repeat("x", 80))
+		_, ok, reason, err := s.Check("greedy", json.RawMessage(tool))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			allowed++
+		} else if !strings.Contains(reason, "exceed 2000 bytes") {
+			t.Fatalf("reason %q", reason)
+		}
+	}
+	if allowed == 0 || allowed > 2000/100 {
+		t.Errorf("%d tools pinned within a 2000-byte budget", allowed)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "gw.pins.json")); fi.Size() > 3*2000+4096 {
+		t.Errorf("pin file grew to %d bytes", fi.Size())
+	}
+	if _, ok, _ := check(t, s, "other", readFile); !ok {
+		t.Error("another upstream was refused")
+	}
+
+	huge := json.RawMessage(`{"name":"x","description":"` + strings.Repeat("a", 4*DefaultMaxDefinition) + `"}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, ok, _, err := s.Check("fs", huge); !errors.Is(err, ErrDefinition) || ok {
+		t.Fatalf("oversized definition: %v %v", ok, err)
+	}
+	runtime.ReadMemStats(&after)
+	if a := after.TotalAlloc - before.TotalAlloc; a > 64<<10 {
+		t.Errorf("refusing an oversized definition allocated %d bytes", a)
 	}
 }
