@@ -174,7 +174,9 @@ func TestPendingIsTheLastSeen(t *testing.T) {
 	if len(list) != 1 || list[0].New.Hash != h2 {
 		t.Fatalf("pending is not the last seen: %+v", list)
 	}
-	check(t, s, "fs", readFile)
+	if _, ok, _ := check(t, s, "fs", readFile); !ok {
+		t.Error("a definition back at its pin is hidden")
+	}
 	if list, _ := s.Pending(context.Background(), "", ""); len(list) != 0 {
 		t.Errorf("pending after a revert: %+v", list)
 	}
