@@ -80,6 +80,7 @@ func (s *Store) Approve(ctx context.Context, upstream, tool, hash string) error 
 			return fmt.Errorf("%w: upstream %q tool %s", ErrNotPending, upstream, quoteName(tool))
 		}
 		e := u.Pending[tool]
+		u = st.upstream(upstream) // a file may hold "pinned": null
 		delete(u.Pending, tool)
 		u.Pinned[tool] = &Entry{Hash: e.Hash, BodyHash: e.BodyHash, Definition: e.Definition, At: s.opts.Now().UTC()}
 		s.opts.Logger.Info("pin: tool approved", "upstream", upstream, "tool", cleanName(tool), "hash", hash)

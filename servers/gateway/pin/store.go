@@ -90,6 +90,15 @@ func Open(path string, opts *Options) (*Store, error) {
 // DefaultMaxUpstreamBytes is the default of Options.MaxUpstreamBytes.
 const DefaultMaxUpstreamBytes = 4 << 20
 
+// The gateway's seam: servers/gateway declares
+//
+//	type Pinner interface { Check(upstream string, tool json.RawMessage) (hash string, allowed bool, reason string, err error) }
+//
+// and *Store implements it.
+var _ interface {
+	Check(upstream string, tool json.RawMessage) (hash string, allowed bool, reason string, err error)
+} = (*Store)(nil)
+
 // verdict is what Check decides for one definition.
 type verdict struct {
 	allowed bool

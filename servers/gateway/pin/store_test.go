@@ -367,3 +367,24 @@ func TestUpstreamByteBudget(t *testing.T) {
 		t.Errorf("refusing an oversized definition allocated %d bytes", a)
 	}
 }
+
+// A hand-written file whose upstream has no "pinned" member still loads
+// and can be approved into.
+func TestApproveIntoFileWithoutPinned(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, RequireApproval, nil)
+	h, _, _ := check(t, s, "fs", readFile)
+	path := filepath.Join(dir, "gw.pins.json")
+	b, _ := os.ReadFile(path)
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.Upstreams["fs"].Pinned = nil
+	if err := os.WriteFile(path, st.encode(true), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(t, dir, RequireApproval, nil).Approve(context.Background(), "fs", "read_file", h); err != nil {
+		t.Fatal(err)
+	}
+}
