@@ -98,14 +98,14 @@ func (a *gatewayApprove) run(ctx context.Context, env Env, target string) error 
 			return err
 		}
 		if !a.yes && !askApproval(env.Stdout, in, p.Upstream+"."+p.Tool) {
-			fmt.Fprintln(env.Stdout, "Skipped.")
+			fmt.Fprint(env.Stdout, "Skipped.\n\n")
 			continue
 		}
 		if err := st.Approve(ctx, p.Upstream, p.Tool, p.New.Hash); err != nil {
 			return err
 		}
 		approved++
-		fmt.Fprintf(env.Stdout, "Approved: pinned sha256:%s.\n", p.New.Hash)
+		fmt.Fprintf(env.Stdout, "Approved: pinned sha256:%s.\n\n", p.New.Hash)
 	}
 	fmt.Fprintf(env.Stdout, "%d of %d approved. The gateway shows an approved tool when it next lists its upstream's tools.\n", approved, len(list))
 	return nil
