@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultCacheBytes is the default bound of the parsed-zone cache: the
@@ -143,7 +144,9 @@ func (c *zoneCache) put(name string, set func(*cacheItem)) {
 	}
 	c.total += it.cost()
 	for c.total > c.max {
-		c.remove(c.lru.Back())
+		back := c.lru.Back()
+		c.total -= back.Value.(*cacheItem).cost()
+		c.remove(back)
 	}
 }
 
@@ -263,7 +266,12 @@ func (z *zoneData) ordered(o order) []*rrset {
 	return z.orders.sets[o]
 }
 
+// sorts counts the sorts of RRSets, for tests that check a cached zone is
+// sorted once per order.
+var sorts atomic.Int64
+
 func (z *zoneData) sortSets(o order) []*rrset {
+	sorts.Add(1)
 	sets := make([]*rrset, 0, len(z.sets))
 	for _, s := range z.sets {
 		sets = append(sets, s)

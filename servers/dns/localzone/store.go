@@ -73,6 +73,10 @@ var errPending = errors.New("zone files to load")
 type readTx struct {
 	inline  bool
 	pending map[string]loadParts
+	// zones and metas are the versions this read loaded; they serve it
+	// whether or not the cache kept them (a zone over the cache's bound).
+	zones map[string]*zoneVersion
+	metas map[string]*metaVersion
 }
 
 // loadParts says which of a zone's files a read must load.
@@ -106,12 +110,13 @@ const maxLoadRounds = 4
 // locks and fn runs again.
 func (s *store) read(ctx context.Context, fn func(tx *readTx) error) error {
 	adoptions := 0
+	tx := &readTx{zones: map[string]*zoneVersion{}, metas: map[string]*metaVersion{}}
 	for round := 0; ; round++ {
-		tx := &readTx{inline: round >= maxLoadRounds}
+		tx.inline, tx.pending = round >= maxLoadRounds, nil
 		err := s.readOnce(ctx, func() error { return fn(tx) })
 		switch {
 		case len(tx.pending) > 0:
-			if err := s.load(ctx, tx.pending); err != nil {
+			if err := s.load(ctx, tx); err != nil {
 				return err
 			}
 		case errors.Is(err, errAdopt) && adoptions < 3:
@@ -158,20 +163,45 @@ func (s *store) write(ctx context.Context, fn func() error) error {
 
 // load reads the files of the named zones into the cache, with no store
 // lock held (the caller holds none).
-func (s *store) load(ctx context.Context, pending map[string]loadParts) error {
-	for name, parts := range pending {
+func (s *store) load(ctx context.Context, tx *readTx) error {
+	for name, parts := range tx.pending {
 		if parts&loadMeta != 0 {
-			if _, err := s.loadMeta(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			v, err := s.loadMeta(name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
+			tx.metas[name] = v
 		}
 		if parts&loadZone != 0 {
-			if _, err := s.loadZone(ctx, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			v, err := s.loadZone(ctx, name)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
+			tx.zones[name] = v
 		}
 	}
 	return nil
+}
+
+// loadedZone returns the version of name's zone file with key that tx
+// loaded, or the cache's.
+func (s *store) loadedZone(tx *readTx, name string, key statKey) (*zoneVersion, bool) {
+	if tx != nil {
+		if v := tx.zones[name]; v != nil && v.key == key {
+			return v, true
+		}
+	}
+	return s.cache.zone(name, key)
+}
+
+// loadedMeta is loadedZone for sidecars.
+func (s *store) loadedMeta(tx *readTx, name string, key statKey) (*metaVersion, bool) {
+	if tx != nil {
+		if v := tx.metas[name]; v != nil && v.key == key {
+			return v, true
+		}
+	}
+	return s.cache.meta(name, key)
 }
 
 // list returns every zone of the directory, in no particular order. The
@@ -354,7 +384,7 @@ func (s *store) readMeta(tx *readTx, name string, fresh bool) (*sidecar, error) 
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := s.cache.meta(name, keyOf(fi)); ok {
+	if v, ok := s.loadedMeta(tx, name, keyOf(fi)); ok {
 		return v.meta, nil
 	}
 	if tx.postpone(name, loadMeta) {
@@ -419,7 +449,7 @@ func (s *store) readZone(tx *readTx, name string, fresh bool) (*zoneData, error)
 	if err != nil {
 		return nil, err
 	}
-	v, ok := s.cache.zone(name, keyOf(fi))
+	v, ok := s.loadedZone(tx, name, keyOf(fi))
 	if !ok {
 		if tx.postpone(name, loadZone) {
 			return nil, errPending
