@@ -67,11 +67,13 @@ func TestZoneParsedOnce(t *testing.T) {
 		"get_zone id":   func() error { return second(p.GetZone(bg, "1")) },
 		"list_zones":    func() error { return second(p.ListZones(bg, dns.ListZonesOptions{})) },
 		"list_rrsets 1": func() error { return second(p.ListRRSets(bg, "a.test", dns.ListRRSetsOptions{})) },
-		"list_rrsets 9": func() error { return second(p.ListRRSets(bg, "1", dns.ListRRSetsOptions{Page: 9, Sort: []string{"name:desc"}})) },
-		"get_rrset":     func() error { return second(p.GetRRSet(bg, "a.test", "host00007", "A")) },
-		"export":        func() error { return second(p.ExportZonefile(bg, "a.test")) },
-		"list_actions":  func() error { return second(p.ListActions(bg, dns.ListActionsOptions{})) },
-		"check_import":  func() error { return p.CheckImport(bg, dns.Zone{ID: 2}, "") },
+		"list_rrsets 9": func() error {
+			return second(p.ListRRSets(bg, "1", dns.ListRRSetsOptions{Page: 9, Sort: []string{"name:desc"}}))
+		},
+		"get_rrset":    func() error { return second(p.GetRRSet(bg, "a.test", "host00007", "A")) },
+		"export":       func() error { return second(p.ExportZonefile(bg, "a.test")) },
+		"list_actions": func() error { return second(p.ListActions(bg, dns.ListActionsOptions{})) },
+		"check_import": func() error { return p.CheckImport(bg, dns.Zone{ID: 2}, "") },
 	}
 	for name, read := range reads {
 		for range 3 {
