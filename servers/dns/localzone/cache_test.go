@@ -469,7 +469,7 @@ func TestListRRSetsSortsOncePerVersion(t *testing.T) {
 
 // referenceList is ListRRSets as it was: a view of every RRSet, filtered,
 // sorted, then paged.
-func referenceList(t *testing.T, e *zoneEntry, opts dns.ListRRSetsOptions) dns.RRSetList {
+func referenceList(t testing.TB, e *zoneEntry, opts dns.ListRRSetsOptions) dns.RRSetList {
 	sel, _ := parseSelector(opts.LabelSelector)
 	keys, _ := parseSort(opts.Sort, "id", "name")
 	sets := []dns.RRSet{}
