@@ -60,13 +60,13 @@ func (p *Provider) collectActions(tx *readTx, zone string) ([]dns.Action, error)
 		}
 		return cloneActions(nil, e.meta.Actions), nil
 	}
-	zones, err := p.store.list(tx)
+	var all []dns.Action
+	err := p.store.eachMeta(tx, func(_ string, m *sidecar, _ bool) (bool, error) {
+		all = cloneActions(all, m.Actions)
+		return false, nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	var all []dns.Action
-	for _, e := range zones {
-		all = cloneActions(all, e.meta.Actions)
 	}
 	st, err := readState(p.store.dir)
 	if err != nil {

@@ -101,7 +101,10 @@
 // The cache holds at most Options.CacheBytes (DefaultCacheBytes, 64 MiB) of
 // estimated memory, the least recently used zones going first; a zone
 // costing more on its own is parsed on every call. The estimate is charged
-// per RRSet and record and checked against the heap by a test.
+// per RRSet and record and checked against the heap by a test. The bound is
+// on what is kept between calls: ListZones, which reads every zone, holds
+// each zone it parsed until it answers. Resolving a zone by id and listing
+// actions read sidecars only.
 //
 // ListRRSets sorts a kept zone's RRSets once per order it is asked for,
 // then builds only the page; a filter costs one pass over the sorted

@@ -283,9 +283,31 @@ func (s *store) find(tx *readTx, ref string) (*zoneEntry, error) {
 // findID finds the zone with id by its sidecar (only a zone with a sidecar
 // has an id), reading no other zone's records.
 func (s *store) findID(tx *readTx, id int64) (*zoneEntry, error) {
+	var found *zoneEntry
+	err := s.eachMeta(tx, func(name string, m *sidecar, hasZoneFile bool) (bool, error) {
+		if m.ID != id {
+			return false, nil
+		}
+		e, err := s.entry(tx, name, hasZoneFile, false)
+		found = e
+		return e != nil, err
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case found == nil:
+		return nil, errNotFound("zone %d not found", id)
+	}
+	return found, nil
+}
+
+// eachMeta calls fn with every sidecar of the directory that makes a zone
+// (a secondary zone's, or a primary's beside its zone file), until fn
+// stops. It reads no zone file.
+func (s *store) eachMeta(tx *readTx, fn func(name string, m *sidecar, hasZoneFile bool) (stop bool, err error)) error {
 	files, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", s.dir, err)
+		return fmt.Errorf("listing %s: %w", s.dir, err)
 	}
 	names := map[string]bool{}
 	for _, f := range files {
@@ -303,19 +325,18 @@ func (s *store) findID(tx *readTx, id int64) (*zoneEntry, error) {
 			pending = true
 			continue
 		case err != nil:
-			return nil, err
-		case m == nil || m.ID != id:
+			return err
+		case m == nil || (m.Mode != dns.ModeSecondary && !names[zoneFile(z)]):
 			continue
 		}
-		e, err := s.entry(tx, z, names[zoneFile(z)], false)
-		if err != nil || e != nil {
-			return e, err
+		if stop, err := fn(z, m, names[zoneFile(z)]); stop || err != nil {
+			return err
 		}
 	}
 	if pending {
-		return nil, errPending
+		return errPending
 	}
-	return nil, errNotFound("zone %d not found", id)
+	return nil
 }
 
 // fresh reads a zone from disk for a mutation to change: the sidecar is
