@@ -186,4 +186,3 @@ func TestCacheEstimateCoversHeap(t *testing.T) {
 		runtime.KeepAlive(e)
 	}
 }
-
