@@ -184,7 +184,7 @@ const (
 	setOverhead    = 160 + 8*numOrders
 	recordOverhead = 48
 	// sidecarFactor is the decoded size of a sidecar per byte of its JSON.
-	sidecarFactor = 3
+	sidecarFactor = 2
 )
 
 // memSize estimates the memory z holds once cached.

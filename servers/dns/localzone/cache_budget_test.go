@@ -154,16 +154,36 @@ func TestCacheBudget(t *testing.T) {
 }
 
 // TestCacheEstimateCoversHeap: the estimate the bound is charged with is
-// at least what a cached zone costs the heap.
+// at least what a cached zone costs the heap: many A records, many TXT
+// records, and a sidecar full of labels and actions.
 func TestCacheEstimateCoversHeap(t *testing.T) {
 	p, _ := newTestProvider(t, "")
 	for _, tc := range []struct {
 		zone, text string
+		bigMeta    bool
 	}{
-		{"a.test", zoneText("a.test", 10000, 1)},
-		{"txt.test", largestText("txt.test")[:strings.LastIndexByte(largestText("txt.test")[:1<<18], '\n')+1]},
+		{"a.test", zoneText("a.test", 10000, 1), false},
+		{"txt.test", largestText("txt.test")[:strings.LastIndexByte(largestText("txt.test")[:1<<18], '\n')+1], false},
+		{"meta.test", zoneText("meta.test", 2000, 1), true},
 	} {
 		zoneOnDisk(t, p, tc.zone, tc.text)
+		if tc.bigMeta {
+			m, _, err := p.store.decodeMeta(tc.zone)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2000 {
+				m.rrsetMeta(fmt.Sprintf("host%05d/A", i), true).Labels = map[string]string{"env": "prod", "team": fmt.Sprint("t", i), "tier": "1"}
+			}
+			a := m.Actions[0]
+			for i := range DefaultHistoryLimit {
+				a.ID = int64(i + 10)
+				m.record(a, DefaultHistoryLimit)
+			}
+			if err := writeJSON(p.Dir(), sidecarFile(tc.zone), m, true); err != nil {
+				t.Fatal(err)
+			}
+		}
 		p.store.cache.drop(tc.zone)
 		runtime.GC()
 		var m0, m1 runtime.MemStats
@@ -179,7 +199,8 @@ func TestCacheEstimateCoversHeap(t *testing.T) {
 		runtime.ReadMemStats(&m1)
 		est := p.store.cache.items[tc.zone].Value.(*cacheItem).cost()
 		grown := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
-		t.Logf("%s: %d records, heap grew %d bytes, estimate %d (%.2f×)", tc.zone, e.data.recordCount(), grown, est, float64(est)/float64(grown))
+		t.Logf("%s: %d records, %d sidecar entries, heap grew %d bytes, estimate %d (%.2f×)",
+			tc.zone, e.data.recordCount(), len(e.meta.RRSets)+len(e.meta.Actions), grown, est, float64(est)/float64(grown))
 		if grown > est {
 			t.Errorf("%s: the heap grew by %d bytes, more than the estimate %d", tc.zone, grown, est)
 		}
