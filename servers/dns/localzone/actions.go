@@ -31,9 +31,9 @@ func (p *Provider) ListActions(ctx context.Context, opts dns.ListActionsOptions)
 		}
 	}
 	var all []dns.Action
-	err := p.store.read(ctx, func() error {
+	err := p.store.read(ctx, func(tx *readTx) error {
 		var err error
-		all, err = p.collectActions(opts.Zone)
+		all, err = p.collectActions(tx, opts.Zone)
 		return err
 	})
 	if err != nil {
@@ -50,23 +50,23 @@ func (p *Provider) ListActions(ctx context.Context, opts dns.ListActionsOptions)
 	return dns.ActionList{Actions: page, Pagination: pg}, nil
 }
 
-// collectActions gathers the actions of one zone, or of every zone and the
-// deleted ones. The caller holds a lock.
-func (p *Provider) collectActions(zone string) ([]dns.Action, error) {
+// collectActions gathers copies of the actions of one zone, or of every
+// zone and the deleted ones. The caller holds a lock.
+func (p *Provider) collectActions(tx *readTx, zone string) ([]dns.Action, error) {
 	if zone != "" {
-		e, err := p.store.find(zone)
+		e, err := p.store.find(tx, zone)
 		if err != nil {
 			return nil, err
 		}
-		return slices.Clone(e.meta.Actions), nil
-	}
-	zones, err := p.store.list()
-	if err != nil {
-		return nil, err
+		return cloneActions(nil, e.meta.Actions), nil
 	}
 	var all []dns.Action
-	for _, e := range zones {
-		all = append(all, e.meta.Actions...)
+	err := p.store.eachMeta(tx, func(_ string, m *sidecar, _ bool) (bool, error) {
+		all = cloneActions(all, m.Actions)
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	st, err := readState(p.store.dir)
 	if err != nil {
@@ -103,8 +103,8 @@ func boolInt(b bool) int {
 // GetAction finds an action of any zone, or of a deleted zone.
 func (p *Provider) GetAction(ctx context.Context, id int64) (dns.Action, error) {
 	var out dns.Action
-	err := p.store.read(ctx, func() error {
-		all, err := p.collectActions("")
+	err := p.store.read(ctx, func(tx *readTx) error {
+		all, err := p.collectActions(tx, "")
 		if err != nil {
 			return err
 		}
@@ -117,4 +117,20 @@ func (p *Provider) GetAction(ctx context.Context, id int64) (dns.Action, error) 
 		return errNotFound("action %d not found", id)
 	})
 	return out, err
+}
+
+// cloneActions appends deep copies of actions to dst: the sidecars they
+// come from are cached and shared, so no caller may hold their pointers.
+func cloneActions(dst, actions []dns.Action) []dns.Action {
+	for _, a := range actions {
+		a.Resources = slices.Clone(a.Resources)
+		if a.Finished != nil {
+			a.Finished = ptr(*a.Finished)
+		}
+		if a.Error != nil {
+			a.Error = ptr(*a.Error)
+		}
+		dst = append(dst, a)
+	}
+	return dst
 }

@@ -78,6 +78,35 @@
 // 200,000 records before de-duplication, for imports and files on disk
 // alike. An import or creation parses its file with no store lock held,
 // under one of the zonefile package's parse slots, and stops with the
-// caller's context. Each zone file is parsed once per version into lookup maps;
-// changes made through the Provider are seen by the next query.
+// caller's context.
+//
+// # Cache
+//
+// A zone file is parsed once per version: the parsed records, and the
+// decoded sidecar, are kept between calls (cache.go), each under the
+// identity of the file version it came from (device, inode, size,
+// nanosecond modification and change times). Every call stats both files
+// and uses a kept version only when its identity is the file's now, so an
+// edit in place, a rename over the file, a restored older copy and a
+// deletion are seen by the next call, from this process or another. (An
+// edit in place that keeps the size and lands within the same tick of the
+// kernel's file clock as the version before it keeps both times too: it is
+// seen at the next change. Writes through a Provider rename a new file into
+// place, with a new inode.) A read that meets a file not kept lets its
+// locks go, parses the file under a parse slot and with the caller's
+// context, and looks again; a refused file is kept as its refusal, with no
+// records. A mutation works on a clone, and keeps the file it wrote.
+// Callers get copies: nothing returned reaches what is kept.
+//
+// The cache holds at most Options.CacheBytes (DefaultCacheBytes, 64 MiB) of
+// estimated memory, the least recently used zones going first; a zone
+// costing more on its own is parsed on every call. The estimate is charged
+// per RRSet and record and checked against the heap by a test. The bound is
+// on what is kept between calls: ListZones, which reads every zone, holds
+// each zone it parsed until it answers. Resolving a zone by id and listing
+// actions read sidecars only.
+//
+// ListRRSets sorts a kept zone's RRSets once per order it is asked for,
+// then builds only the page; a filter costs one pass over the sorted
+// RRSets.
 package localzone

@@ -53,29 +53,46 @@ func sortBy[T any](items []T, keys []sortKey, tie string, compare func(field str
 
 // paginate cuts one page out of items and describes it.
 func paginate[T any](items []T, page, perPage, maxPerPage int) ([]T, dns.Pagination, *dns.Error) {
+	lo, hi, pg, derr := pageBounds(len(items), page, perPage, maxPerPage)
+	if derr != nil {
+		return nil, dns.Pagination{}, derr
+	}
+	return slices.Clone(items[lo:hi]), pg, nil
+}
+
+// checkPage refuses a negative page or page size.
+func checkPage(page, perPage int) *dns.Error {
 	if page < 0 {
-		return nil, dns.Pagination{}, errInvalid("page", "must be at least 1")
+		return errInvalid("page", "must be at least 1")
 	}
 	if perPage < 0 {
-		return nil, dns.Pagination{}, errInvalid("per_page", "must be at least 1")
+		return errInvalid("per_page", "must be at least 1")
+	}
+	return nil
+}
+
+// pageBounds says which items [lo, hi) of total make the page, and
+// describes it.
+func pageBounds(total, page, perPage, maxPerPage int) (lo, hi int, pg dns.Pagination, derr *dns.Error) {
+	if derr := checkPage(page, perPage); derr != nil {
+		return 0, 0, dns.Pagination{}, derr
 	}
 	page = cmp.Or(page, 1)
 	perPage = min(cmp.Or(perPage, defaultPerPage), maxPerPage)
-	total := len(items)
 	last := max(1, (total+perPage-1)/perPage)
-	pg := dns.Pagination{Page: page, PerPage: perPage, LastPage: ptr(last), TotalEntries: ptr(total)}
+	pg = dns.Pagination{Page: page, PerPage: perPage, LastPage: ptr(last), TotalEntries: ptr(total)}
 	if page > 1 {
 		pg.PreviousPage = ptr(min(page-1, last))
 	}
 	if page < last {
 		pg.NextPage = ptr(page + 1)
 	}
-	lo := total
+	lo = total
 	if page-1 <= total/perPage {
 		lo = min((page-1)*perPage, total)
 	}
-	hi := min(lo+perPage, total)
-	return slices.Clone(items[lo:hi]), pg, nil
+	hi = min(lo+perPage, total)
+	return lo, hi, pg, nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -40,6 +40,10 @@ type Options struct {
 	HistoryLimit int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// CacheBytes bounds the memory of parsed zone files kept between calls
+	// (estimated; the least recently used zones go first); default
+	// DefaultCacheBytes, negative keeps none (every call parses).
+	CacheBytes int64
 	// DisableSync skips fsync of files and the directory. Readers and a
 	// killed process still see every file whole (old or new), but a crash of
 	// the machine may lose or reorder recent writes. For tests and
@@ -92,7 +96,11 @@ func New(dir string, opts *Options) (*Provider, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("localzone: creating data directory: %w", err)
 	}
-	st := newStore(dir, o.Now, o.Nameservers)
+	cacheBytes := o.CacheBytes
+	if cacheBytes == 0 {
+		cacheBytes = DefaultCacheBytes
+	}
+	st := newStore(dir, o.Now, o.Nameservers, cacheBytes)
 	st.noSync = o.DisableSync
 	if err := st.write(context.Background(), st.removeTemp); err != nil {
 		return nil, fmt.Errorf("localzone: %w", err)
@@ -186,6 +194,9 @@ func primaryData(e *zoneEntry, what string) (*zoneData, error) {
 // records an action and commits. A nil command records no action (label
 // updates).
 func (p *Provider) mutate(ctx context.Context, ref, command string, fn func(e *zoneEntry) (bool, error)) (*dns.Action, error) {
+	if err := p.warm(ctx, ref); err != nil {
+		return nil, err
+	}
 	var action *dns.Action
 	err := p.store.write(ctx, func() error {
 		e, err := p.loadFresh(ctx, ref)
@@ -219,11 +230,20 @@ func (p *Provider) loadFresh(ctx context.Context, ref string) (*zoneEntry, error
 	if err := p.store.adoptAll(ctx); err != nil {
 		return nil, err
 	}
-	e, err := p.store.find(ref)
+	e, err := p.store.find(nil, ref)
 	if err != nil {
 		return nil, err
 	}
 	return p.store.fresh(e.name)
+}
+
+// warm loads the files of the zone ref names into the cache, parsing with
+// no lock held, so that the mutation that follows finds them there instead
+// of parsing under the write locks. Only the context's end stops it: any
+// other failure is the mutation's to report.
+func (p *Provider) warm(ctx context.Context, ref string) error {
+	_ = p.view(ctx, ref, func(*zoneEntry) error { return nil })
+	return ctx.Err()
 }
 
 // view runs fn on one zone under the read locks.
@@ -231,13 +251,25 @@ func (p *Provider) view(ctx context.Context, ref string, fn func(e *zoneEntry) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return p.store.read(ctx, func() error {
-		e, err := p.store.find(ref)
+	return p.store.read(ctx, func(tx *readTx) error {
+		e, err := p.store.find(tx, ref)
 		if err != nil {
 			return err
 		}
 		return fn(e)
 	})
+}
+
+// entry returns one zone as the read locks saw it. Its data is shared
+// with the cache and with other calls: read it, never change it. Work on it
+// needs no lock.
+func (p *Provider) entry(ctx context.Context, ref string) (*zoneEntry, error) {
+	var out *zoneEntry
+	err := p.view(ctx, ref, func(e *zoneEntry) error {
+		out = e
+		return nil
+	})
+	return out, err
 }
 
 // currentSerial is the zone's SOA serial (0 when there is none).

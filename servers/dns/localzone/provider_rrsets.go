@@ -4,13 +4,15 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 )
 
 // ListRRSets lists a primary zone's RRSets, filtered by exact name, types
-// and label selector, sorted by id (default) or name.
+// and label selector, sorted by id (default) or name. The RRSets of a cached
+// zone version are sorted once per order (zoneData.ordered); a call then
+// costs its page, plus one pass over the sorted RRSets when it filters
+// (to count the matches). No lock is held past finding the zone.
 func (p *Provider) ListRRSets(ctx context.Context, zone string, opts dns.ListRRSetsOptions) (dns.RRSetList, error) {
 	sel, err := parseSelector(opts.LabelSelector)
 	if err != nil {
@@ -25,36 +27,55 @@ func (p *Provider) ListRRSets(ctx context.Context, zone string, opts dns.ListRRS
 			return dns.RRSetList{}, derr
 		}
 	}
-	var sets []dns.RRSet
-	err = p.view(ctx, zone, func(e *zoneEntry) error {
-		data, err := primaryData(e, "listing rrsets")
-		if err != nil {
-			return err
-		}
-		sets = sets[:0]
-		for _, s := range data.sets {
-			if (opts.Name == "" || s.name == opts.Name) && (len(opts.Types) == 0 || slices.Contains(opts.Types, s.typ)) {
-				if v := rrsetView(e, s); sel.matches(v.Labels) {
-					sets = append(sets, v)
-				}
-			}
-		}
-		return nil
-	})
+	if derr := checkPage(opts.Page, opts.PerPage); derr != nil {
+		return dns.RRSetList{}, derr
+	}
+	e, err := p.entry(ctx, zone)
 	if err != nil {
 		return dns.RRSetList{}, err
 	}
-	sortBy(sets, keys, "id", func(field string, a, b dns.RRSet) int {
-		if field == "name" {
-			return strings.Compare(a.Name, b.Name)
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	page, pg, derr := paginate(sets, opts.Page, opts.PerPage, maxPerPageSets)
+	data, err := primaryData(e, "listing rrsets")
+	if err != nil {
+		return dns.RRSetList{}, err
+	}
+	sets := data.ordered(orderOf(keys))
+	match := func(s *rrset) bool {
+		return (opts.Name == "" || s.name == opts.Name) &&
+			(len(opts.Types) == 0 || slices.Contains(opts.Types, s.typ)) &&
+			(len(sel) == 0 || sel.matches(rrsetLabels(e, s)))
+	}
+	if opts.Name != "" || len(opts.Types) > 0 || len(sel) > 0 {
+		sets = filterSets(sets, match)
+	}
+	lo, hi, pg, derr := pageBounds(len(sets), opts.Page, opts.PerPage, maxPerPageSets)
 	if derr != nil {
 		return dns.RRSetList{}, derr
 	}
-	return dns.RRSetList{RRSets: page, Pagination: pg}, nil
+	out := make([]dns.RRSet, 0, hi-lo)
+	for _, s := range sets[lo:hi] {
+		out = append(out, rrsetView(e, s))
+	}
+	return dns.RRSetList{RRSets: out, Pagination: pg}, nil
+}
+
+// filterSets returns the RRSets that match, in their order.
+func filterSets(sets []*rrset, match func(*rrset) bool) []*rrset {
+	var out []*rrset
+	for _, s := range sets {
+		if match(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// rrsetLabels returns the labels of s (nil when none). They are the
+// sidecar's own map: read them, never change them.
+func rrsetLabels(e *zoneEntry, s *rrset) map[string]string {
+	if rm := e.meta.RRSets[s.key()]; rm != nil {
+		return rm.Labels
+	}
+	return nil
 }
 
 // GetRRSet returns one RRSet.

@@ -28,8 +28,8 @@ func (p *Provider) ListZones(ctx context.Context, opts dns.ListZonesOptions) (dn
 		return dns.ZoneList{}, errInvalid("mode", "must be primary or secondary")
 	}
 	var zones []dns.Zone
-	err = p.store.read(ctx, func() error {
-		entries, err := p.store.list()
+	err = p.store.read(ctx, func(tx *readTx) error {
+		entries, err := p.store.list(tx)
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func (p *Provider) CreateZone(ctx context.Context, req dns.CreateZoneRequest) (d
 		if _, err := os.Stat(filepath.Join(p.store.dir, zoneFile(e.name))); err == nil {
 			return errUnique("name", "zone %s already exists", e.name)
 		}
-		if old, err := p.store.readMeta(e.name, true); err != nil {
+		if old, err := p.store.readMeta(nil, e.name, true); err != nil {
 			return err
 		} else if old != nil && old.Mode == dns.ModeSecondary {
 			return errUnique("name", "zone %s already exists", e.name)
@@ -191,6 +191,9 @@ func (p *Provider) UpdateZone(ctx context.Context, zone string, labels map[strin
 // (423 protected), and so does a zone file that no longer parses (it is
 // left for a human to fix or remove).
 func (p *Provider) DeleteZone(ctx context.Context, zone string) (*dns.Action, error) {
+	if err := p.warm(ctx, zone); err != nil {
+		return nil, err
+	}
 	var a dns.Action
 	err := p.store.write(ctx, func() error {
 		e, err := p.loadFresh(ctx, zone)
@@ -219,16 +222,15 @@ func (p *Provider) DeleteZone(ctx context.Context, zone string) (*dns.Action, er
 // ExportZonefile renders the zone as a master file that ImportZonefile
 // reads back to the same zone.
 func (p *Provider) ExportZonefile(ctx context.Context, zone string) (string, error) {
-	var text string
-	err := p.view(ctx, zone, func(e *zoneEntry) error {
-		data, err := primaryData(e, "export")
-		if err != nil {
-			return err
-		}
-		text = string(data.render())
-		return nil
-	})
-	return text, err
+	e, err := p.entry(ctx, zone)
+	if err != nil {
+		return "", err
+	}
+	data, err := primaryData(e, "export")
+	if err != nil {
+		return "", err
+	}
+	return string(data.render()), nil
 }
 
 // ImportZonefile replaces every RRSet of the zone with the file's (rules in

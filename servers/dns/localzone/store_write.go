@@ -67,7 +67,7 @@ func (s *store) adopt(z string, f os.DirEntry) error {
 		Version: 1, ID: st.NextZoneID, Name: z, Created: created, Mode: dns.ModePrimary,
 		Labels: map[string]string{}, Nameservers: s.nameservers, Actions: []dns.Action{},
 	}
-	if data, err := s.readZone(z, true); err == nil {
+	if data, err := s.readZone(nil, z, false); err == nil {
 		if ns := data.sets["@/NS"]; ns != nil {
 			meta.Nameservers = nil
 			for _, r := range ns.records {
@@ -134,11 +134,10 @@ func (s *store) writeZoneData(z *zoneData) error {
 	s.gen.Add(1)
 	// The file just written parses to back: cache it under the file's key,
 	// so the next read does not parse it again. The exclusive lock is held,
-	// so no other writer is between the write and the stat.
+	// so no other writer of the store is between the write and the stat (an
+	// editor that is gets a new key).
 	if fi, err := os.Stat(filepath.Join(s.dir, zoneFile(z.name))); err == nil {
-		s.cacheMu.Lock()
-		s.zones[z.name] = cachedZone{key: keyOf(fi), data: back}
-		s.cacheMu.Unlock()
+		s.cache.putZone(z.name, &zoneVersion{key: keyOf(fi), data: s.cacheable(back), cost: back.memSize()})
 	}
 	return nil
 }
@@ -171,6 +170,7 @@ func (s *store) remove(st *dirState, e *zoneEntry, a dns.Action, limit int) erro
 	if err := removeDurably(s.dir, first, s.noSync); err != nil {
 		return err
 	}
+	s.cache.drop(e.name)
 	s.gen.Add(1)
 	st.Deleted = append(append(st.Deleted, e.meta.Actions...), a)
 	if over := len(st.Deleted) - limit; over > 0 {

@@ -56,6 +56,8 @@ type zoneData struct {
 	sets map[string]*rrset
 	// parsedWith is the zone default TTL an import was parsed with.
 	parsedWith int
+	// orders holds the sorted RRSets of a cached zone (nil otherwise).
+	orders *setOrders
 }
 
 // origin is the zone's name as an absolute domain name.
