@@ -107,7 +107,9 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 		}
 		// A tool that needs a client capability is checked by the go-sdk
 		// path's capabilityMiddleware (capabilities.go), which answers -32021.
-		if t := s.byName[env.Name]; t == nil || len(t.requires) > 0 {
+		// A call that may answer input_required (mrtr.go) goes there too:
+		// only the go-sdk marks such a result.
+		if t := s.byName[env.Name]; t == nil || len(t.requires) > 0 || t.mayAskNow(env.Meta) {
 			return env, false, nil, false
 		}
 		if a, decided := admissionFrom(r.Context(), env.Name); !decided || a.refusal != nil {
