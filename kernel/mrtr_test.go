@@ -350,12 +350,15 @@ func TestAskInputRoundTrip(t *testing.T) {
 	}
 }
 
-// TestConsentOverSession: a session client of an older protocol (stdio)
-// is asked with a real elicitation/create request; accept runs the call,
-// decline leaves the target untouched.
+// TestConsentOverSession: a session client (stdio) is asked; on
+// 2025-11-25 with a real elicitation/create request from the server, on
+// 2026-07-28 through input_required, which the go-sdk client answers with
+// its elicitation handler. Accept runs the call, decline leaves the target
+// untouched.
 func TestConsentOverSession(t *testing.T) {
-	for _, action := range []string{"accept", "decline"} {
-		t.Run(action, func(t *testing.T) {
+	for _, c := range []struct{ version, action string }{{"2025-11-25", "accept"}, {"2025-11-25", "decline"}, {"", "accept"}, {"", "decline"}} {
+		action := c.action
+		t.Run(c.version+action, func(t *testing.T) {
 			f := newMRTRFixture(t, kernel.Options{})
 			var asked []string
 			sess := mcptest.Connect(t, f.srv.MCP(), &mcptest.Options{Client: &mcp.ClientOptions{
@@ -363,8 +366,12 @@ func TestConsentOverSession(t *testing.T) {
 					asked = append(asked, r.Params.Message)
 					return &mcp.ElicitResult{Action: action, Content: map[string]any{"confirm": action == "accept"}}, nil
 				},
-			}})
+			}, ProtocolVersion: c.version})
 			res := sess.Call(t, "delete_item", item)
+			wire := sess.Transcript()
+			if modern := strings.Contains(wire, `"resultType": "input_required"`); modern != (c.version == "") {
+				t.Fatalf("input_required %v on %q:\n%s", modern, c.version, wire)
+			}
 			if len(asked) != 1 || !strings.Contains(asked[0], `delete item "www"`) {
 				t.Fatalf("asked %q", asked)
 			}
