@@ -108,12 +108,14 @@ func answerWord(ans *mcp.ElicitResult) string {
 // caller's own arguments, through the tool's Action), its target, the
 // preview's counts and what cannot be undone, and one box to tick.
 func (s *Server) consentRequest(t *Tool, in any, pv Preview, b confirm.Binding) *mcp.ElicitParams {
-	action := "call " + t.name
+	// The tool's Action names the target in the caller's words; without
+	// one, the canonical target is the best there is.
+	action, where := "call "+t.name, fmt.Sprintf("tool %s, target %s", t.name, b.Target)
 	if t.action != nil {
-		action = t.action(in)
+		action, where = t.action(in), "tool "+t.name
 	}
 	var m strings.Builder
-	fmt.Fprintf(&m, "An AI assistant asks to %s (tool %s, target %s).", action, t.name, b.Target)
+	fmt.Fprintf(&m, "An AI assistant asks to %s (%s).", action, where)
 	if pv.Summary != "" {
 		m.WriteString(" " + pv.Summary)
 	}
