@@ -39,14 +39,21 @@ type fastTools struct {
 	impl     *mcp.Implementation
 	handlers map[string]mcp.ToolHandler
 	tools    []*mcp.Tool
+	mirrored map[string]bool // tools with x-mcp-header parameters
 }
 
 func (f *fastTools) add(t *mcp.Tool, h mcp.ToolHandler) {
 	if f.handlers == nil {
-		f.handlers = map[string]mcp.ToolHandler{}
+		f.handlers, f.mirrored = map[string]mcp.ToolHandler{}, map[string]bool{}
 	}
 	f.handlers[t.Name] = h
 	f.tools = append(f.tools, t)
+	// The go-sdk requires the Mcp-Param-* header of an x-mcp-header
+	// parameter (SEP-2243) even when the request sends none, so calls of
+	// such a tool are its to answer. Any mention counts: erring towards
+	// the go-sdk is safe.
+	b, err := json.Marshal(t.InputSchema)
+	f.mirrored[t.Name] = err != nil || bytes.Contains(b, []byte(`"x-mcp-header"`))
 }
 
 // fastVersion is the protocol version the fast path answers: "" for none
@@ -102,7 +109,7 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 			return env, false, nil, false
 		}
 	case "tools/call":
-		if _, known := s.fast.handlers[env.Name]; !known {
+		if _, known := s.fast.handlers[env.Name]; !known || s.fast.mirrored[env.Name] {
 			return env, false, nil, false
 		}
 		// A tool that needs a client capability is checked by the go-sdk
