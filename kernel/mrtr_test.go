@@ -17,6 +17,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/kernel/seal"
 )
 
 // mrtrFixture serves a gated delete tool and a tool that asks, over
@@ -84,11 +85,13 @@ func mrtrTools(f *mrtrFixture) []kernel.Tool {
 	}
 }
 
-func newMRTRFixture(t *testing.T, opts kernel.Options) *mrtrFixture {
+func newMRTRFixture(t testing.TB, opts kernel.Options) *mrtrFixture {
 	t.Helper()
 	f := &mrtrFixture{now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	opts.Now = f.clock
-	opts.Confirm = confirm.NewIssuer(nil, &confirm.Options{Now: f.clock})
+	if opts.Confirm == nil {
+		opts.Confirm = confirm.NewIssuer(nil, &confirm.Options{Now: f.clock})
+	}
 	opts.Audit = audit.Func(func(_ context.Context, r audit.Record) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -416,5 +419,40 @@ func TestAskWithoutDeclaring(t *testing.T) {
 	res := mcptest.Connect(t, srv.MCP(), nil).Call(t, "sneaky", item)
 	if !res.IsError || res.InputRequests != nil || !strings.Contains(mcptest.Text(res), "internal") {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// TestRequestStateSingleUseAcrossReplicas: two replicas sharing the
+// confirmation store and the sealing key: a state asked on one is accepted
+// once on the other, and refused after that on either. A replica with
+// another key refuses it.
+func TestRequestStateSingleUseAcrossReplicas(t *testing.T) {
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	sealer, err := seal.New(key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := confirm.NewMemoryStore()
+	replica := func(s *seal.Sealer) *mrtrFixture {
+		return newMRTRFixture(t, kernel.Options{Confirm: confirm.NewIssuer(store, nil), Sealer: s})
+	}
+	a, b, stranger := replica(sealer), replica(sealer), replica(nil)
+	state := a.ask(t, apiKey, item)
+	if r := stranger.call2026(t, apiKey, "delete_item", item, elicitCaps, accept, state); r.Error == nil || r.Error.Code != -32602 {
+		t.Fatalf("a replica with another key: %+v", r)
+	}
+	if r := b.call2026(t, apiKey, "delete_item", item, elicitCaps, accept, state); r.Error != nil || r.Result.IsError || len(b.deleted()) != 1 {
+		t.Fatalf("the other replica: %+v", r)
+	}
+	for _, f := range []*mrtrFixture{a, b} {
+		if r := f.call2026(t, apiKey, "delete_item", item, elicitCaps, accept, state); r.Error == nil || r.Error.Code != -32602 {
+			t.Fatalf("replayed: %+v", r)
+		}
+	}
+	if len(a.deleted())+len(b.deleted()) != 1 {
+		t.Fatal("the call ran more than once")
 	}
 }
