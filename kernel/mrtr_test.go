@@ -456,3 +456,19 @@ func TestRequestStateSingleUseAcrossReplicas(t *testing.T) {
 		t.Fatal("the call ran more than once")
 	}
 }
+
+// TestTokenDoesNotReplaceThePerson: when the client declares elicitation,
+// a confirmToken the model got elsewhere (the same principal, a client
+// without elicitation) is not taken: the person is asked, and nothing
+// runs; under -confirm elicit no token is ever issued.
+func TestTokenDoesNotReplaceThePerson(t *testing.T) {
+	f := newMRTRFixture(t, kernel.Options{})
+	tok, _ := f.call2026(t, apiKey, "delete_item", item, map[string]any{}, nil, "").Result.StructuredContent["confirmToken"].(string)
+	if tok == "" {
+		t.Fatal("no token for a client without elicitation")
+	}
+	a := f.call2026(t, apiKey, "delete_item", map[string]any{"zone": "example.com", "name": "www", "confirmToken": tok}, elicitCaps, nil, "")
+	if a.Result.ResultType != "input_required" || len(f.deleted()) != 0 {
+		t.Fatalf("a token stood in for the person: %+v, deleted %v", a, f.deleted())
+	}
+}
