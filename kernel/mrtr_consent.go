@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
@@ -138,4 +139,16 @@ func (s *Server) consentRequest(t *Tool, in any, pv Preview, b confirm.Binding) 
 func (s *Server) elicitRequired(ctx context.Context, call *Call, rec *audit.Record) *mcp.CallToolResult {
 	return s.fail(ctx, call, rec, Errorf(FailedPrecondition, "This server confirms %s by asking the person (elicitation), and the client did not declare form elicitation; nothing was changed.", call.Tool).
 		WithHint("Use an MCP client that declares elicitation (a form the person answers), or ask the operator."))
+}
+
+// advertised is the schema a tool is listed and validated with: under
+// ConfirmElicit no token is ever issued or taken, so gated tools do not
+// offer confirmToken (a call that sends one is invalid_argument).
+func (s *Server) advertised(t Tool) *jsonschema.Schema {
+	schema := t.wireSchema()
+	if s.opts.ConfirmBy != ConfirmElicit || schema == t.schema {
+		return schema
+	}
+	delete(schema.Properties, confirmTokenProperty) // wireSchema cloned them
+	return schema
 }

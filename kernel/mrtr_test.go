@@ -330,6 +330,18 @@ func TestConfirmPaths(t *testing.T) {
 		t.Fatalf("elicit mode without elicitation: %+v", a)
 	}
 	el.ask(t, apiKey, item)
+	list, err := mcptest.Connect(t, el.srv.MCP(), nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if strings.Contains(fmt.Sprint(tool.InputSchema), "confirmToken") {
+			t.Fatalf("%s offers confirmToken under elicit mode", tool.Name)
+		}
+	}
+	if a := el.call2026(t, apiKey, "delete_item", with(item, "confirmToken", "x"), elicitCaps, nil, ""); !a.Result.IsError || a.Result.ResultType == "input_required" {
+		t.Fatalf("a confirmToken under elicit mode: %+v", a)
+	}
 	if _, err := kernel.New(kernel.Info{Name: "t"}, nil, &kernel.Options{ConfirmBy: "person"}); err == nil {
 		t.Fatal("an unknown confirmation path was accepted")
 	}

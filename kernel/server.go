@@ -254,7 +254,7 @@ func matchName(pattern, name string) bool {
 }
 
 func (s *Server) register(t Tool) error {
-	schema := t.wireSchema()
+	schema := s.advertised(t)
 	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
 		return fmt.Errorf("tool %s: resolving its schema: %w", t.name, err)
