@@ -30,9 +30,11 @@ import (
 // responses, requests that ask for progress or log notifications (they need
 // the SDK's event stream), protocol versions other than the legacy ones and
 // 2026-07-28, _meta protocol versions on legacy requests, params members the
-// kernel does not read (a cursor, a task), Mcp-Param-* headers, a
-// Last-Event-ID, unknown tools, lists longer than one page, ids the strict
-// decoder cannot read, and every other method.
+// kernel does not read (a cursor, a task, inputResponses, requestState),
+// Mcp-Param-* headers and tools with x-mcp-header parameters, calls that may
+// answer input_required (mrtr.go), a Last-Event-ID, unknown tools, lists
+// longer than one page, ids the strict decoder cannot read, and every other
+// method.
 
 // fastTools is what the fast path answers from, filled once by register.
 type fastTools struct {
