@@ -28,6 +28,9 @@ type Call struct {
 	preview  *Preview
 	secrets  *scrubber      // the credentials in play, never to leave the kernel
 	authzReq *authz.Request // step 12's question, for Permits
+	state    *requestState  // the verified requestState of this round (mrtr.go)
+	argsSum  string         // hex SHA-256 of the canonical arguments (mrtr.go)
+	consent  string         // hex binding digest the person accepted (mrtr_consent.go)
 }
 
 // Preview returns what the tool's Preview reported for this call, when the

@@ -39,7 +39,12 @@
 //	    surrogates, schema validation
 //	12  authorization (Options.Authz only)  authorize.go           -> tool error permission_denied
 //	13  the tool's preview: preconditions   handler.go + the tool  -> the tool's own error, no token
-//	14  confirmation gate                   handler.go             -> tool error confirmation_required /
+//	    a requestState (SEP-2322) that is   mrtr.go                -> -32602 (nothing runs)
+//	    tampered, expired, spent, another
+//	    principal's, tool's or arguments'
+//	14  confirmation gate: the person by    mrtr_consent.go        -> input_required (asked) /
+//	    elicitation where the client                                  tool error confirmation_declined
+//	    declares it, else a token           handler.go             -> tool error confirmation_required /
 //	                                                                  store_unavailable
 //	15  the tool's handler, with its Call   the tool               -> its *Error, or internal + error id
 //	16  result shaping: untrusted envelope  handler.go, scrub.go   (every channel; an answer that

@@ -30,23 +30,32 @@ import (
 // responses, requests that ask for progress or log notifications (they need
 // the SDK's event stream), protocol versions other than the legacy ones and
 // 2026-07-28, _meta protocol versions on legacy requests, params members the
-// kernel does not read (a cursor, a task), Mcp-Param-* headers, a
-// Last-Event-ID, unknown tools, lists longer than one page, ids the strict
-// decoder cannot read, and every other method.
+// kernel does not read (a cursor, a task, inputResponses, requestState),
+// Mcp-Param-* headers and tools with x-mcp-header parameters, calls that may
+// answer input_required (mrtr.go), a Last-Event-ID, unknown tools, lists
+// longer than one page, ids the strict decoder cannot read, and every other
+// method.
 
 // fastTools is what the fast path answers from, filled once by register.
 type fastTools struct {
 	impl     *mcp.Implementation
 	handlers map[string]mcp.ToolHandler
 	tools    []*mcp.Tool
+	mirrored map[string]bool // tools with x-mcp-header parameters
 }
 
 func (f *fastTools) add(t *mcp.Tool, h mcp.ToolHandler) {
 	if f.handlers == nil {
-		f.handlers = map[string]mcp.ToolHandler{}
+		f.handlers, f.mirrored = map[string]mcp.ToolHandler{}, map[string]bool{}
 	}
 	f.handlers[t.Name] = h
 	f.tools = append(f.tools, t)
+	// The go-sdk requires the Mcp-Param-* header of an x-mcp-header
+	// parameter (SEP-2243) even when the request sends none, so calls of
+	// such a tool are its to answer. Any mention counts: erring towards
+	// the go-sdk is safe.
+	b, err := json.Marshal(t.InputSchema)
+	f.mirrored[t.Name] = err != nil || bytes.Contains(b, []byte(`"x-mcp-header"`))
 }
 
 // fastVersion is the protocol version the fast path answers: "" for none
@@ -102,12 +111,14 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 			return env, false, nil, false
 		}
 	case "tools/call":
-		if _, known := s.fast.handlers[env.Name]; !known {
+		if _, known := s.fast.handlers[env.Name]; !known || s.fast.mirrored[env.Name] {
 			return env, false, nil, false
 		}
 		// A tool that needs a client capability is checked by the go-sdk
 		// path's capabilityMiddleware (capabilities.go), which answers -32021.
-		if t := s.byName[env.Name]; t == nil || len(t.requires) > 0 {
+		// A call that may answer input_required (mrtr.go) goes there too:
+		// only the go-sdk marks such a result.
+		if t := s.byName[env.Name]; t == nil || len(t.requires) > 0 || t.mayAskNow(env.Meta) {
 			return env, false, nil, false
 		}
 		if a, decided := admissionFrom(r.Context(), env.Name); !decided || a.refusal != nil {

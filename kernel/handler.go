@@ -32,7 +32,13 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 		ctx, meter := upstream.WithMeter(ctx)
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
-		res := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
+		res, rpcErr := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
+		if rpcErr != nil { // a refused requestState (mrtr.go): a protocol error
+			rec.Outcome, rec.ErrorCode = audit.Refused, string(CodeInvalidRequestState)
+			rec.Duration = s.opts.Now().Sub(start)
+			s.audit.Write(ctx, rec)
+			return nil, rpcErr
+		}
 		res = s.scrub(ctx, call, res, &rec)
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
@@ -65,37 +71,71 @@ func principalFrom(ctx context.Context, req *mcp.CallToolRequest) identity.Princ
 	return identity.Local("")
 }
 
-func (s *Server) run(ctx context.Context, call *Call, t *Tool, resolved *jsonschema.Resolved, raw json.RawMessage, rec *audit.Record) *mcp.CallToolResult {
+// run is steps 11 to 16 for one call. Its error is a protocol error, only
+// ever errRequestState; every other failure is a tool error result.
+func (s *Server) run(ctx context.Context, call *Call, t *Tool, resolved *jsonschema.Resolved, raw json.RawMessage, rec *audit.Record) (*mcp.CallToolResult, error) {
 	args, token, err := s.arguments(raw, resolved)
 	if err != nil {
-		return s.fail(ctx, call, rec, err)
+		return s.fail(ctx, call, rec, err), nil
 	}
 	rec.ArgsDigest = s.argsDigest(args)
 	clean, err := json.Marshal(args) // the arguments without confirmToken
 	if err != nil {
-		return s.fail(ctx, call, rec, err)
+		return s.fail(ctx, call, rec, err), nil
 	}
 	in, err := t.decode(clean)
 	if err != nil {
-		return s.fail(ctx, call, rec, Errorf(InvalidArgument, "The arguments do not fit the tool: %s.", describeDecodeError(err)))
+		return s.fail(ctx, call, rec, Errorf(InvalidArgument, "The arguments do not fit the tool: %s.", describeDecodeError(err))), nil
 	}
 	if refusal := s.authorize(ctx, call, t, args, rec); refusal != nil {
-		return refusal
+		return refusal, nil
+	}
+	if call.argsSum, err = argsSum(args); err != nil {
+		return s.fail(ctx, call, rec, err), nil
+	}
+	if call.state, err = s.openState(ctx, call, call.argsSum); err != nil {
+		if err == errRequestState {
+			return nil, err
+		}
+		return s.fail(ctx, call, rec, err), nil
 	}
 	if t.policy.Confirm.applies(args) {
 		if refusal := s.gate(ctx, call, t, in, args, token, rec); refusal != nil {
-			return refusal
+			return refusal, nil
 		}
 	}
 	out, err := t.handle(ctx, call, in)
+	var ask *InputRequired
+	if errors.As(err, &ask) {
+		return s.ask(ctx, call, t, ask, rec), nil
+	}
 	if err != nil {
-		return s.fail(ctx, call, rec, err)
+		return s.fail(ctx, call, rec, err), nil
 	}
 	res, err := s.shape(out)
 	if err != nil {
-		return s.fail(ctx, call, rec, err)
+		return s.fail(ctx, call, rec, err), nil
 	}
 	rec.Outcome = audit.OK
+	return res, nil
+}
+
+// ask answers a handler's AskInput: the input-required result with the
+// handler's state sealed, or an internal error for a tool that did not
+// declare AsksInput.
+func (s *Server) ask(ctx context.Context, call *Call, t *Tool, ask *InputRequired, rec *audit.Record) *mcp.CallToolResult {
+	if !t.asks {
+		return s.fail(ctx, call, rec, fmt.Errorf("tool %s asked for input without declaring AsksInput", t.name))
+	}
+	st := requestState{Kind: stateTool, Args: call.argsSum, Data: ask.State}
+	if call.consent != "" { // the person accepted this call: later rounds need not ask again
+		st.Bind, st.OK = call.consent, true
+	}
+	res, err := s.inputRequired(ctx, call, ask, st)
+	if err != nil {
+		return s.fail(ctx, call, rec, err)
+	}
+	rec.Outcome, rec.ErrorCode = audit.Refused, "input_required"
 	return res
 }
 
@@ -160,6 +200,12 @@ func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map
 	b, err := binding(call, t, args, pv)
 	if err != nil {
 		return s.fail(ctx, call, rec, err)
+	}
+	switch {
+	case s.elicits(call):
+		return s.consent(ctx, call, t, in, pv, b, rec)
+	case s.opts.ConfirmBy == ConfirmElicit:
+		return s.elicitRequired(ctx, call, rec)
 	}
 	if token != "" {
 		err := s.issuer.Redeem(ctx, b, token)

@@ -21,6 +21,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
+	"github.com/bulwarkmcp/bulwark/kernel/seal"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
@@ -47,7 +48,16 @@ type Options struct {
 	// Envelope marks upstream data in results (source name, note, limits).
 	Envelope untrusted.Envelope
 	// Confirm issues confirmation tokens; a memory-backed issuer when nil.
+	// Its store also spends requestState handles once (mrtr.go).
 	Confirm *confirm.Issuer
+	// ConfirmBy chooses how gated calls are confirmed: ConfirmAuto (the
+	// zero value: elicitation where the client declares it, else a token),
+	// ConfirmElicit or ConfirmToken.
+	ConfirmBy ConfirmPath
+	// Sealer seals requestState handles (multi-round-trip requests); a
+	// random key of this process when nil. Replicas sharing a confirmation
+	// store must share a Sealer's master key too.
+	Sealer *seal.Sealer
 	// Audit receives one record per tools/call; audit.Discard when nil.
 	Audit audit.Sink
 	// Logger gets the detail of internal errors (under the id the client
@@ -88,6 +98,7 @@ type Server struct {
 	opts      Options
 	envelope  *untrusted.Envelope
 	issuer    *confirm.Issuer
+	sealer    *seal.Sealer // requestState handles (mrtr.go)
 	audit     audit.Sink
 	logger    *slog.Logger
 	digestKey []byte
@@ -152,6 +163,16 @@ func (s *Server) setDefaults() error {
 	s.issuer = s.opts.Confirm
 	if s.issuer == nil {
 		s.issuer = confirm.NewIssuer(nil, &confirm.Options{Now: s.opts.Now})
+	}
+	if !s.opts.ConfirmBy.valid() {
+		return fmt.Errorf("confirmation path %q: use auto, elicit or token", s.opts.ConfirmBy)
+	}
+	s.sealer = s.opts.Sealer
+	if s.sealer == nil {
+		var err error
+		if s.sealer, err = newSealer(s.opts.Now); err != nil {
+			return err
+		}
 	}
 	s.audit = s.opts.Audit
 	if s.audit == nil {
@@ -233,7 +254,7 @@ func matchName(pattern, name string) bool {
 }
 
 func (s *Server) register(t Tool) error {
-	schema := t.wireSchema()
+	schema := s.advertised(t)
 	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
 		return fmt.Errorf("tool %s: resolving its schema: %w", t.name, err)

@@ -74,6 +74,7 @@ type Tool struct {
 	target      *toolTarget          // authorize.go
 	listing     []authz.ResourceType // authorize.go
 	requires    []ClientCapability   // client capabilities a call needs (RequireClient)
+	asks        bool                 // the handler may return AskInput (mrtr.go)
 }
 
 // Name is the tool's name.

@@ -108,6 +108,8 @@ func TestInvalidConfigurationStops(t *testing.T) {
 		{"cors * without auth", nil, []string{"-http", "127.0.0.1:0", "-allowed-origins", "*", "-dns-listen", "off", "-data-dir", "DIR"}, "-insecure-allow-any-origin"},
 		{"cors * with API keys", nil, []string{"-http", "127.0.0.1:0", "-allowed-origins", "*", "-auth", "apikey", "-api-keys-file", "KEYS", "-dns-listen", "off", "-data-dir", "DIR"}, "-insecure-allow-any-origin"},
 		{"unknown store-outage mode", nil, []string{"-store-outage", "maybe", "-dns-listen", "off", "-data-dir", "DIR"}, "-store-outage"},
+		{"unknown confirmation path", nil, []string{"-confirm", "person", "-dns-listen", "off", "-data-dir", "DIR"}, "-confirm \"person\""},
+		{"weak request-state key", map[string]string{"BULWARK_REQUEST_STATE_KEY": "s3cr3t"}, []string{"-dns-listen", "off", "-data-dir", "DIR"}, "BULWARK_REQUEST_STATE_KEY"},
 		{"flood guard off", nil, []string{"-http", "127.0.0.1:0", "-flood-limit", "0", "-dns-listen", "off", "-data-dir", "DIR"}, "-flood-limit"},
 		{"write tool allowed in read-only mode", nil, []string{"-read-only", "-allow-tools", "delete_zone", "-dns-listen", "off", "-data-dir", "DIR"}, "delete_zone: -read-only (BULWARK_READ_ONLY or HETZNER_READ_ONLY) is on, so remove the tool from -allow-tools (BULWARK_ALLOW_TOOLS or HETZNER_ALLOW_TOOLS)"},
 	}
@@ -140,6 +142,12 @@ func TestInvalidConfigurationStops(t *testing.T) {
 // connected client.
 func session(t *testing.T, vars map[string]string, args ...string) (*mcp.ClientSession, *fakeEnv, *syncBuffer) {
 	t.Helper()
+	return sessionWith(t, nil, vars, args...)
+}
+
+// sessionWith is session with the client's options (handlers it declares).
+func sessionWith(t *testing.T, copts *mcp.ClientOptions, vars map[string]string, args ...string) (*mcp.ClientSession, *fakeEnv, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sr, cw := io.Pipe()
 	cr, sw := io.Pipe()
@@ -149,7 +157,7 @@ func session(t *testing.T, vars map[string]string, args ...string) (*mcp.ClientS
 	go func() {
 		done <- Run(ctx, Env{Args: append([]string{"dns"}, args...), Getenv: env.Getenv, Unsetenv: env.Unsetenv, Stdin: sr, Stdout: sw, Stderr: &stderr})
 	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test"}, copts).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {
 		cancel()
 		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())

@@ -21,6 +21,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/memory"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
+	"github.com/bulwarkmcp/bulwark/kernel/seal"
 	"github.com/bulwarkmcp/bulwark/kernel/store"
 )
 
@@ -33,6 +34,8 @@ type serving struct {
 	auditTo        string
 	logLevel       string
 	confirmTTL     time.Duration
+	confirmBy      string
+	stateKey       secret
 	rateLimit      autoInt
 	storeOutage    string
 	plans          []string
@@ -69,6 +72,8 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.auditTo, "audit", "BULWARK_AUDIT", "", "write one JSON line per tool call to `PATH` (or \"stderr\")")
 	f.String(&s.logLevel, "log-level", "BULWARK_LOG_LEVEL", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	f.Duration(&s.confirmTTL, "confirm-ttl", "BULWARK_CONFIRM_TTL", confirm.DefaultTTL, "how long a confirmation token stays valid")
+	f.String(&s.confirmBy, "confirm", "BULWARK_CONFIRM", string(kernel.ConfirmAuto), "how gated calls are confirmed: auto (ask the person by elicitation where the client declares it, else a token), elicit (only ask the person) or token")
+	f.Secret(&s.stateKey, "request-state-key-file", "BULWARK_REQUEST_STATE_KEY", "the secret (32+ bytes, hex or base64) sealing requestState handles of multi-round-trip calls; replicas must share it (default: a random key per process)")
 	f.AutoInt(&s.rateLimit, "rate-limit", "BULWARK_RATE_LIMIT", fmt.Sprintf("`N` tool calls per minute per principal, 0 for no limit (auto: none over stdio, %d on a loopback listener, %d beyond)", loopbackRateLimit, ratelimit.DefaultLimit))
 	f.String(&s.storeOutage, "store-outage", "BULWARK_STORE_OUTAGE", outageRefuse, "while the shared-state Redis is unreachable: "+outageRefuse+" every call, or "+outageServeReads+" (read-only tools go on under a per-process limit; writes and confirmations are still refused)")
 	f.List(&s.plans, "plans", "BULWARK_PLANS", "plan names, lowest first, that tool tiers refer to (default free,pro,enterprise)")
@@ -165,6 +170,9 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 		tokens, limits = shared, shared
 	}
 	opts.Confirm = confirm.NewIssuer(tokens, &confirm.Options{TTL: s.confirmTTL})
+	if err := s.confirmation(&opts, logger); err != nil {
+		return opts, nil, err
+	}
 	plans := s.plans
 	if len(plans) == 0 {
 		plans = ratelimit.DefaultPlans
@@ -407,4 +415,28 @@ var isTerminal = func(r io.Reader) bool {
 		return false
 	}
 	return fileIsTerminal(f)
+}
+
+// confirmation sets the confirmation path and the requestState sealer.
+func (s *serving) confirmation(opts *kernel.Options, logger *slog.Logger) error {
+	switch p := kernel.ConfirmPath(s.confirmBy); p {
+	case kernel.ConfirmAuto, kernel.ConfirmElicit, kernel.ConfirmToken:
+		opts.ConfirmBy = p
+	default:
+		return fmt.Errorf("%w: -confirm %q: use auto, elicit or token", errUsage, s.confirmBy)
+	}
+	if !s.stateKey.set() {
+		if s.redisURL.set() {
+			logger.Warn("replicas share a store but no -request-state-key-file: a multi-round-trip retry (consent by elicitation on 2026-07-28) that reaches another replica is refused")
+		}
+		return nil
+	}
+	master, err := seal.ParseKey(s.stateKey.value)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", errUsage, s.stateKey.source, err)
+	}
+	if opts.Sealer, err = seal.New(master, nil); err != nil {
+		return fmt.Errorf("%w: %s: %v", errUsage, s.stateKey.source, err)
+	}
+	return nil
 }

@@ -33,6 +33,7 @@ func New(opts *Options) (*kernel.Server, error) {
 	}
 	addResources(srv.MCP())
 	addPrompts(srv.MCP())
+	addMRTRPrompt(srv.MCP())
 	srv.MCP().AddReceivingMiddleware(completion)
 	return srv, nil
 }

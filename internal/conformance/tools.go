@@ -37,11 +37,12 @@ var readOnly = kernel.Policy{
 
 type noArgs struct{}
 
-// Tools returns the fixture's tool declarations. Names the kernel cannot
-// serve (sampling, elicitation, MRTR, diagnostic hooks that change the tool
-// list) are absent; test/e2e/README.md says why.
+// Tools returns the fixture's tool declarations, the multi-round-trip ones
+// (mrtr.go) included. Names the kernel cannot serve (server-to-client
+// requests on a 2025-11-25 stateless request, diagnostic hooks that change
+// the tool list) are absent; test/e2e/README.md says why.
 func Tools() []kernel.Tool {
-	return []kernel.Tool{
+	return append([]kernel.Tool{
 		simple("test_simple_text", "Returns a fixed line of text.", func() any { return kernel.Text(SimpleText) }),
 		simple("test_image_content", "Returns a 1x1 PNG image.", func() any {
 			return kernel.Content{&mcp.ImageContent{MIMEType: "image/png", Data: PNG()}}
@@ -81,7 +82,7 @@ func Tools() []kernel.Tool {
 		simple("test_streaming_elicitation", "Returns a plain result; it never sends a request to the client.", func() any { return kernel.Text(StreamToolText) }),
 		dynamic("json_schema_2020_12_tool", "Takes arguments described with JSON Schema 2020-12 features.", schema202012),
 		dynamic("test_x_mcp_header", "Takes a region argument mirrored into the Mcp-Param-Region header (SEP-2243).", schemaXMCPHeader),
-	}
+	}, mrtrTools()...)
 }
 
 // simple declares an argument-less tool returning what f builds.

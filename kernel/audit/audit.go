@@ -59,6 +59,10 @@ const (
 	ConfirmIssued   Confirm = "issued"   // no token given: a token was issued and the call refused
 	ConfirmRedeemed Confirm = "redeemed" // the token given confirmed this exact call
 	ConfirmRefused  Confirm = "refused"  // the token given did not: a fresh one was issued
+	// Consent by elicitation: the person is asked through the client.
+	ConfirmAsked    Confirm = "elicit_asked"    // the call was answered with the question (input required)
+	ConfirmElicited Confirm = "elicit_accepted" // the client answered accept for this exact call
+	ConfirmDeclined Confirm = "elicit_declined" // the client answered decline or cancel: nothing ran
 )
 
 // A Sink receives records. Write must be safe for concurrent use and should

@@ -46,6 +46,11 @@ func (r *recorder) Write(p []byte) (int, error) {
 type Options struct {
 	// Client options, e.g. handlers for progress and log notifications.
 	Client *mcp.ClientOptions
+	// ProtocolVersion is the version the client asks for ("" for the
+	// latest): "2025-11-25" makes a session that initializes, on which the
+	// server sends real requests (elicitation/create) instead of
+	// input-required results.
+	ProtocolVersion string
 }
 
 // Connect runs srv on an in-memory transport and returns a connected,
@@ -74,7 +79,11 @@ func Connect(t testing.TB, srv *mcp.Server, opts *Options) *Session {
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "v0"}, &copts)
-	cs, err := client.Connect(ctx, ct, nil)
+	var sopts *mcp.ClientSessionOptions
+	if opts != nil && opts.ProtocolVersion != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
+	}
+	cs, err := client.Connect(ctx, ct, sopts)
 	if err != nil {
 		t.Fatalf("client connect: %v", err)
 	}

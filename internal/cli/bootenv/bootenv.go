@@ -31,6 +31,7 @@ var Secrets = []string{
 	"VULNETIX_API_BASE_URL",
 	"MCP_AEAD_KEY",
 	"BULWARK_VDB_AI_KEY",
+	"BULWARK_REQUEST_STATE_KEY",
 }
 
 // IsSecret reports whether name is on the Secrets list.
