@@ -65,13 +65,13 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	}
 	notePlan(ctx, resp.Header.Get("X-VDB-Plan"))
 	if !resp.OK() {
-		return nil, s.statusError(resp, cred)
+		return nil, s.statusError(call, resp, cred)
 	}
 	if !isJSON(resp.Header.Get("Content-Type")) {
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API answered with %s, not JSON.", safeType(resp.Header.Get("Content-Type")))
 	}
-	body, echoed := cred.scrub(resp.Body)
-	if echoed && !json.Valid(body) {
+	body, echoed := call.Scrub(resp.Body, cred.secrets...)
+	if echoed > 0 && !json.Valid(body) {
 		// The credential sat where removing it breaks the JSON (a number,
 		// a key): refuse the answer rather than pass any of it on.
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API echoed the credential in its answer; the answer was dropped.")
@@ -132,8 +132,8 @@ func upstreamMessage(resp *upstream.Response) string {
 
 // statusError maps a non-2xx answer to a tool error. The upstream's own
 // message travels only inside the envelope (WithUpstream); headers never do.
-func (s *Server) statusError(resp *upstream.Response, cred credential) error {
-	resp.Body, _ = cred.scrub(resp.Body)
+func (s *Server) statusError(call *kernel.Call, resp *upstream.Response, cred credential) error {
+	resp.Body, _ = call.Scrub(resp.Body, cred.secrets...)
 	msg := upstreamMessage(resp)
 	var e *kernel.Error
 	switch st := resp.StatusCode; {
