@@ -33,10 +33,13 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
 		res := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
+		call.noteRecord(&rec)
 		res = s.scrub(ctx, call, res, &rec)
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
-		rec.UpstreamCalls = int(meter.Stats().Calls)
+		st := meter.Stats()
+		rec.UpstreamCalls, rec.UpstreamRetries = int(st.Calls), st.Retries
+		rec.UpstreamBytesOut, rec.UpstreamBytesIn = st.BytesOut, st.BytesIn
 		s.audit.Write(ctx, rec)
 		return res, nil
 	}

@@ -284,6 +284,9 @@ func (sc *scrubber) record(rec *audit.Record) {
 		return
 	}
 	rec.ErrorCode = sc.String(rec.ErrorCode)
+	for k, v := range rec.Attrs {
+		rec.Attrs[k] = sc.String(v)
+	}
 }
 
 // callSecrets is the scrubber of one call: the server's configured

@@ -9,7 +9,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 )
 
-// Credential schemes, as the analytics name them.
+// Credential schemes, as the audit record names them (attrScheme).
 const (
 	schemeAPIKey = "apikey"
 	schemeBearer = "bearer"

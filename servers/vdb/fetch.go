@@ -46,24 +46,23 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	if err != nil {
 		return nil, err
 	}
-	noteCredential(ctx, cred.scheme)
+	call.SetAuditAttr(attrScheme, cred.scheme)
 	u := *s.api
 	u.Path = s.api.Path + "/v2" + path
 	u.RawPath = s.api.EscapedPath() + "/v2" + raw
 	u.RawQuery = q.Encode()
 	key := cacheKey(call.Principal.ID, cred.cacheID, u.EscapedPath()+"?"+u.RawQuery)
 	if f, ok := s.cache.get(key); ok {
-		noteCache(ctx, true)
-		notePlan(ctx, f.header.Get("X-VDB-Plan"))
+		call.CacheHit()
+		notePlan(call, f.header.Get("X-VDB-Plan"))
 		return f, nil
 	}
-	noteCache(ctx, false)
 	resp, err := s.http.Do(ctx, &upstream.Request{URL: &u, Header: http.Header{
 		"Authorization": {cred.header}, "Accept": {"application/json"}}})
 	if err != nil {
 		return nil, transportError(err)
 	}
-	notePlan(ctx, resp.Header.Get("X-VDB-Plan"))
+	notePlan(call, resp.Header.Get("X-VDB-Plan"))
 	if !resp.OK() {
 		return nil, s.statusError(call, resp, cred)
 	}

@@ -123,8 +123,8 @@ var commonRules = map[string]argschema.Rule{
 
 // declare builds a read-only data tool, its schema bounded: every string
 // at most maxArgLen, the shared rules, then the tool's own.
-func declare[In any](s *Server, name, desc string, h func(ctx context.Context, call *kernel.Call, in In) (out, error), rules map[string]argschema.Rule) kernel.Tool {
-	t := kernel.NewTool(kernel.Spec[In, out]{Name: name, Description: desc, Policy: readOnly, Handle: measured(s, name, h)})
+func declare[In any](name, desc string, h func(ctx context.Context, call *kernel.Call, in In) (out, error), rules map[string]argschema.Rule) kernel.Tool {
+	t := kernel.NewTool(kernel.Spec[In, out]{Name: name, Description: desc, Policy: readOnly, Handle: h})
 	sc := t.InputSchema()
 	if sc == nil {
 		return t
