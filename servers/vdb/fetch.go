@@ -80,6 +80,16 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	return f, nil
 }
 
+// getJSON is get, then the answer decoded.
+func (s *Server) getJSON(ctx context.Context, call *kernel.Call, segs []string, q url.Values) (*fetched, any, error) {
+	f, err := s.get(ctx, call, segs, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := decode(f.body)
+	return f, v, err
+}
+
 func isJSON(ct string) bool {
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))

@@ -48,7 +48,7 @@ func FuzzSummarize(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		sum, err := Summarize(body)
+		sum, err := summarize(body)
 		if err != nil {
 			return
 		}

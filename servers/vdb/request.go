@@ -178,11 +178,7 @@ func (s *Server) request(ctx context.Context, call *kernel.Call, in requestArgs)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.get(ctx, call, segs, q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := decode(f.body)
+	f, v, err := s.getJSON(ctx, call, segs, q)
 	if err != nil {
 		return nil, err
 	}

@@ -153,11 +153,7 @@ func orNoop(r argschema.Rule) argschema.Rule {
 
 // record fetches one JSON document and returns it compacted.
 func (s *Server) record(ctx context.Context, call *kernel.Call, q url.Values, segs ...string) (out, error) {
-	f, err := s.get(ctx, call, segs, q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := decode(f.body)
+	f, v, err := s.getJSON(ctx, call, segs, q)
 	if err != nil {
 		return nil, err
 	}
@@ -174,11 +170,7 @@ func (s *Server) page(ctx context.Context, call *kernel.Call, pg Page, q url.Val
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.get(ctx, call, segs, q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := decode(f.body)
+	f, v, err := s.getJSON(ctx, call, segs, q)
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func (s *Server) vuln(ctx context.Context, call *kernel.Call, in vulnArgs) (out,
 		}
 		return result(f, out{"id": in.ID, "detail": "full", "bytes": len(f.body), "record": compact(v, 0)}), nil
 	}
-	sum, err := Summarize(f.body)
+	sum, err := summarize(f.body)
 	if err != nil {
 		return nil, err
 	}
