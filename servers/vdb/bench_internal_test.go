@@ -13,6 +13,17 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 )
 
+// overFake is a Server over the fake, with key as its credential and
+// cacheEntries as Config.CacheEntries.
+func overFake(tb testing.TB, fake *vdbapi.Server, key string, cacheEntries int) *Server {
+	s, err := New(Config{APIBaseURL: fake.APIURL(), SiteBaseURL: fake.SiteURL(), CacheEntries: cacheEntries},
+		Deps{Credential: func(*kernel.Call) (string, error) { return key, nil }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
 // BenchmarkGetCached: the fetch layer alone (credential, cache key, cache
 // or upstream, checks), the same request against the fake with the cache
 // off (the baseline) and on, interleaved. The tool-level comparison is
@@ -20,15 +31,7 @@ import (
 func BenchmarkGetCached(b *testing.B) {
 	fake := vdbapi.Start(b, nil)
 	key := fake.AddKey(vdbapi.OrgA, "secret-a")
-	mk := func(entries int) *Server {
-		s, err := New(Config{APIBaseURL: fake.APIURL(), SiteBaseURL: fake.SiteURL(), CacheEntries: entries},
-			Deps{Credential: func(*kernel.Call) (string, error) { return key, nil }})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s
-	}
-	off, on := mk(-1), mk(0)
+	off, on := overFake(b, fake, key, -1), overFake(b, fake, key, 0)
 	call := &kernel.Call{Principal: identity.Principal{ID: "alice"}}
 	segs := []string{"vuln", vdbapi.Log4Shell, "kev"}
 	ctx := context.Background()

@@ -30,11 +30,7 @@ func TestEchoNeverReachesTheCache(t *testing.T) {
 	}
 	body, _ := json.Marshal(map[string]any{"id": vdbapi.Log4Shell, "notes": echoes})
 	fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultRaw, ContentType: "application/json", Body: string(body), Times: 1})
-	s, err := New(Config{APIBaseURL: fake.APIURL(), SiteBaseURL: fake.SiteURL()},
-		Deps{Credential: func(*kernel.Call) (string, error) { return key, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := overFake(t, fake, key, 0)
 	call := &kernel.Call{Principal: identity.Principal{ID: "alice"}}
 	f, err := s.get(context.Background(), call, []string{"vuln", vdbapi.Log4Shell, "kev"}, nil)
 	if err != nil {
