@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
@@ -31,6 +34,7 @@ type Call struct {
 	state    *requestState  // the verified requestState of this round (mrtr.go)
 	argsSum  string         // hex SHA-256 of the canonical arguments (mrtr.go)
 	consent  string         // hex binding digest the person accepted (mrtr_consent.go)
+	notes    callNotes      // for the audit record: CacheHit, SetAuditAttr
 }
 
 // Preview returns what the tool's Preview reported for this call, when the
@@ -136,4 +140,52 @@ func (s *Server) sanitizeLogData(data any) json.RawMessage {
 		return json.RawMessage(`"[unencodable]"`)
 	}
 	return clean
+}
+
+// callNotes is what a handler tells the kernel for the call's audit record.
+type callNotes struct {
+	mu        sync.Mutex
+	cacheHits int
+	attrs     map[string]string
+}
+
+// CacheHit notes, for the call's audit record (audit.Record.CacheHits),
+// that the server answered a request from its own cache instead of the
+// upstream. It is safe for concurrent use.
+func (c *Call) CacheHit() {
+	c.notes.mu.Lock()
+	c.notes.cacheHits++
+	c.notes.mu.Unlock()
+}
+
+// SetAuditAttr sets a server-specific attribute of the call's audit record
+// (audit.Record.Attrs), such as the status of an enrichment step. Keys and
+// values come from fixed vocabularies: never an argument's value, a
+// credential or an id. A key or value longer than audit.MaxAttrLen bytes, or
+// a new key past audit.MaxAttrs, is dropped; values are scrubbed of the
+// credentials in play like the rest of the record. It is safe for
+// concurrent use.
+func (c *Call) SetAuditAttr(key, value string) {
+	if key == "" || len(key) > audit.MaxAttrLen || len(value) > audit.MaxAttrLen {
+		return
+	}
+	c.notes.mu.Lock()
+	defer c.notes.mu.Unlock()
+	if _, ok := c.notes.attrs[key]; !ok && len(c.notes.attrs) >= audit.MaxAttrs {
+		return
+	}
+	if c.notes.attrs == nil {
+		c.notes.attrs = map[string]string{}
+	}
+	c.notes.attrs[key] = value
+}
+
+// noteRecord copies the handler's notes into rec.
+func (c *Call) noteRecord(rec *audit.Record) {
+	c.notes.mu.Lock()
+	defer c.notes.mu.Unlock()
+	rec.CacheHits = c.notes.cacheHits
+	if len(c.notes.attrs) > 0 {
+		rec.Attrs = maps.Clone(c.notes.attrs)
+	}
 }

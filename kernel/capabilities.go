@@ -32,10 +32,10 @@ const (
 	ClientElicitation ClientCapability = "elicitation"
 )
 
-// CodeMissingClientCapability is the JSON-RPC error a call gets when its
+// codeMissingClientCapability is the JSON-RPC error a call gets when its
 // tool requires a client capability the request did not declare
 // (MissingRequiredClientCapability; HTTP 400 on 2026-07-28).
-const CodeMissingClientCapability = -32021
+const codeMissingClientCapability = -32021
 
 // RequireClient declares the client capabilities the tool needs. A call
 // from a client that did not declare each of them (in the request's _meta
@@ -134,7 +134,7 @@ func missingClient(required []ClientCapability, have *mcp.ClientCapabilities) *j
 	// The data is a ClientCapabilities object keyed by what is missing:
 	// {"requiredCapabilities":{"sampling":{}}}.
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": want})
-	return &jsonrpc.Error{Code: CodeMissingClientCapability,
+	return &jsonrpc.Error{Code: codeMissingClientCapability,
 		Message: "This tool needs client capabilities the request did not declare: " + strings.Join(names, ", "),
 		Data:    data}
 }

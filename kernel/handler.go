@@ -39,10 +39,13 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 			s.audit.Write(ctx, rec)
 			return nil, rpcErr
 		}
+		call.noteRecord(&rec)
 		res = s.scrub(ctx, call, res, &rec)
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
-		rec.UpstreamCalls = int(meter.Stats().Calls)
+		st := meter.Stats()
+		rec.UpstreamCalls, rec.UpstreamRetries = int(st.Calls), st.Retries
+		rec.UpstreamBytesOut, rec.UpstreamBytesIn = st.BytesOut, st.BytesIn
 		s.audit.Write(ctx, rec)
 		return res, nil
 	}

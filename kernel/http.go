@@ -15,7 +15,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
-	"github.com/bulwarkmcp/bulwark/kernel/internal/listen"
+	"github.com/bulwarkmcp/bulwark/kernel/listen"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )

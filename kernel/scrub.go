@@ -109,6 +109,9 @@ func newScrubber(values ...string) *scrubber {
 
 // with returns a scrubber that also removes values.
 func (sc *scrubber) with(values ...string) *scrubber {
+	if len(values) == 0 {
+		return sc
+	}
 	if sc == nil {
 		return newScrubber(values...)
 	}
@@ -263,12 +266,27 @@ func (sc *scrubber) result(res *mcp.CallToolResult) (int, bool) {
 	return total + n, true
 }
 
+// Scrub returns b with the credentials in play for the call removed, the
+// way the kernel removes them from the call's result (as they are,
+// JSON-escaped, base64-encoded, a prefix before a cut), together with more:
+// credential values the server holds or derives itself, such as a key a
+// sign-in stored or the secret part of a header, which the kernel cannot
+// know. Each becomes untrusted.Redacted. It returns how many replacements it
+// made; b is not modified. A server calls it on an upstream answer before
+// it decodes or caches it, so that an echoed credential is never kept.
+func (c *Call) Scrub(b []byte, more ...string) ([]byte, int) {
+	return c.secrets.with(more...).bytes(b)
+}
+
 // record scrubs the free-text fields of an audit record.
 func (sc *scrubber) record(rec *audit.Record) {
 	if sc == nil {
 		return
 	}
 	rec.ErrorCode = sc.String(rec.ErrorCode)
+	for k, v := range rec.Attrs {
+		rec.Attrs[k] = sc.String(v)
+	}
 }
 
 // callSecrets is the scrubber of one call: the server's configured

@@ -233,3 +233,44 @@ func TestBYOKCredentialEchoIsScrubbed(t *testing.T) {
 		})
 	}
 }
+
+// Call.Scrub is the one scrubber for a server's own use (an upstream
+// answer before it is decoded or cached): it removes the credentials the
+// kernel has in play and the values the server adds, in every form the
+// result scrubber finds, and leaves its input alone. Outside a call it
+// removes the added values only.
+func TestCallScrub(t *testing.T) {
+	const derived = "derived-PART-9f3k2m1x"
+	answer := fmt.Sprintf(`{"a":%q,"b":%q,"c":%q}`, serverToken, derived, base64.StdEncoding.EncodeToString([]byte("k="+derived)))
+	var got []string
+	tool := kernel.NewTool(kernel.Spec[struct{}, any]{
+		Name: "fetch", Description: "Scrubs an upstream answer.", Policy: readPolicy,
+		Handle: func(_ context.Context, c *kernel.Call, _ struct{}) (any, error) {
+			in := []byte(answer)
+			out, n := c.Scrub(in, derived)
+			got = append(got, string(out), fmt.Sprint(n), string(in))
+			return map[string]any{}, nil
+		},
+	})
+	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool},
+		&kernel.Options{Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: serverToken}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := mcptest.Connect(t, srv.MCP(), nil)
+	if _, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatal("the handler did not run")
+	}
+	lacksSecret(t, "scrubbed answer", got[0], serverToken)
+	lacksSecret(t, "scrubbed answer", got[0], derived)
+	if got[1] != "3" || !json.Valid([]byte(got[0])) || got[2] != answer {
+		t.Errorf("Scrub = %s, %s replacements; input now %s", got[0], got[1], got[2])
+	}
+	out, n := (&kernel.Call{}).Scrub([]byte(answer), derived)
+	if n != 2 || !strings.Contains(string(out), serverToken) {
+		t.Errorf("outside a call: %s, %d replacements", out, n)
+	}
+}

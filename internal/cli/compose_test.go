@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/bulwarkmcp/bulwark/kernel/listen"
 )
 
 // compose.yaml's bulwark command parses as `bulwark dns` flags, so the
@@ -44,7 +46,7 @@ func TestComposeCommandParses(t *testing.T) {
 	}
 	var s serving
 	s.http, s.auth = fs.Lookup("http").Value.String(), fs.Lookup("auth").Value.String()
-	if loopbackBind(s.http) || s.auth == "none" {
+	if listen.Loopback(s.http) || s.auth == "none" {
 		t.Errorf("the compose replicas listen on %s with -auth %s", s.http, s.auth)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/listen"
 	"github.com/bulwarkmcp/bulwark/kernel/observe"
 )
 
@@ -60,7 +61,7 @@ func (o *observing) start(ctx context.Context, logger *slog.Logger) (stop func()
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	if o.registry != nil {
-		if !observe.Loopback(o.metricsAddr) {
+		if !listen.Loopback(o.metricsAddr) {
 			logger.Warn("the metrics listener is reachable beyond loopback: anyone who can connect reads the call counts", "addr", o.metricsAddr)
 		}
 		ready := make(chan string, 1)

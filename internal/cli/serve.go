@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/listen"
 	"github.com/bulwarkmcp/bulwark/kernel/memory"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
@@ -122,7 +122,7 @@ func (s *serving) limits() (rate, flood int) {
 	switch {
 	case s.http == "":
 		rate, flood = 0, 0
-	case loopbackBind(s.http):
+	case listen.Loopback(s.http):
 		rate, flood = loopbackRateLimit, loopbackFloodLimit
 	default:
 		rate, flood = ratelimit.DefaultLimit, httpguard.DefaultFloodLimit
@@ -278,7 +278,7 @@ func (s *serving) httpOptions() (kernel.HTTPOptions, error) {
 	o.Guards.MaxBodyBytes = int64(*s.maxBodyPtr)
 	switch s.auth {
 	case "none":
-		if !loopbackBind(s.http) {
+		if !listen.Loopback(s.http) {
 			return o, fmt.Errorf("%w: -http %s listens beyond loopback without authentication: use -auth apikey or -auth oauth", errUsage, s.http)
 		}
 	case "apikey":
@@ -323,18 +323,6 @@ func (s *serving) oauth() (*identity.OAuth, error) {
 		return nil, err
 	}
 	return identity.NewOAuth(s.oauthResource, s.oauthIssuer, keys, &identity.OAuthOptions{RequiredScopes: s.oauthScopes})
-}
-
-func loopbackBind(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil || host == "" {
-		return true // a bare port binds 127.0.0.1
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // serve runs srv over stdio or HTTP until ctx ends.
@@ -385,22 +373,15 @@ func portOf(addr string) string {
 	return p
 }
 
-// httpAddr checks an -http value and returns the address it binds (a bare
-// port binds 127.0.0.1), so that a mistyped one stops startup with a
-// one-line reason instead of an error from deep in net.Listen.
+// httpAddr checks an -http value and returns the address it binds
+// (listen.Parse: a bare port binds 127.0.0.1), so that a mistyped one stops
+// startup with a one-line reason instead of an error from deep in net.Listen.
 func httpAddr(v string) (string, error) {
-	host, port, err := net.SplitHostPort(v)
+	addr, err := listen.Parse(v)
 	if err != nil {
-		host, port = "", v
-	}
-	n, perr := strconv.Atoi(port)
-	if perr != nil || n < 0 || n > 65535 || strings.ContainsAny(host, " /") {
 		return "", fmt.Errorf("%w: -http %q is not an address: use :PORT or HOST:PORT (e.g. -http :8080)", errUsage, v)
 	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
+	return addr, nil
 }
 
 // stdinHint is printed when bulwark is started from a terminal: over stdio

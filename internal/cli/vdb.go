@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/redis/go-redis/v9"
 
@@ -22,7 +21,6 @@ type vdbFlags struct {
 	apiKey            secret
 	aeadKey           secret
 	keyFile           string
-	analytics         string
 	aiURL, aiModel    string
 	aiKey             secret
 }
@@ -54,7 +52,6 @@ func setupVDB(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	f.Secret(&c.apiKey, "api-key-file", "VULNETIX_API_KEY", "stdio: the Vulnetix credential, \"<org>:<key>\" (ApiKey) or a token (Bearer)")
 	f.Secret(&c.aeadKey, "aead-key-file", "MCP_AEAD_KEY", "the secret (32+ bytes, hex or base64) sealing sign-in handles and stored keys; without it the sign-in tools are off")
 	f.String(&c.keyFile, "key-file", "BULWARK_VDB_KEY_FILE", "", "stdio: where a sign-in stores the key, mode 0600 (default <user config dir>/bulwark/vulnetix-key)")
-	f.String(&c.analytics, "analytics", "BULWARK_VDB_ANALYTICS", "", "write one JSON analytics point per tool call to `PATH` (or \"stderr\")")
 	f.String(&c.aiURL, "ai-url", "BULWARK_VDB_AI_URL", "", "optional AI enrichment: an OpenAI-compatible endpoint's base URL (…/v1)")
 	f.String(&c.aiModel, "ai-model", "BULWARK_VDB_AI_MODEL", "", "the model name for -ai-url")
 	f.Secret(&c.aiKey, "ai-key-file", "BULWARK_VDB_AI_KEY", "the bearer key of -ai-url")
@@ -77,9 +74,6 @@ func runVDB(ctx context.Context, c *vdbFlags, env Env) error {
 	}
 	deps := vdbsrv.Deps{}
 	if err := c.vdbCredentials(&opts, &deps, logger); err != nil {
-		return err
-	}
-	if deps.Analytics, err = c.vdbAnalytics(env); err != nil {
 		return err
 	}
 	deps.AIKey = c.aiKey.value
@@ -145,18 +139,4 @@ func (c *vdbFlags) vdbCredentials(opts *kernel.Options, deps *vdbsrv.Deps, logge
 		deps.Keys = vdbsrv.NewFileKeys(path)
 	}
 	return nil
-}
-
-func (c *vdbFlags) vdbAnalytics(env Env) (vdbsrv.Analytics, error) {
-	switch c.analytics {
-	case "":
-		return nil, nil
-	case "stderr":
-		return vdbsrv.NewJSONAnalytics(env.Stderr), nil
-	}
-	f, err := os.OpenFile(c.analytics, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening the analytics file: %w", err)
-	}
-	return vdbsrv.NewJSONAnalytics(f), nil
 }

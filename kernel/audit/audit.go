@@ -49,7 +49,27 @@ type Record struct {
 	AuthzPolicies []string `json:"authz_policies,omitempty"`
 	// Confirm is what the confirmation gate did, when it ran and decided.
 	Confirm Confirm `json:"confirm,omitempty"`
+	// UpstreamRetries counts the upstream attempts after the first of a
+	// request; UpstreamBytesOut and UpstreamBytesIn are the request and
+	// response body bytes exchanged with upstreams (upstream.Meter).
+	UpstreamRetries  int64 `json:"upstream_retries"`
+	UpstreamBytesOut int64 `json:"upstream_bytes_out"`
+	UpstreamBytesIn  int64 `json:"upstream_bytes_in"`
+	// CacheHits counts the answers the server took from its own cache
+	// instead of an upstream (kernel.Call.CacheHit).
+	CacheHits int `json:"cache_hits,omitempty"`
+	// Attrs are the server's own attributes of the call
+	// (kernel.Call.SetAuditAttr), such as the AI enrichment's status: at
+	// most MaxAttrs, each key and value at most MaxAttrLen bytes, from fixed
+	// vocabularies — never an argument's value, a credential or an id.
+	Attrs map[string]string `json:"attrs,omitempty"`
 }
+
+// Bounds of Record.Attrs: kernel.Call.SetAuditAttr drops what exceeds them.
+const (
+	MaxAttrs   = 16
+	MaxAttrLen = 64
+)
 
 // Confirm is what the confirmation gate did with a call.
 type Confirm string

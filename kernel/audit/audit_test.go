@@ -22,3 +22,15 @@ func TestJSONLines(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
+
+// A server's notes travel on the same line as the kernel's fields.
+func TestJSONLinesCarriesServerNotes(t *testing.T) {
+	var buf bytes.Buffer
+	NewJSONLines(&buf).Write(context.Background(), Record{Tool: "vdb_vuln", Outcome: OK, UpstreamRetries: 1, CacheHits: 2,
+		Attrs: map[string]string{"ai": "ok"}})
+	for _, want := range []string{`"upstream_retries":1`, `"cache_hits":2`, `"attrs":{"ai":"ok"}`} {
+		if !bytes.Contains(buf.Bytes(), []byte(want)) {
+			t.Errorf("%s lacks %s", buf.Bytes(), want)
+		}
+	}
+}

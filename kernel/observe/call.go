@@ -15,18 +15,18 @@ import (
 
 // Span attribute keys. Semantic-convention names where one exists.
 const (
-	AttrMethod     = "mcp.method.name"
-	AttrTool       = "gen_ai.tool.name"
-	AttrServer     = "bulwark.server"
-	AttrOutcome    = "bulwark.outcome"
-	AttrErrorCode  = "error.type"
-	AttrErrorID    = "bulwark.error_id"
-	AttrConfirm    = "bulwark.confirm"
-	AttrUpstreams  = "bulwark.upstream_calls"
-	AttrHTTPMethod = "http.request.method"
-	AttrHost       = "server.address"
-	AttrStatus     = "http.response.status_code"
-	AttrRetry      = "bulwark.retry"
+	attrMethod     = "mcp.method.name"
+	attrTool       = "gen_ai.tool.name"
+	attrServer     = "bulwark.server"
+	attrOutcome    = "bulwark.outcome"
+	attrErrorCode  = "error.type"
+	attrErrorID    = "bulwark.error_id"
+	attrConfirm    = "bulwark.confirm"
+	attrUpstreams  = "bulwark.upstream_calls"
+	attrHTTPMethod = "http.request.method"
+	attrHost       = "server.address"
+	attrStatus     = "http.response.status_code"
+	attrRetry      = "bulwark.retry"
 )
 
 // tracecontext is the W3C Trace Context propagator: the only one, since
@@ -45,8 +45,8 @@ func (s *server) StartCall(ctx context.Context, tool string) context.Context {
 	if s.tracer != nil {
 		ctx = parentFromTrace(ctx)
 		ctx, c.span = s.tracer.Start(ctx, "tools/call "+s.toolName(tool), trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String(AttrMethod, "tools/call"), attribute.String(AttrTool, s.toolName(tool)),
-				attribute.String(AttrServer, s.name)))
+			trace.WithAttributes(attribute.String(attrMethod, "tools/call"), attribute.String(attrTool, s.toolName(tool)),
+				attribute.String(attrServer, s.name)))
 		ctx = withSpanTrace(ctx)
 	}
 	ctx = context.WithValue(ctx, callKey{}, c)
@@ -98,8 +98,8 @@ func (s *server) Write(ctx context.Context, r audit.Record) {
 	{
 		// Refused before the tool layer: a span over the refusal.
 		_, span = s.tracer.Start(parentFromTrace(ctx), "tools/call "+tool, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithTimestamp(r.Time), trace.WithAttributes(attribute.String(AttrMethod, "tools/call"),
-				attribute.String(AttrTool, tool), attribute.String(AttrServer, s.name)))
+			trace.WithTimestamp(r.Time), trace.WithAttributes(attribute.String(attrMethod, "tools/call"),
+				attribute.String(attrTool, tool), attribute.String(attrServer, s.name)))
 	}
 	annotate(span, &r)
 	span.End(trace.WithTimestamp(r.Time.Add(r.Duration)))
@@ -108,16 +108,16 @@ func (s *server) Write(ctx context.Context, r audit.Record) {
 // annotate sets what the record says of the call: never an argument, a
 // principal or a credential.
 func annotate(span trace.Span, r *audit.Record) {
-	attrs := []attribute.KeyValue{attribute.String(AttrOutcome, string(r.Outcome)),
-		attribute.Int(AttrUpstreams, r.UpstreamCalls)}
+	attrs := []attribute.KeyValue{attribute.String(attrOutcome, string(r.Outcome)),
+		attribute.Int(attrUpstreams, r.UpstreamCalls)}
 	if r.ErrorCode != "" {
-		attrs = append(attrs, attribute.String(AttrErrorCode, r.ErrorCode))
+		attrs = append(attrs, attribute.String(attrErrorCode, r.ErrorCode))
 	}
 	if r.ErrorID != "" {
-		attrs = append(attrs, attribute.String(AttrErrorID, r.ErrorID))
+		attrs = append(attrs, attribute.String(attrErrorID, r.ErrorID))
 	}
 	if r.Confirm != "" {
-		attrs = append(attrs, attribute.String(AttrConfirm, string(r.Confirm)))
+		attrs = append(attrs, attribute.String(attrConfirm, string(r.Confirm)))
 	}
 	span.SetAttributes(attrs...)
 	if r.Outcome != audit.OK {
@@ -132,8 +132,8 @@ func (s *server) Attempt(ctx context.Context, method, host string, retry bool) (
 	var span trace.Span
 	if s.tracer != nil {
 		ctx, span = s.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attribute.String(AttrHTTPMethod, method), attribute.String(AttrHost, host),
-				attribute.Bool(AttrRetry, retry)))
+			trace.WithAttributes(attribute.String(attrHTTPMethod, method), attribute.String(attrHost, host),
+				attribute.Bool(attrRetry, retry)))
 		ctx = withSpanTrace(ctx)
 	}
 	return ctx, func(status int, err error) {
@@ -144,10 +144,10 @@ func (s *server) Attempt(ctx context.Context, method, host string, retry bool) (
 			return
 		}
 		if status != 0 {
-			span.SetAttributes(attribute.Int(AttrStatus, status))
+			span.SetAttributes(attribute.Int(attrStatus, status))
 		}
 		if err != nil {
-			span.SetAttributes(attribute.String(AttrErrorCode, errorKind(err)))
+			span.SetAttributes(attribute.String(attrErrorCode, errorKind(err)))
 			span.SetStatus(codes.Error, errorKind(err))
 		} else if status >= 500 {
 			span.SetStatus(codes.Error, statusClass(status))

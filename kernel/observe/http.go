@@ -8,37 +8,37 @@ import (
 
 // Values of the guard label of bulwark_refusals_total.
 const (
-	GuardFlood       = "flood"        // per-address flood guard (429)
-	GuardHost        = "host"         // Host not allowed
-	GuardCORS        = "cors"         // browser origin not allowed
-	GuardMethod      = "method"       // not POST
-	GuardContentType = "content_type" // media type, encoding or Accept
-	GuardSize        = "size"         // body too large or unreadable
-	GuardMessage     = "message"      // not a JSON-RPC request, a batch, bad trace headers
-	GuardHeader      = "header"       // MCP headers disagree with the body
-	GuardAuth        = "auth"         // authentication refused
-	GuardLimit       = "limit"        // per-principal call limit
-	GuardTier        = "tier"         // the principal's plan excludes the tool
-	GuardStore       = "store"        // the shared store is unreachable
-	GuardConfirm     = "confirm"      // the confirmation gate (a token was issued)
-	GuardOther       = "other"
+	guardFlood       = "flood"        // per-address flood guard (429)
+	guardHost        = "host"         // Host not allowed
+	guardCORS        = "cors"         // browser origin not allowed
+	guardMethod      = "method"       // not POST
+	guardContentType = "content_type" // media type, encoding or Accept
+	guardSize        = "size"         // body too large or unreadable
+	guardMessage     = "message"      // not a JSON-RPC request, a batch, bad trace headers
+	guardHeader      = "header"       // MCP headers disagree with the body
+	guardAuth        = "auth"         // authentication refused
+	guardLimit       = "limit"        // per-principal call limit
+	guardTier        = "tier"         // the principal's plan excludes the tool
+	guardStore       = "store"        // the shared store is unreachable
+	guardConfirm     = "confirm"      // the confirmation gate (a token was issued)
+	guardOther       = "other"
 )
 
 // reasonGuards maps the guards' data.error reasons to the guard label.
 var reasonGuards = map[string]string{
-	"rate_limited":           GuardFlood,
-	"host_forbidden":         GuardHost,
-	"cors_forbidden":         GuardCORS,
-	"method_not_allowed":     GuardMethod,
-	"unsupported_media_type": GuardContentType,
-	"unsupported_encoding":   GuardContentType,
-	"not_acceptable":         GuardContentType,
-	"body_too_large":         GuardSize,
-	"bad_body":               GuardSize,
-	"header_mismatch":        GuardHeader,
-	"parse_error":            GuardMessage,
-	"invalid_request":        GuardMessage,
-	"batch_unsupported":      GuardMessage,
+	"rate_limited":           guardFlood,
+	"host_forbidden":         guardHost,
+	"cors_forbidden":         guardCORS,
+	"method_not_allowed":     guardMethod,
+	"unsupported_media_type": guardContentType,
+	"unsupported_encoding":   guardContentType,
+	"not_acceptable":         guardContentType,
+	"body_too_large":         guardSize,
+	"bad_body":               guardSize,
+	"header_mismatch":        guardHeader,
+	"parse_error":            guardMessage,
+	"invalid_request":        guardMessage,
+	"batch_unsupported":      guardMessage,
 }
 
 // HTTP implements kernel.ServerObserver: it counts the requests in flight
@@ -63,8 +63,8 @@ func (s *server) HTTP(guards func(http.Handler) http.Handler, next http.Handler)
 		if !rec.passed && rec.status >= 400 {
 			g := guardOf(rec.status, rec.head)
 			s.m.refusals.WithLabelValues(s.m.name, g).Inc()
-			if g == GuardFlood {
-				s.m.rateLimited.WithLabelValues(s.m.name, ScopeAddress).Inc()
+			if g == guardFlood {
+				s.m.rateLimited.WithLabelValues(s.m.name, scopeAddress).Inc()
 			}
 		}
 	})
@@ -79,7 +79,7 @@ func guardOf(status int, head []byte) string {
 	}
 	if json.Unmarshal(head, &body) == nil && len(body.Error) > 0 {
 		if body.Error[0] == '"' {
-			return GuardAuth
+			return guardAuth
 		}
 		var e struct {
 			Data struct {
@@ -93,9 +93,9 @@ func guardOf(status int, head []byte) string {
 		}
 	}
 	if status == http.StatusUnauthorized {
-		return GuardAuth
+		return guardAuth
 	}
-	return GuardOther
+	return guardOther
 }
 
 type recorderKey struct{}

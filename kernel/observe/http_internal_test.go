@@ -15,16 +15,16 @@ func TestGuardOf(t *testing.T) {
 		body   string
 		want   string
 	}{
-		{403, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"host_forbidden"}}}`, GuardHost},
-		{403, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"cors_forbidden"}}}`, GuardCORS},
-		{429, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"m","data":{"error":"rate_limited","retryAfterSeconds":3}}}`, GuardFlood},
-		{413, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"body_too_large"}}}`, GuardSize},
-		{415, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"unsupported_media_type"}}}`, GuardContentType},
-		{400, `{"jsonrpc":"2.0","error":{"code":-32020,"message":"m","data":{"error":"header_mismatch"}}}`, GuardHeader},
-		{401, `{"error":"invalid_token","message":"m","id":"x"}`, GuardAuth},
-		{401, ``, GuardAuth},
-		{400, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"something_new"}}}`, GuardOther},
-		{500, `not json`, GuardOther},
+		{403, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"host_forbidden"}}}`, guardHost},
+		{403, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"cors_forbidden"}}}`, guardCORS},
+		{429, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"m","data":{"error":"rate_limited","retryAfterSeconds":3}}}`, guardFlood},
+		{413, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"body_too_large"}}}`, guardSize},
+		{415, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"unsupported_media_type"}}}`, guardContentType},
+		{400, `{"jsonrpc":"2.0","error":{"code":-32020,"message":"m","data":{"error":"header_mismatch"}}}`, guardHeader},
+		{401, `{"error":"invalid_token","message":"m","id":"x"}`, guardAuth},
+		{401, ``, guardAuth},
+		{400, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":{"error":"something_new"}}}`, guardOther},
+		{500, `not json`, guardOther},
 	} {
 		if got := guardOf(tc.status, []byte(tc.body)); got != tc.want {
 			t.Errorf("guardOf(%d, %s) = %q, want %q", tc.status, tc.body, got, tc.want)
@@ -52,7 +52,7 @@ func FuzzGuardOf(f *testing.F) {
 	f.Add(403, []byte(`{"error":{"data":{"error":"host_forbidden"}}}`))
 	f.Add(401, []byte(`{"error":"invalid_token"}`))
 	f.Add(400, []byte(`{"error":{"data":{"error":1}}}`))
-	labels := map[string]bool{GuardOther: true, GuardAuth: true}
+	labels := map[string]bool{guardOther: true, guardAuth: true}
 	for _, g := range reasonGuards {
 		labels[g] = true
 	}

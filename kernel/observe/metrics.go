@@ -8,21 +8,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // The metric names; docs/operations.md lists them with their labels.
 const (
-	MetricCalls            = "bulwark_tool_calls_total"
-	MetricCallDuration     = "bulwark_tool_call_duration_seconds"
-	MetricCallsInFlight    = "bulwark_tool_calls_in_flight"
-	MetricHTTPInFlight     = "bulwark_http_requests_in_flight"
-	MetricRefusals         = "bulwark_refusals_total"
-	MetricRateLimited      = "bulwark_rate_limited_total"
-	MetricConfirmations    = "bulwark_confirmations_total"
-	MetricUpstreamRequests = "bulwark_upstream_requests_total"
-	MetricUpstreamErrors   = "bulwark_upstream_errors_total"
-	MetricUpstreamDuration = "bulwark_upstream_request_duration_seconds"
+	metricCalls            = "bulwark_tool_calls_total"
+	metricCallDuration     = "bulwark_tool_call_duration_seconds"
+	metricCallsInFlight    = "bulwark_tool_calls_in_flight"
+	metricHTTPInFlight     = "bulwark_http_requests_in_flight"
+	metricRefusals         = "bulwark_refusals_total"
+	metricRateLimited      = "bulwark_rate_limited_total"
+	metricConfirmations    = "bulwark_confirmations_total"
+	metricUpstreamRequests = "bulwark_upstream_requests_total"
+	metricUpstreamErrors   = "bulwark_upstream_errors_total"
+	metricUpstreamDuration = "bulwark_upstream_request_duration_seconds"
 )
 
 // outcomes are the values of the outcome label, in audit's order.
@@ -38,26 +39,26 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCalls,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricCalls,
 			Help: "Tool calls by server, tool and outcome (ok, tool_error, refused, rate_limited, internal)."}, []string{"server", "tool", "outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricCallDuration,
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metricCallDuration,
 			Help:    "Time from a tool call reaching the tool layer to its result.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}, []string{"server", "tool"}),
-		callsInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricCallsInFlight,
+		callsInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricCallsInFlight,
 			Help: "Tool calls running in the tool layer."}, []string{"server"}),
-		httpInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricHTTPInFlight,
+		httpInFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricHTTPInFlight,
 			Help: "HTTP requests to the MCP endpoint being served."}, []string{"server"}),
-		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRefusals,
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricRefusals,
 			Help: "Requests and calls refused, by the guard that refused them."}, []string{"server", "guard"}),
-		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricRateLimited,
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricRateLimited,
 			Help: "Rate-limit refusals: per client address (the flood guard) or per principal (the call limit)."}, []string{"server", "scope"}),
-		confirms: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricConfirmations,
+		confirms: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricConfirmations,
 			Help: "Confirmation gate decisions: token issued, redeemed, or refused (a fresh one issued)."}, []string{"server", "event"}),
-		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUpstreamRequests,
+		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricUpstreamRequests,
 			Help: "Upstream HTTP attempts (retries included) by result: 2xx, 3xx, 4xx, 5xx or error."}, []string{"server", "result"}),
-		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUpstreamErrors,
+		upstreamErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricUpstreamErrors,
 			Help: "Upstream attempts that got no usable response, by kind."}, []string{"server", "kind"}),
-		upstreamDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricUpstreamDuration,
+		upstreamDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metricUpstreamDuration,
 			Help: "Time of one upstream HTTP attempt.", Buckets: prometheus.DefBuckets}, []string{"server"}),
 	}
 	for _, c := range []prometheus.Collector{m.calls, m.duration, m.callsInFlight, m.httpInFlight, m.refusals,
@@ -113,7 +114,7 @@ func (sm *serverMetrics) record(r *audit.Record, tool string, timed bool) {
 		sm.refusals.WithLabelValues(sm.name, g).Inc()
 	}
 	if r.Outcome == audit.RateLimited {
-		sm.rateLimited.WithLabelValues(sm.name, ScopePrincipal).Inc()
+		sm.rateLimited.WithLabelValues(sm.name, scopePrincipal).Inc()
 	}
 	switch r.Confirm {
 	case audit.ConfirmIssued, audit.ConfirmRedeemed, audit.ConfirmRefused:
@@ -121,30 +122,31 @@ func (sm *serverMetrics) record(r *audit.Record, tool string, timed bool) {
 	}
 }
 
-// Values of the rate_limited scope label.
+// Values of the rate_limited scope label: ratelimit's own names for the
+// flood guard (per client address) and the call limit (per principal).
 const (
-	ScopeAddress   = "address"   // the flood guard, per client address
-	ScopePrincipal = "principal" // the call limit, per principal
+	scopeAddress   = string(ratelimit.ScopeAddress)
+	scopePrincipal = string(ratelimit.ScopePrincipal)
 )
 
 // refusalGuard names the guard behind a refused record, or "".
 func refusalGuard(r *audit.Record) string {
 	switch r.Outcome {
 	case audit.RateLimited:
-		return GuardLimit
+		return guardLimit
 	case audit.Refused:
 	default:
 		return ""
 	}
 	switch r.ErrorCode {
 	case "permission_denied":
-		return GuardTier
+		return guardTier
 	case "store_unavailable":
-		return GuardStore
+		return guardStore
 	case "confirmation_required":
-		return GuardConfirm
+		return guardConfirm
 	}
-	return GuardOther
+	return guardOther
 }
 
 // upstreamDone counts one upstream attempt.

@@ -21,7 +21,7 @@ import (
 
 // Options configure an Observer. The zero value observes nothing.
 type Options struct {
-	// Registerer receives the metrics (see Metrics for the names); nil
+	// Registerer receives the metrics (docs/operations.md lists the names); nil
 	// means no metrics.
 	Registerer prometheus.Registerer
 	// TracerProvider makes the spans; nil means no traces.

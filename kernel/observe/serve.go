@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bulwarkmcp/bulwark/kernel/internal/listen"
+	"github.com/bulwarkmcp/bulwark/kernel/listen"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -35,6 +35,3 @@ func ServeMetrics(ctx context.Context, addr string, g prometheus.Gatherer, ready
 	}
 	return listen.Serve(ctx, srv, ln, 5*time.Second)
 }
-
-// Loopback reports whether addr binds only loopback (a bare port does).
-func Loopback(addr string) bool { return listen.Loopback(addr) }

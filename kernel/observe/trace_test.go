@@ -79,18 +79,18 @@ func TestTraceSpanTree(t *testing.T) {
 	if got := call.SpanContext().TraceState().String(); got != "vendor=opaque" {
 		t.Errorf("tracestate %q, want the request's", got)
 	}
-	wantAttrs(t, call, map[string]string{observe.AttrTool: "lookup", observe.AttrOutcome: "tool_error",
-		observe.AttrErrorCode: "not_found", observe.AttrMethod: "tools/call", observe.AttrServer: "t"})
-	wantAttrs(t, up, map[string]string{observe.AttrHTTPMethod: "GET", observe.AttrStatus: "404"})
+	wantAttrs(t, call, map[string]string{"gen_ai.tool.name": "lookup", "bulwark.outcome": "tool_error",
+		"error.type": "not_found", "mcp.method.name": "tools/call", "bulwark.server": "t"})
+	wantAttrs(t, up, map[string]string{"http.request.method": "GET", "http.response.status_code": "404"})
 	tier := byName["tools/call pro_report"]
 	if tier == nil {
 		t.Fatalf("no span for the tier refusal: %v", names(spans))
 	}
-	wantAttrs(t, tier, map[string]string{observe.AttrOutcome: "refused", observe.AttrErrorCode: "permission_denied"})
+	wantAttrs(t, tier, map[string]string{"bulwark.outcome": "refused", "error.type": "permission_denied"})
 	if tier.Parent().TraceID().String() != clientTrace {
 		t.Errorf("the refusal's span does not continue the request's trace")
 	}
-	wantAttrs(t, byName["tools/call delete_item"], map[string]string{observe.AttrConfirm: "issued", observe.AttrErrorCode: "confirmation_required"})
+	wantAttrs(t, byName["tools/call delete_item"], map[string]string{"bulwark.confirm": "issued", "error.type": "confirmation_required"})
 
 	// Over the call limit, with a name the server never registered.
 	f.exhaust(t)
@@ -103,7 +103,7 @@ func TestTraceSpanTree(t *testing.T) {
 	if limited == nil {
 		t.Fatal("no span for the call refused by the limit")
 	}
-	wantAttrs(t, limited, map[string]string{observe.AttrTool: "other", observe.AttrOutcome: "rate_limited", observe.AttrErrorCode: "rate_limited"})
+	wantAttrs(t, limited, map[string]string{"gen_ai.tool.name": "other", "bulwark.outcome": "rate_limited", "error.type": "rate_limited"})
 }
 
 func wantAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]string) {

@@ -294,8 +294,8 @@ func (e *Envelope) Text(s string) (string, Report) {
 // escape that is not part of a high-low surrogate pair. Such an escape is no
 // character: encoding/json silently turns it into U+FFFD, serde_json (and so
 // a Rustpad server) rejects it. The kernel refuses tool arguments holding
-// one. servers/rustpad/ot keeps its own copy (ot and the fakes import
-// nothing of ours, internal/archtest); a differential test holds them equal.
+// one; servers/rustpad/ot.ValidText uses it for what the Rustpad server
+// rejects.
 func HasLoneSurrogate(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' || i+1 >= len(raw) {

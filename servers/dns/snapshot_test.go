@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
-	"github.com/bulwarkmcp/bulwark/servers/dns"
+	"github.com/bulwarkmcp/bulwark/kernel/tooltable"
 )
 
 const snapDir = "testdata/toolsnaps"
@@ -21,9 +21,9 @@ const toolDoc = "../../docs/tools-dns.md"
 
 // toolDocText is docs/tools-dns.md: a header and the generated table.
 func toolDocText(t *testing.T) string {
-	return "<!-- Generated from servers/dns (dns.ToolTable over Server.Tools); do not edit.\n" +
+	return "<!-- Generated from servers/dns (kernel/tooltable.Markdown over Server.Tools); do not edit.\n" +
 		"     Regenerate: UPDATE_GOLDEN=1 go test ./servers/dns -run TestToolTable -->\n\n" +
-		"# `bulwark dns` tools\n\n" + dns.ToolTable(declared(t)) + "\n" +
+		"# `bulwark dns` tools\n\n" + tooltable.Markdown(declared(t)) + "\n" +
 		"Read-only mode registers only the read-only tools. Confirmation: the first call is refused with a " +
 		"single-use token (five minutes); the second call with the same arguments and that token runs. " +
 		"\"Bound to\" names the argument whose exact value the token covers besides the target.\n"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
-	"github.com/bulwarkmcp/bulwark/servers/rustpad"
+	"github.com/bulwarkmcp/bulwark/kernel/tooltable"
 )
 
 const snapDir = "testdata/toolsnaps"
@@ -21,9 +21,9 @@ const toolDoc = "../../docs/tools-rustpad.md"
 
 // toolDocText is docs/tools-rustpad.md: a header and the generated table.
 func toolDocText(t *testing.T) string {
-	return "<!-- Generated from servers/rustpad (rustpad.ToolTable over Server.Tools); do not edit.\n" +
+	return "<!-- Generated from servers/rustpad (kernel/tooltable.Markdown over Server.Tools); do not edit.\n" +
 		"     Regenerate: UPDATE_GOLDEN=1 go test ./servers/rustpad -run TestToolTable -->\n\n" +
-		"# `bulwark rustpad` tools\n\n" + rustpad.ToolTable(declared(t)) + "\n" +
+		"# `bulwark rustpad` tools\n\n" + tooltable.Markdown(declared(t)) + "\n" +
 		"Every tool talks to the Rustpad instance at `RUSTPAD_URL`, and everything it returns that came from a pad " +
 		"(text, user names, the language, error bodies) arrives inside an untrusted-data envelope. " +
 		"Read-only mode (`RUSTPAD_READ_ONLY`) registers only the read-only tools. " +

@@ -9,8 +9,6 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
-	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
-	"github.com/bulwarkmcp/bulwark/servers/rustpad/ot"
 )
 
 // A lone surrogate escape in the text is refused with a clear validation
@@ -40,18 +38,4 @@ func TestLoneSurrogateIsRefused(t *testing.T) {
 	if got := f.peer.Text("pad"); got != "hello 🎉" {
 		t.Fatalf("pad %q", got)
 	}
-}
-
-// ot keeps its own lone-surrogate scanner (it imports nothing of ours, and
-// the fake peer uses it); it must agree with the kernel's, which refuses
-// tool arguments.
-func FuzzLoneSurrogateScannersAgree(f *testing.F) {
-	for _, s := range []string{`"a\ud800b"`, `"\ud83c\udf89"`, `"\\ud800"`, `"\udc00\ud800"`, `"\uD83C\uDF8"`, `"\u12"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		if a, b := ot.HasLoneSurrogate(raw), untrusted.HasLoneSurrogate(raw); a != b {
-			t.Fatalf("%q: ot %v, kernel %v", raw, a, b)
-		}
-	})
 }

@@ -1,9 +1,6 @@
 package vdb_test
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
 	"runtime"
 	"slices"
 	"testing"
@@ -13,50 +10,6 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/servers/vdb"
 )
-
-// largeRecord fetches the fake's record over 2 MB, as the API serves it.
-func largeRecord(b *testing.B) []byte {
-	fake := vdbapi.Start(b, nil)
-	key := fake.AddKey(vdbapi.OrgA, "secret-a")
-	req, _ := http.NewRequest("GET", fake.APIURL()+"/v2/vuln/"+vdbapi.LargeVulnID, nil)
-	req.Header.Set("Authorization", "ApiKey "+key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil || len(body) < 2_000_000 {
-		b.Fatalf("record of %d bytes: %v", len(body), err)
-	}
-	return body
-}
-
-// BenchmarkSummarize2MB shapes a record over 2 MB into its summary and, in
-// the same iteration, decodes the same bytes with encoding/json into an
-// any (the baseline). It reports both and their ratio (bound: 2).
-func BenchmarkSummarize2MB(b *testing.B) {
-	body := largeRecord(b)
-	var shape, plain time.Duration
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		start := time.Now()
-		if _, err := vdb.Summarize(body); err != nil {
-			b.Fatal(err)
-		}
-		shape += time.Since(start)
-		start = time.Now()
-		var v any
-		if err := json.Unmarshal(body, &v); err != nil {
-			b.Fatal(err)
-		}
-		plain += time.Since(start)
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(shape.Nanoseconds())/n, "summary-ns/op")
-	b.ReportMetric(float64(plain.Nanoseconds())/n, "decode-ns/op")
-	b.ReportMetric(float64(shape)/float64(plain), "summary/decode")
-}
 
 // BenchmarkHugeBodyRefused: vdb_vuln against an upstream that streams a
 // 60 MiB body (declared length, and again without it) is refused with

@@ -1,7 +1,6 @@
 package vdb
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,7 +9,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 )
 
-// Credential schemes, as the analytics name them.
+// Credential schemes, as the audit record names them (attrScheme).
 const (
 	schemeAPIKey = "apikey"
 	schemeBearer = "bearer"
@@ -29,8 +28,10 @@ type credential struct {
 	// shares that organisation's cached answers.
 	cacheID string
 	stored  bool // it came from a sign-in, not the configuration
-	// secrets are the parts scrubbed from every upstream answer: the
-	// credential after its scheme, and an ApiKey's digest alone.
+	// secrets are the parts scrubbed from every upstream answer (through
+	// kernel.Call.Scrub, beside the credentials the kernel knows): the
+	// credential after its scheme, and an ApiKey's digest alone, each when
+	// at least minScrub bytes long.
 	secrets []string
 }
 
@@ -84,8 +85,11 @@ func parseCredential(v string) (credential, error) {
 		h = "ApiKey " + rest
 	}
 	sum := sha256.Sum256([]byte(h))
-	c := credential{header: h, scheme: scheme, cacheID: hex.EncodeToString(sum[:16]), secrets: []string{rest}}
-	if _, digest, ok := strings.Cut(rest, ":"); ok && scheme == schemeAPIKey && len(digest) >= 8 {
+	c := credential{header: h, scheme: scheme, cacheID: hex.EncodeToString(sum[:16])}
+	if len(rest) >= minScrub {
+		c.secrets = append(c.secrets, rest)
+	}
+	if _, digest, ok := strings.Cut(rest, ":"); ok && scheme == schemeAPIKey && len(digest) >= minScrub {
 		c.secrets = append(c.secrets, digest)
 	}
 	return c, nil
@@ -95,18 +99,6 @@ func parseCredential(v string) (credential, error) {
 // shorter one would match ordinary text (and a made-up one-character token
 // cannot be a real credential anyway).
 const minScrub = 8
-
-// scrub replaces the credential wherever an upstream answer echoes it, and
-// reports whether it did.
-func (c credential) scrub(body []byte) ([]byte, bool) {
-	found := false
-	for _, sec := range c.secrets {
-		if len(sec) >= minScrub && bytes.Contains(body, []byte(sec)) {
-			body, found = bytes.ReplaceAll(body, []byte(sec), []byte("[redacted]")), true
-		}
-	}
-	return body, found
-}
 
 // looksLikeOrg reports a UUID-shaped organisation id.
 func looksLikeOrg(s string) bool {

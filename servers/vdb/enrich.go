@@ -41,7 +41,7 @@ var aiSchema = json.RawMessage(`{"type":"object","additionalProperties":false,"r
 	`"risk":{"type":"string","enum":["low","medium","high","critical","unknown"]},` +
 	`"steps":{"type":"array","maxItems":5,"items":{"type":"string","maxLength":200}}}}`)
 
-// AI statuses, as results and analytics report them.
+// AI statuses, as results and the audit record (attrAI) report them.
 const (
 	aiOff    = "off"
 	aiOK     = "ok"

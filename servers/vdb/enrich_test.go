@@ -61,8 +61,8 @@ func TestEnrichmentWellBehaved(t *testing.T) {
 	if req.Contains(hex) {
 		t.Fatal("the VDB credential reached the model")
 	}
-	if p := f.points.all(); p[len(p)-1].AI != "ok" {
-		t.Fatalf("analytics: %+v", p[len(p)-1])
+	if r := f.audit.all(); r[len(r)-1].Attrs["ai"] != "ok" {
+		t.Fatalf("audit: %+v", r[len(r)-1])
 	}
 }
 

@@ -46,32 +46,31 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	if err != nil {
 		return nil, err
 	}
-	noteCredential(ctx, cred.scheme)
+	call.SetAuditAttr(attrScheme, cred.scheme)
 	u := *s.api
 	u.Path = s.api.Path + "/v2" + path
 	u.RawPath = s.api.EscapedPath() + "/v2" + raw
 	u.RawQuery = q.Encode()
 	key := cacheKey(call.Principal.ID, cred.cacheID, u.EscapedPath()+"?"+u.RawQuery)
 	if f, ok := s.cache.get(key); ok {
-		noteCache(ctx, true)
-		notePlan(ctx, f.header.Get("X-VDB-Plan"))
+		call.CacheHit()
+		notePlan(call, f.header.Get("X-VDB-Plan"))
 		return f, nil
 	}
-	noteCache(ctx, false)
 	resp, err := s.http.Do(ctx, &upstream.Request{URL: &u, Header: http.Header{
 		"Authorization": {cred.header}, "Accept": {"application/json"}}})
 	if err != nil {
 		return nil, transportError(err)
 	}
-	notePlan(ctx, resp.Header.Get("X-VDB-Plan"))
+	notePlan(call, resp.Header.Get("X-VDB-Plan"))
 	if !resp.OK() {
-		return nil, s.statusError(resp, cred)
+		return nil, s.statusError(call, resp, cred)
 	}
 	if !isJSON(resp.Header.Get("Content-Type")) {
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API answered with %s, not JSON.", safeType(resp.Header.Get("Content-Type")))
 	}
-	body, echoed := cred.scrub(resp.Body)
-	if echoed && !json.Valid(body) {
+	body, echoed := call.Scrub(resp.Body, cred.secrets...)
+	if echoed > 0 && !json.Valid(body) {
 		// The credential sat where removing it breaks the JSON (a number,
 		// a key): refuse the answer rather than pass any of it on.
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API echoed the credential in its answer; the answer was dropped.")
@@ -79,6 +78,16 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	f := &fetched{body: body, header: resp.Header}
 	s.cache.put(key, f, resp.Header)
 	return f, nil
+}
+
+// getJSON is get, then the answer decoded.
+func (s *Server) getJSON(ctx context.Context, call *kernel.Call, segs []string, q url.Values) (*fetched, any, error) {
+	f, err := s.get(ctx, call, segs, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := decode(f.body)
+	return f, v, err
 }
 
 func isJSON(ct string) bool {
@@ -132,8 +141,8 @@ func upstreamMessage(resp *upstream.Response) string {
 
 // statusError maps a non-2xx answer to a tool error. The upstream's own
 // message travels only inside the envelope (WithUpstream); headers never do.
-func (s *Server) statusError(resp *upstream.Response, cred credential) error {
-	resp.Body, _ = cred.scrub(resp.Body)
+func (s *Server) statusError(call *kernel.Call, resp *upstream.Response, cred credential) error {
+	resp.Body, _ = call.Scrub(resp.Body, cred.secrets...)
 	msg := upstreamMessage(resp)
 	var e *kernel.Error
 	switch st := resp.StatusCode; {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/vdbapi"
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
@@ -33,21 +34,21 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// points collects analytics.
-type points struct {
+// records collects the kernel's audit records.
+type records struct {
 	mu sync.Mutex
-	p  []vdb.Point
+	r  []audit.Record
 }
 
-func (p *points) Write(_ context.Context, pt vdb.Point) {
-	p.mu.Lock()
-	p.p = append(p.p, pt)
-	p.mu.Unlock()
+func (r *records) Write(_ context.Context, rec audit.Record) {
+	r.mu.Lock()
+	r.r = append(r.r, rec)
+	r.mu.Unlock()
 }
-func (p *points) all() []vdb.Point {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]vdb.Point(nil), p.p...)
+func (r *records) all() []audit.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]audit.Record(nil), r.r...)
 }
 
 // fixture is the VDB server over the fake, behind the kernel, with an
@@ -59,7 +60,7 @@ type fixture struct {
 	clock  *clock
 	sealer *seal.Sealer
 	keys   vdb.KeyStore
-	points *points
+	audit  *records
 	key    string // the configured credential ("" none)
 }
 
@@ -75,7 +76,7 @@ type setup struct {
 
 func newFixture(t testing.TB, su setup) *fixture {
 	t.Helper()
-	f := &fixture{clock: &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, points: &points{}}
+	f := &fixture{clock: &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, audit: &records{}}
 	fo := su.fopts
 	if fo == nil {
 		fo = &vdbapi.Options{}
@@ -89,7 +90,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 	case !su.noKey:
 		f.key = key
 	}
-	deps := vdb.Deps{Now: f.clock.Now, Analytics: f.points, Keys: su.keys, AIKey: su.aiKey,
+	deps := vdb.Deps{Now: f.clock.Now, Keys: su.keys, AIKey: su.aiKey,
 		HTTP: &upstream.Options{Timeout: 5 * time.Second, Now: f.clock.Now, Sleep: func(context.Context, time.Duration) error { return nil }}}
 	if !su.noSeal {
 		s, err := seal.New(testMaster, &seal.Options{Now: f.clock.Now})
@@ -109,7 +110,8 @@ func newFixture(t testing.TB, su setup) *fixture {
 		t.Fatal(err)
 	}
 	f.srv = srv
-	opts := kernel.Options{Envelope: srv.Envelope(), Credentials: []kernel.Credential{{Name: "vdb", Provider: "Vulnetix", Value: f.key}}}
+	opts := kernel.Options{Envelope: srv.Envelope(), Credentials: []kernel.Credential{{Name: "vdb", Provider: "Vulnetix", Value: f.key}},
+		Audit: f.audit}
 	k, err := kernel.New(kernel.Info{Name: "bulwark-vdb", Version: "test"}, srv.Tools(), &opts)
 	if err != nil {
 		t.Fatal(err)

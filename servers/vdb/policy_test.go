@@ -8,6 +8,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
+	"github.com/bulwarkmcp/bulwark/kernel/tooltable"
 	"github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
@@ -89,9 +90,9 @@ func TestToolSnapshots(t *testing.T) {
 const toolDoc = "../../docs/tools-vdb.md"
 
 func TestToolTable(t *testing.T) {
-	got := "<!-- Generated from servers/vdb (vdb.ToolTable over Server.Tools); do not edit.\n" +
+	got := "<!-- Generated from servers/vdb (kernel/tooltable.Markdown over Server.Tools); do not edit.\n" +
 		"     Regenerate: UPDATE_GOLDEN=1 go test ./servers/vdb -run TestToolTable -->\n\n" +
-		"# `bulwark vdb` tools\n\n" + vdb.ToolTable(declared(t)) + "\n" +
+		"# `bulwark vdb` tools\n\n" + tooltable.Markdown(declared(t)) + "\n" +
 		"Every data tool and `vdb_request` is read-only and talks to the VDB API; everything they return arrives inside " +
 		"an untrusted-data envelope, with `cacheScope: private`. The sign-in tools exist only when `MCP_AEAD_KEY` is set.\n"
 	mcptest.GoldenFile(t, toolDoc, got)

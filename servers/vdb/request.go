@@ -164,7 +164,7 @@ func (s *Server) requestTool() kernel.Tool {
 			"/vuln/…, /kev, /exploits, /packages/…, /cloud-locators, /raw/sources, /spec, …). GET only; " +
 			"the CLI-only /cli.* routes, /auth/*, proof-of-concept and raw archives are refused, as are URLs, " +
 			"dot segments and encoded slashes or dots. JSON answers only, shaped and cut like every other tool's.",
-		Policy: readOnly, Handle: measured(s, "vdb_request", s.request)})
+		Policy: readOnly, Handle: s.request})
 	return argschema.Refine(t, map[string]argschema.Rule{"path": argschema.All(argschema.MinLen(1), argschema.MaxLen(MaxRequestPath))})
 }
 
@@ -178,11 +178,7 @@ func (s *Server) request(ctx context.Context, call *kernel.Call, in requestArgs)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.get(ctx, call, segs, q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := decode(f.body)
+	f, v, err := s.getJSON(ctx, call, segs, q)
 	if err != nil {
 		return nil, err
 	}

@@ -113,8 +113,6 @@ type Deps struct {
 	HTTP *upstream.Options
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// Analytics receives one Point per tool call; nil drops them.
-	Analytics Analytics
 	// AIKey is the model endpoint's bearer key (from a key file), if any.
 	AIKey string
 }
@@ -130,7 +128,6 @@ type Server struct {
 	now       func() time.Time
 	cache     *cache
 	grants    *grants
-	analytics Analytics
 	ai        *enricher
 }
 
@@ -141,7 +138,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	u, _ := cfg.urls()
 	s := &Server{api: u.api, site: u.site, cred: deps.Credential, sealer: deps.Sealer, keys: deps.Keys,
-		now: deps.Now, analytics: deps.Analytics}
+		now: deps.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -178,9 +175,6 @@ func New(cfg Config, deps Deps) (*Server, error) {
 			s.keys = NewMemoryKeys(s.sealer)
 		}
 		s.grants = newGrants(s.now)
-	}
-	if s.analytics == nil {
-		s.analytics = discardAnalytics{}
 	}
 	return s, nil
 }

@@ -20,12 +20,12 @@ var summaryFields = []string{
 // countedFields are long lists a summary only counts.
 var countedFields = []string{"affected", "references", "fixes", "exploits", "advisories", "timeline", "sources", "packages"}
 
-// Summarize turns a vulnerability record into its summary: the chosen
+// summarize turns a vulnerability record into its summary: the chosen
 // fields, the description cut to 1000 characters, the first ten reference
 // URLs, the size of each long list, and the names of the members left out.
 // It decodes only the top level and the members it keeps, so a 2 MB record
 // costs little more than scanning it once.
-func Summarize(body []byte) (map[string]any, error) {
+func summarize(body []byte) (map[string]any, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB record is not a JSON object this server can read.").WithCause(err)

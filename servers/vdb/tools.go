@@ -123,8 +123,8 @@ var commonRules = map[string]argschema.Rule{
 
 // declare builds a read-only data tool, its schema bounded: every string
 // at most maxArgLen, the shared rules, then the tool's own.
-func declare[In any](s *Server, name, desc string, h func(ctx context.Context, call *kernel.Call, in In) (out, error), rules map[string]argschema.Rule) kernel.Tool {
-	t := kernel.NewTool(kernel.Spec[In, out]{Name: name, Description: desc, Policy: readOnly, Handle: measured(s, name, h)})
+func declare[In any](name, desc string, h func(ctx context.Context, call *kernel.Call, in In) (out, error), rules map[string]argschema.Rule) kernel.Tool {
+	t := kernel.NewTool(kernel.Spec[In, out]{Name: name, Description: desc, Policy: readOnly, Handle: h})
 	sc := t.InputSchema()
 	if sc == nil {
 		return t
@@ -153,11 +153,7 @@ func orNoop(r argschema.Rule) argschema.Rule {
 
 // record fetches one JSON document and returns it compacted.
 func (s *Server) record(ctx context.Context, call *kernel.Call, q url.Values, segs ...string) (out, error) {
-	f, err := s.get(ctx, call, segs, q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := decode(f.body)
+	f, v, err := s.getJSON(ctx, call, segs, q)
 	if err != nil {
 		return nil, err
 	}
@@ -174,11 +170,7 @@ func (s *Server) page(ctx context.Context, call *kernel.Call, pg Page, q url.Val
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.get(ctx, call, segs, q)
-	if err != nil {
-		return nil, err
-	}
-	v, err := decode(f.body)
+	f, v, err := s.getJSON(ctx, call, segs, q)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/bulwarkmcp/bulwark/servers/rustpad/ot"
 )
@@ -32,7 +31,7 @@ func reject(format string, args ...any) error {
 // decodeClient decodes a text frame as serde would decode ClientMsg.
 func decodeClient(frame []byte) (clientMsg, error) {
 	var m clientMsg
-	if !utf8.Valid(frame) || ot.HasLoneSurrogate(frame) {
+	if !ot.ValidText(frame) {
 		return m, reject("invalid utf-8 or lone surrogate")
 	}
 	top, err := object(frame)

@@ -18,7 +18,7 @@ import (
 // append-only file, so a clean stop loses nothing) when the binary is on
 // PATH, else miniredis.
 type Restartable struct {
-	// Kind is KindRedis or KindMiniredis.
+	// Kind is "redis" or "miniredis", for the test log.
 	Kind string
 	// Addr is the host:port it listens on, before and after a restart.
 	Addr string
@@ -33,11 +33,11 @@ func NewRestartable(t testing.TB) *Restartable {
 	t.Helper()
 	r := &Restartable{t: t}
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		r.Kind, r.mini = KindMiniredis, miniredis.RunT(t)
+		r.Kind, r.mini = kindMiniredis, miniredis.RunT(t)
 		r.Addr = r.mini.Addr()
 		return r
 	}
-	r.Kind, r.dir = KindRedis, t.TempDir()
+	r.Kind, r.dir = kindRedis, t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

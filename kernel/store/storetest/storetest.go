@@ -30,13 +30,13 @@ import (
 // Kinds of Target.
 const (
 	kindCluster   = "cluster"
-	KindRedis     = "redis"
-	KindMiniredis = "miniredis"
+	kindRedis     = "redis"
+	kindMiniredis = "miniredis"
 )
 
 // Target is a Redis for one test.
 type Target struct {
-	// Kind is KindRedis, KindMiniredis or "cluster".
+	// Kind is "redis", "miniredis" or "cluster", for the test log.
 	Kind string
 	// Prefix is the test's own key prefix.
 	Prefix string
@@ -58,7 +58,7 @@ func New(t testing.TB) *Target {
 			return closeLater(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}))
 		}
 	case url != "":
-		tg.Kind = KindRedis
+		tg.Kind = kindRedis
 		o, err := store.ParseRedisURL(url)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func New(t testing.TB) *Target {
 	case os.Getenv("CI") == "true":
 		t.Fatal("CI=true but neither BULWARK_TEST_REDIS nor BULWARK_TEST_REDIS_CLUSTER is set: the shared-state tests must run against a real Redis in CI (scripts/test starts one)")
 	default:
-		tg.Kind = KindMiniredis
+		tg.Kind = kindMiniredis
 		tg.mini = miniredis.RunT(t)
 		tg.NewClient = func(t testing.TB) redis.UniversalClient {
 			return closeLater(t, redis.NewClient(&redis.Options{Addr: tg.mini.Addr()}))

@@ -3,9 +3,10 @@ package localzone
 import (
 	"fmt"
 	"net"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel/listen"
 )
 
 // Response-rate limiting (RRL). A UDP query's source address can be
@@ -102,29 +103,21 @@ func sourceKey(addr net.Addr) string {
 }
 
 // ListenAddr checks a -dns-listen value and returns the address to bind,
-// and whether it reaches beyond loopback. "" is DefaultResponderAddr; a
-// bare port (":5353") means loopback, as it does for the HTTP listener; a
-// host must be an IP address or "localhost". Anything else is an error.
+// and whether it reaches beyond loopback. "" is DefaultResponderAddr; the
+// rest is read as every listener's address is (listen.Parse: a bare port,
+// ":5353" or "5353", means loopback, as it does for the HTTP listener); in
+// addition a host must be an IP address or "localhost". Anything else is an
+// error.
 func ListenAddr(addr string) (string, bool, error) {
 	if addr == "" {
 		return DefaultResponderAddr, false, nil
 	}
-	host, port, err := net.SplitHostPort(addr)
+	bind, err := listen.Parse(addr)
 	if err != nil {
-		return "", false, fmt.Errorf("DNS listen address %q: want host:port or :port", addr)
+		return "", false, fmt.Errorf("DNS listen address %w", err)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", false, fmt.Errorf("DNS listen address %q: bad port", addr)
-	}
-	switch host {
-	case "":
-		return net.JoinHostPort("127.0.0.1", port), false, nil
-	case "localhost":
-		return addr, false, nil
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
+	if host, _, _ := net.SplitHostPort(bind); host != "localhost" && net.ParseIP(host) == nil {
 		return "", false, fmt.Errorf("DNS listen address %q: the host must be an IP address or localhost", addr)
 	}
-	return addr, !ip.IsLoopback(), nil
+	return bind, !listen.Loopback(bind), nil
 }

@@ -91,6 +91,7 @@ func TestListenAddr(t *testing.T) {
 	}{
 		{"", DefaultResponderAddr, false, ""},
 		{":5353", "127.0.0.1:5353", false, ""},
+		{"5353", "127.0.0.1:5353", false, ""}, // a bare port, as -http reads it
 		{"127.0.0.1:53", "127.0.0.1:53", false, ""},
 		{"[::1]:53", "[::1]:53", false, ""},
 		{"localhost:53", "localhost:53", false, ""},

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
 // MarshalJSON encodes o as the crate does: [retain, -delete, "insert", …].
@@ -132,7 +134,7 @@ func parseElement(o *Operation, e []byte) (Kind, error) {
 	}
 	switch c := e[0]; {
 	case c == '"':
-		if HasLoneSurrogate(e) {
+		if untrusted.HasLoneSurrogate(e) {
 			return 0, fmt.Errorf("lone surrogate escape")
 		}
 		var s string
@@ -172,59 +174,11 @@ func parseInt(e []byte) (int64, error) {
 	return n, nil
 }
 
-// HasLoneSurrogate reports whether raw JSON text contains a \uD800–\uDFFF
-// escape that is not part of a high-low surrogate pair. serde_json, and so
-// the Rustpad server, rejects such text; encoding/json silently turns it into
-// U+FFFD.
-func HasLoneSurrogate(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' || i+1 >= len(raw) {
-			continue
-		}
-		if raw[i+1] != 'u' {
-			i++ // skip the escaped character, e.g. the second '\' of "\\"
-			continue
-		}
-		v, ok := hex4(raw, i+2)
-		switch {
-		case !ok:
-			i++
-		case v >= 0xDC00 && v <= 0xDFFF:
-			return true
-		case v >= 0xD800 && v <= 0xDBFF:
-			lo, ok := uint16(0), false
-			if i+11 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-				lo, ok = hex4(raw, i+8)
-			}
-			if !ok || lo < 0xDC00 || lo > 0xDFFF {
-				return true
-			}
-			i += 11
-		default:
-			i += 5
-		}
-	}
-	return false
-}
-
-func hex4(b []byte, i int) (uint16, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var v uint16
-	for _, c := range b[i : i+4] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint16(d)
-	}
-	return v, true
+// ValidText reports whether raw JSON text holds only characters, as
+// serde_json (and so the Rustpad server) requires: valid UTF-8 and no
+// \uD800–\uDFFF escape outside a high-low pair. encoding/json would turn
+// such an escape into U+FFFD without a word. The scan is the kernel's
+// (untrusted.HasLoneSurrogate), the one that also refuses tool arguments.
+func ValidText(raw []byte) bool {
+	return utf8.Valid(raw) && !untrusted.HasLoneSurrogate(raw)
 }

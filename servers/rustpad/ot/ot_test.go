@@ -244,3 +244,22 @@ func TestApplyRunes(t *testing.T) {
 		t.Errorf("short text: %v", err)
 	}
 }
+
+// ValidText is what the session and the fake peer check every frame with:
+// what serde_json accepts as characters (the lone-surrogate scan is the
+// kernel's own).
+func TestValidText(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"Language":"go"}`:               true,
+		`{"Language":"\ud83c\udf89"}`:     true,
+		`{"Language":"\\ud800"}`:          true,
+		`{"Language":"\ud800"}`:           false,
+		`{"Language":"\udc00\ud800"}`:     false,
+		"{\"Language\":\"\xff\"}":         false,
+		"{\"Language\":\"\xed\xa0\x80\"}": false, // a surrogate in UTF-8 is invalid UTF-8
+	} {
+		if got := ValidText([]byte(in)); got != want {
+			t.Errorf("ValidText(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/bulwarkmcp/bulwark/servers/rustpad/ot"
 )
@@ -56,7 +55,7 @@ func decode(frame []byte) (message, error) {
 		return m, protocolErr("not a single-variant message")
 	}
 	for k, v := range top {
-		if !utf8.Valid(v) || ot.HasLoneSurrogate(v) {
+		if !ot.ValidText(v) {
 			if k == "History" {
 				return m, historyErr("invalid utf-8 or lone surrogate")
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,6 +16,48 @@ func TestAddr(t *testing.T) {
 	} {
 		if got := Addr(in); got != want {
 			t.Errorf("Addr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Parse is the one reading of an operator's listen address: -http, the
+// metrics listener and -dns-listen all go through it.
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		in, want, err string
+	}{
+		{":8080", "127.0.0.1:8080", ""}, // a bare port binds loopback
+		{"8080", "127.0.0.1:8080", ""},
+		{":0", "127.0.0.1:0", ""},
+		{"0.0.0.0:80", "0.0.0.0:80", ""},
+		{"[::1]:9", "[::1]:9", ""},
+		{"[::]:9", "[::]:9", ""},
+		{"localhost:9", "localhost:9", ""},
+		{"example.com:443", "example.com:443", ""},
+		{"", "", "not an address"},
+		{"bogus", "", "not an address"},
+		{"notanaddr", "", "not an address"},
+		{"[::1", "", "not an address"},
+		{"a b:80", "", "not an address"},
+		{"a/b:80", "", "not an address"},
+		{"+80", "", "not an address"},
+		{":", "", "port"},
+		{":x", "", "port"},
+		{":+80", "", "port"},
+		{":-1", "", "port"},
+		{":65536", "", "port"},
+		{"127.0.0.1:99999", "", "port"},
+		{"99999", "", "port"},
+	} {
+		got, err := Parse(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("Parse(%q) = %q, %v; want an error with %q", c.in, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("Parse(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
 }
