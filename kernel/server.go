@@ -239,12 +239,16 @@ func (s *Server) register(t Tool) error {
 		return fmt.Errorf("tool %s: input schema: %w", t.name, err)
 	}
 	t.args = check
+	wire, err := schemaJSON(schema)
+	if err != nil {
+		return fmt.Errorf("tool %s: encoding its input schema: %w", t.name, err)
+	}
 	p := t.policy
 	mt := &mcp.Tool{
 		Name:        t.name,
 		Title:       t.title,
 		Description: t.description,
-		InputSchema: schema,
+		InputSchema: wire, // encoded once: AddTool and every tools/list copy it
 		Annotations: &mcp.ToolAnnotations{
 			Title:           t.title,
 			ReadOnlyHint:    p.ReadOnly.bool(),

@@ -137,57 +137,65 @@ func (c *compiler) collectAnchors(s *jsonschema.Schema, at string, depth int) er
 		}
 		c.anchors[s.Anchor] = s
 	}
-	for name, sub := range children(s) {
+	var err error
+	eachChild(s, func(name string, sub *jsonschema.Schema) bool {
 		if sub == nil {
-			return fmt.Errorf("argcheck: %s: null schema", where(at+"/"+name))
+			err = fmt.Errorf("argcheck: %s: null schema", where(at+"/"+name))
+		} else {
+			err = c.collectAnchors(sub, at+"/"+name, depth+1)
 		}
-		if err := c.collectAnchors(sub, at+"/"+name, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
+		return err == nil
+	})
+	return err
 }
 
-// children lists the subschemas of s by their pointer suffix.
-func children(s *jsonschema.Schema) map[string]*jsonschema.Schema {
-	m := map[string]*jsonschema.Schema{}
-	add := func(key string, sub *jsonschema.Schema) {
-		if sub != nil {
-			m[key] = sub
+// eachChild calls fn with every subschema of s and its pointer suffix
+// ("properties/zone", "items"), until fn returns false.
+func eachChild(s *jsonschema.Schema, fn func(key string, sub *jsonschema.Schema) bool) bool {
+	for _, m := range []struct {
+		kw string
+		m  map[string]*jsonschema.Schema
+	}{{"$defs", s.Defs}, {"definitions", s.Definitions}, {"properties", s.Properties},
+		{"patternProperties", s.PatternProperties}, {"dependentSchemas", s.DependentSchemas}} {
+		for k, sub := range m.m {
+			if !fn(m.kw+"/"+k, sub) {
+				return false
+			}
 		}
 	}
-	for k, sub := range s.Defs {
-		m["$defs/"+k] = sub
-	}
-	for k, sub := range s.Definitions {
-		m["definitions/"+k] = sub
-	}
-	for k, sub := range s.Properties {
-		m["properties/"+k] = sub
-	}
-	for k, sub := range s.PatternProperties {
-		m["patternProperties/"+k] = sub
-	}
-	for k, sub := range s.DependentSchemas {
-		m["dependentSchemas/"+k] = sub
-	}
-	for i, sub := range s.PrefixItems {
-		m["prefixItems/"+strconv.Itoa(i)] = sub
-	}
-	for kw, list := range map[string][]*jsonschema.Schema{"allOf": s.AllOf, "anyOf": s.AnyOf, "oneOf": s.OneOf} {
-		for i, sub := range list {
-			m[kw+"/"+strconv.Itoa(i)] = sub
+	for _, l := range []struct {
+		kw   string
+		list []*jsonschema.Schema
+	}{{"prefixItems", s.PrefixItems}, {"allOf", s.AllOf}, {"anyOf", s.AnyOf}, {"oneOf", s.OneOf}} {
+		for i, sub := range l.list {
+			if !fn(l.kw+"/"+strconv.Itoa(i), sub) {
+				return false
+			}
 		}
 	}
-	add("items", s.Items)
-	add("additionalProperties", s.AdditionalProperties)
-	add("propertyNames", s.PropertyNames)
-	add("contains", s.Contains)
-	add("not", s.Not)
-	add("if", s.If)
-	add("then", s.Then)
-	add("else", s.Else)
-	return m
+	for _, one := range []struct {
+		kw  string
+		sub *jsonschema.Schema
+	}{{"items", s.Items}, {"additionalProperties", s.AdditionalProperties}, {"propertyNames", s.PropertyNames},
+		{"contains", s.Contains}, {"not", s.Not}, {"if", s.If}, {"then", s.Then}, {"else", s.Else}} {
+		if one.sub != nil && !fn(one.kw, one.sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// child is the subschema of s at a pointer suffix, or nil.
+func child(s *jsonschema.Schema, key string) *jsonschema.Schema {
+	var found *jsonschema.Schema
+	eachChild(s, func(k string, sub *jsonschema.Schema) bool {
+		if k == key {
+			found = sub
+			return false
+		}
+		return true
+	})
+	return found
 }
 
 func where(at string) string {
@@ -300,9 +308,9 @@ func (c *compiler) scalars(n *node, s *jsonschema.Schema, at string) error {
 		return fmt.Errorf("argcheck: %s: multipleOf must be positive", where(at))
 	}
 	n.multipleOf, n.minimum, n.maximum, n.exMinimum, n.exMaximum = s.MultipleOf, s.Minimum, s.Maximum, s.ExclusiveMinimum, s.ExclusiveMaximum
-	for kw, p := range map[string]*int{"minLength": s.MinLength, "maxLength": s.MaxLength, "minItems": s.MinItems, "maxItems": s.MaxItems,
-		"minContains": s.MinContains, "maxContains": s.MaxContains, "minProperties": s.MinProperties, "maxProperties": s.MaxProperties} {
+	for i, p := range []*int{s.MinLength, s.MaxLength, s.MinItems, s.MaxItems, s.MinContains, s.MaxContains, s.MinProperties, s.MaxProperties} {
 		if p != nil && *p < 0 {
+			kw := [...]string{"minLength", "maxLength", "minItems", "maxItems", "minContains", "maxContains", "minProperties", "maxProperties"}[i]
 			return fmt.Errorf("argcheck: %s: %s must not be negative", where(at), kw)
 		}
 	}
@@ -416,11 +424,11 @@ func (c *compiler) lookup(ref, at string) (*jsonschema.Schema, error) {
 		if i+1 < len(toks) {
 			key = tok + "/" + strings.NewReplacer("~1", "/", "~0", "~").Replace(toks[i+1])
 		}
-		if sub, ok := children(s)[key]; ok && i+1 < len(toks) {
+		if sub := child(s, key); sub != nil && i+1 < len(toks) {
 			s, i = sub, i+1
 			continue
 		}
-		s = children(s)[tok]
+		s = child(s, tok)
 	}
 	if s == nil {
 		return nil, fmt.Errorf("argcheck: %s: $ref %q: no such subschema", where(at), ref)
