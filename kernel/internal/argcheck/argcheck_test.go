@@ -267,25 +267,33 @@ func TestBudget(t *testing.T) {
 		st := &state{}
 		return st.check(v.root, val), st.visits
 	}
-	items := make([]any, 1_000_000)
+	items := make([]any, 200_000)
 	for i := range items {
 		items[i] = map[string]any{"value": "x"}
 	}
 	v := schema(`{"type":"object","properties":{"records":{"type":"array","maxItems":1000,"items":{"type":"object","properties":{"value":{"type":"string","maxLength":10}}}}}}`)
 	if f, n := run(v, map[string]any{"records": items}); f == nil || f.Rule != "maxItems" || n > 3 {
-		t.Errorf("a million items: %+v after %d visits", f, n)
+		t.Errorf("200k items: %+v after %d visits", f, n)
 	}
 	extra := map[string]any{}
-	for i := range 100_000 {
+	for i := range 20_000 {
 		extra[strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("z", i%50)+string(rune(i))] = map[string]any{"deep": []any{1.0}}
 	}
 	v = schema(`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`)
 	if f, n := run(v, extra); f == nil || f.Rule != "additionalProperties" || n > 1 || len(f.Message()) > 400 {
-		t.Errorf("100k unexpected properties: rule %v after %d visits, message %d bytes", f.Rule, n, len(f.Message()))
+		t.Errorf("20k unexpected properties: rule %v after %d visits, message %d bytes", f.Rule, n, len(f.Message()))
 	}
 	v = schema(`{"type":"object","properties":{"a":{"$ref":"#/properties/a"}}}`)
 	if f, _ := run(v, map[string]any{"a": 1.0}); f == nil || f.Rule != "depth" {
 		t.Errorf("a $ref cycle: %+v", f)
+	}
+	v = schema(`{"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"}}},"type":"object","properties":{"t":{"$ref":"#/$defs/n"}}}`)
+	var deep any = []any{}
+	for range 5000 {
+		deep = []any{deep}
+	}
+	if f, n := run(v, map[string]any{"t": deep}); f == nil || f.Rule != "depth" || n > MaxDepth+1 {
+		t.Errorf("a value nested 5000 deep under a recursive schema: %+v after %d visits", f, n)
 	}
 	v = schema(`{"type":"object","properties":{"s":{"type":"string","maxLength":5}}}`)
 	if f, _ := run(v, map[string]any{"s": strings.Repeat("é", 2<<20)}); f == nil || len(f.Detail) > 200 {
