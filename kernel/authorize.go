@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
@@ -243,11 +242,7 @@ func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, transport
 	if !ok {
 		return authz.Decision{}, authz.Resource{}, fmt.Errorf("unknown tool %q", tool)
 	}
-	resolved, err := t.wireSchema().Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		return authz.Decision{}, authz.Resource{}, err
-	}
-	args, _, err := s.arguments(raw, resolved)
+	args, _, err := s.arguments(raw, t.args)
 	if err != nil {
 		return authz.Decision{}, authz.Resource{}, err
 	}

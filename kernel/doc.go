@@ -37,6 +37,8 @@
 //	11  unknown tool                        go-sdk                 -> -32602
 //	    arguments: repeated keys, lone      handler.go             -> tool error invalid_argument
 //	    surrogates, schema validation
+//	    (compiled once per tool by New:     internal/argcheck, validation.go
+//	    structured failure -> readable error)
 //	12  authorization (Options.Authz only)  authorize.go           -> tool error permission_denied
 //	13  the tool's preview: preconditions   handler.go + the tool  -> the tool's own error, no token
 //	    a requestState (SEP-2322) that is   mrtr.go                -> -32602 (nothing runs)

@@ -8,12 +8,12 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/argcheck"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
@@ -23,7 +23,7 @@ import (
 // decode and validate, confirmation gate, handler, result shaping, audit.
 // The tier check and the rate limit ran before, in admitMiddleware or the
 // HTTP layer.
-func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler {
+func (s *Server) handler(t *Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := s.opts.Now()
 		call := s.newCall(ctx, t, req)
@@ -32,7 +32,7 @@ func (s *Server) handler(t *Tool, resolved *jsonschema.Resolved) mcp.ToolHandler
 		ctx, meter := upstream.WithMeter(ctx)
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
-		res, rpcErr := s.run(ctx, call, t, resolved, req.Params.Arguments, &rec)
+		res, rpcErr := s.run(ctx, call, t, req.Params.Arguments, &rec)
 		if rpcErr != nil { // a refused requestState (mrtr.go): a protocol error
 			rec.Outcome, rec.ErrorCode = audit.Refused, string(CodeInvalidRequestState)
 			rec.Duration = s.opts.Now().Sub(start)
@@ -76,8 +76,8 @@ func principalFrom(ctx context.Context, req *mcp.CallToolRequest) identity.Princ
 
 // run is steps 11 to 16 for one call. Its error is a protocol error, only
 // ever errRequestState; every other failure is a tool error result.
-func (s *Server) run(ctx context.Context, call *Call, t *Tool, resolved *jsonschema.Resolved, raw json.RawMessage, rec *audit.Record) (*mcp.CallToolResult, error) {
-	args, token, err := s.arguments(raw, resolved)
+func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessage, rec *audit.Record) (*mcp.CallToolResult, error) {
+	args, token, err := s.arguments(raw, t.args)
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
 	}
@@ -142,9 +142,9 @@ func (s *Server) ask(ctx context.Context, call *Call, t *Tool, ask *InputRequire
 	return res
 }
 
-// arguments decodes and validates the raw arguments, and takes the
-// confirmation token out of them.
-func (s *Server) arguments(raw json.RawMessage, resolved *jsonschema.Resolved) (map[string]any, string, error) {
+// arguments decodes and validates the raw arguments with the tool's
+// compiled validator, and takes the confirmation token out of them.
+func (s *Server) arguments(raw json.RawMessage, check *argcheck.Validator) (map[string]any, string, error) {
 	args := map[string]any{}
 	if untrusted.HasLoneSurrogate(raw) {
 		return nil, "", Errorf(InvalidArgument, "Invalid arguments: a string holds a lone UTF-16 surrogate escape (\\uD800-\\uDFFF without its pair), which is not a character; it would be stored as U+FFFD.").
@@ -158,12 +158,11 @@ func (s *Server) arguments(raw json.RawMessage, resolved *jsonschema.Resolved) (
 			return nil, "", Errorf(InvalidArgument, "The arguments must be a JSON object.")
 		}
 	}
-	if err := resolved.ApplyDefaults(&args); err != nil {
+	if err := check.ApplyDefaults(args); err != nil {
 		return nil, "", fmt.Errorf("applying defaults: %w", err)
 	}
-	if err := resolved.Validate(args); err != nil {
-		return nil, "", Errorf(InvalidArgument, "Invalid arguments: %s", describeValidation(err)).
-			WithHint("Check the tool's input schema and call it again with corrected arguments.")
+	if f := check.Validate(args); f != nil {
+		return nil, "", invalidArguments(f)
 	}
 	token, _ := args[confirmTokenProperty].(string)
 	delete(args, confirmTokenProperty)

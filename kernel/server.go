@@ -14,12 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/argcheck"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
@@ -255,16 +255,21 @@ func matchName(pattern, name string) bool {
 
 func (s *Server) register(t Tool) error {
 	schema := s.advertised(t)
-	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	check, err := argcheck.Compile(schema)
 	if err != nil {
-		return fmt.Errorf("tool %s: resolving its schema: %w", t.name, err)
+		return fmt.Errorf("tool %s: input schema: %w", t.name, err)
+	}
+	t.args = check
+	wire, err := schemaJSON(schema)
+	if err != nil {
+		return fmt.Errorf("tool %s: encoding its input schema: %w", t.name, err)
 	}
 	p := t.policy
 	mt := &mcp.Tool{
 		Name:        t.name,
 		Title:       t.title,
 		Description: t.description,
-		InputSchema: schema,
+		InputSchema: wire, // encoded once: AddTool and every tools/list copy it
 		Annotations: &mcp.ToolAnnotations{
 			Title:           t.title,
 			ReadOnlyHint:    p.ReadOnly.bool(),
@@ -273,7 +278,7 @@ func (s *Server) register(t Tool) error {
 			OpenWorldHint:   ptr(p.OpenWorld.bool()),
 		},
 	}
-	h := s.handler(&t, resolved)
+	h := s.handler(&t)
 	s.mcp.AddTool(mt, h)
 	s.fast.add(mt, h)
 	s.tools = append(s.tools, t)

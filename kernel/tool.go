@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/argcheck"
 )
 
 // Text is a result that is plain text, not JSON (a zone file, a pad, an
@@ -66,7 +67,8 @@ type Tool struct {
 	description string
 	policy      Policy
 	schema      *jsonschema.Schema
-	err         error // a declaration error, reported by New
+	args        *argcheck.Validator // the wire schema compiled, by register
+	err         error               // a declaration error, reported by New
 	decode      func(raw json.RawMessage) (any, error)
 	handle      func(ctx context.Context, call *Call, in any) (any, error)
 	preview     func(ctx context.Context, call *Call, in any) (Preview, error)
@@ -156,6 +158,10 @@ type DynamicSpec struct {
 	Description string
 	Policy      Policy
 	// Schema is the JSON schema of the arguments; its type must be "object".
+	// New compiles it once into the validator every call goes through, and
+	// refuses a schema that uses a keyword the validator does not implement
+	// (unevaluated*, $dynamicRef, a $ref outside the schema, ...: see
+	// kernel/internal/argcheck) rather than leave it unchecked.
 	Schema *jsonschema.Schema
 	// Handle receives the validated arguments as raw JSON (confirmToken
 	// removed) and returns a JSON-able value, json.RawMessage or Text.

@@ -4,65 +4,50 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/argcheck"
 )
 
-var (
-	schemaPointer = regexp.MustCompile(`^validating (root|/.*)$`)
-	floatNoise    = regexp.MustCompile(`(\d)\.0{6}\b`)
-)
+// invalidArguments is the tool error for arguments that do not fit the
+// tool's schema (SEP-1303: a tool error the model can read and correct,
+// not a protocol error).
+func invalidArguments(f *argcheck.Failure) *Error {
+	return Errorf(InvalidArgument, "Invalid arguments: %s", describeFailure(f)).
+		WithHint("Check the tool's input schema and call it again with corrected arguments.")
+}
 
-// describeValidation turns a jsonschema-go error chain ("validating root:
-// validating /properties/ttl: minimum: 5 is less than 60.000000") into a
-// sentence that names the argument: `argument "ttl": minimum: 5 is less
-// than 60`. Schema internals (anyOf branches, $defs) are left out.
-func describeValidation(err error) string {
-	parts := strings.Split(err.Error(), ": ")
+// maxDescribed bounds the sentence describeFailure writes, in bytes.
+const maxDescribed = 300
+
+// describeFailure turns a validation failure into a sentence that names the
+// argument: `argument "ttl": minimum: 5 is less than 60`, or for an item of
+// an array `argument "records[].value": ...` (the index is left out, as the
+// schema is the same for every item). A failure of the arguments object
+// itself names no argument: `required: missing properties: ["zone"]`.
+func describeFailure(f *argcheck.Failure) string {
+	msg := f.Message()
+	if len(msg) > maxDescribed {
+		cut := maxDescribed
+		for cut > 0 && msg[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
 	var path []string
-	i := 0
-	for ; i < len(parts); i++ {
-		m := schemaPointer.FindStringSubmatch(parts[i])
-		if m == nil {
-			break
+	for _, st := range f.Path {
+		if st.Index >= 0 {
+			if len(path) > 0 {
+				path[len(path)-1] += "[]"
+			}
+			continue
 		}
-		if m[1] != "root" {
-			path = pointerPath(m[1])
-		}
-	}
-	msg := strings.Join(parts[i:], ": ")
-	if j := strings.IndexByte(msg, '\n'); j >= 0 {
-		msg = msg[:j]
-	}
-	msg = floatNoise.ReplaceAllString(msg, "$1")
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
+		path = append(path, st.Name)
 	}
 	if len(path) == 0 {
 		return msg
 	}
 	return fmt.Sprintf("argument %q: %s", strings.Join(path, "."), msg)
-}
-
-// pointerPath keeps the property names of a schema pointer:
-// /properties/records/items/properties/value -> [records[] value].
-func pointerPath(ptr string) []string {
-	segs := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
-	var out []string
-	for i := 0; i < len(segs); i++ {
-		switch segs[i] {
-		case "properties":
-			if i+1 < len(segs) {
-				out = append(out, segs[i+1])
-				i++
-			}
-		case "items":
-			if len(out) > 0 {
-				out[len(out)-1] += "[]"
-			}
-		}
-	}
-	return out
 }
 
 // describeDecodeError names the field of a JSON type mismatch.
