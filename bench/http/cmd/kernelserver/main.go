@@ -20,7 +20,8 @@
 // memory limit); the GOGC and GOMEMLIMIT environment variables override it,
 // and -no-memory-policy measures without it.
 //
-// It prints "READY <url>" on stdout once it listens.
+// It prints "READY <url>" on stdout once it listens, after
+// "PPROF <url>" when -pprof serves pprof.
 package main
 
 import (
@@ -72,7 +73,7 @@ func run(addr, pprofAddr string, noFast bool) error {
 			return err
 		}
 		go http.Serve(ln, http.DefaultServeMux)
-		fmt.Fprintln(os.Stderr, "pprof on http://"+ln.Addr().String()+"/debug/pprof/")
+		fmt.Println("PPROF http://" + ln.Addr().String() + "/debug/pprof/")
 	}
 	srv, err := newServer()
 	if err != nil {
