@@ -4,7 +4,7 @@
 // (every other option at its default, so answers are SSE streams and the
 // SDK's own localhost protection is on), on a plain http.Server with the Go
 // runtime's default GC settings — or, with -memory-policy, the one bulwark
-// applies (kernel/memory.Apply: GOGC 400, a 256 MiB soft limit), to compare
+// applies (kernel/memory.Apply: GOGC 200, a 256 MiB soft limit), to compare
 // like with like.
 //
 // It prints "READY <url>" on stdout once it listens.

@@ -16,7 +16,7 @@
 // decodes), so with the runtime's default GOGC=100 and a live heap of a few
 // MB the process collects every dozen requests and is bound by garbage
 // collection. This server therefore applies kernel/memory.Apply, as
-// the bulwark binary does when it serves HTTP (GOGC=400, a 256 MiB soft
+// the bulwark binary does when it serves HTTP (GOGC=200, a 256 MiB soft
 // memory limit); the GOGC and GOMEMLIMIT environment variables override it,
 // and -no-memory-policy measures without it.
 //
