@@ -25,7 +25,7 @@ type soakResult struct {
 	mem              memory
 	idle, busy, last int           // goroutines: before the load, at its end, when settled
 	settled          time.Duration // from the clients closing their connections to idle again; -1 if never
-	log              string
+	logTail          string        // the end of the server's stderr
 }
 
 // soak starts a fresh bulwark with pprof on, counts its goroutines idle,
@@ -34,7 +34,7 @@ type soakResult struct {
 // reads its peak resident memory, closes the clients' connections and
 // waits up to settleDeadline for its goroutines to be back to the idle
 // count.
-func soak(ctx context.Context, c config, sp spec, work string) (soakResult, error) {
+func soak(ctx context.Context, c config, sp spec, work string) (r soakResult, err error) {
 	sp.name = "bulwark-soak"
 	sp.argv = append(sp.argv, "-pprof", "127.0.0.1:0")
 	p, err := start(ctx, sp, work)
@@ -45,7 +45,8 @@ func soak(ctx context.Context, c config, sp spec, work string) (soakResult, erro
 	if p.pprof == "" {
 		return soakResult{}, fmt.Errorf("%s printed no PPROF line", sp.name)
 	}
-	r := soakResult{log: p.log, settled: -1}
+	r = soakResult{settled: -1}
+	defer func() { r.logTail = tail(p.log, 4<<10) }()
 	// One untimed request first, so that what is built on the first call
 	// (and stays) counts in the idle figure.
 	hc := newHTTPClient(c.soakClients)
@@ -140,8 +141,8 @@ func reportSoak(w io.Writer, c config, r soakResult) int {
 	check(fmt.Sprintf("peak RSS %.1f MiB (at most %d MiB)", mib(r.mem.HWM), soakRSS>>20), r.mem.HWM <= soakRSS)
 	check(fmt.Sprintf("goroutines back to %d within %v", r.idle, settleDeadline), r.settled >= 0)
 	if r.load.errors > 0 || r.load.requests == 0 {
-		fmt.Fprintf(os.Stderr, "soak: %d errors of %d answers, by status %v; first: %s (server log %s)\n",
-			r.load.errors, r.load.requests, r.load.statuses, r.load.firstErr, r.log)
+		fmt.Fprintf(os.Stderr, "soak: %d errors of %d answers, by status %v; first: %s\nthe server's log:\n%s\n",
+			r.load.errors, r.load.requests, r.load.statuses, r.load.firstErr, r.logTail)
 		code = 1
 	}
 	if missed > 0 && c.strict && code == 0 {
@@ -193,4 +194,16 @@ func fetchTo(ctx context.Context, url, file string) error {
 		return err
 	}
 	return os.WriteFile(file, b, 0o644)
+}
+
+// tail returns the last n bytes of a file, or why it could not be read.
+func tail(file string, n int64) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err.Error()
+	}
+	if int64(len(b)) > n {
+		b = b[int64(len(b))-n:]
+	}
+	return string(b)
 }
