@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,13 +83,13 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 		}
 		switch env.Method {
 		case "ping": // legacy only (see fastEligible)
-			writeFast(w, id, []byte("{}"))
+			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, "{}"...), nil })
 		case "tools/list":
 			res := list.legacy
 			if modern {
 				res = list.modern
 			}
-			writeFast(w, id, res)
+			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		case "tools/call":
 			s.fastCall(w, r, env, modern, id)
 		}
@@ -231,12 +233,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.
 		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
 		return
 	}
-	body, err := s.fastResult(res, modern, !answered)
-	if err != nil {
-		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
-		return
-	}
-	writeFast(w, id, body)
+	writeFast(w, id, func(b []byte) ([]byte, error) { return s.appendResult(b, res, modern, !answered) })
 }
 
 // fastToolResult applies the go-sdk's rule for what a tool handler returns
@@ -250,12 +247,12 @@ func fastToolResult(res *mcp.CallToolResult, admission bool) *mcp.CallToolResult
 	return &out
 }
 
-// fastResult encodes a tools/call result as the go-sdk does. For
-// 2026-07-28 it adds the server's identity to _meta and, to a result that
-// came from the tool handler (the go-sdk's callTool, not a middleware),
-// resultType "complete": a field the go-sdk keeps unexported and writes
-// last.
-func (s *Server) fastResult(res *mcp.CallToolResult, modern, handled bool) ([]byte, error) {
+// appendResult appends a tools/call result encoded as the go-sdk encodes
+// it. For 2026-07-28 it adds the server's identity to _meta and, to a
+// result that came from the tool handler (the go-sdk's callTool, not a
+// middleware), resultType "complete": a field the go-sdk keeps unexported
+// and writes last.
+func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, handled bool) ([]byte, error) {
 	out := *res
 	if modern {
 		meta := maps.Clone(out.Meta)
@@ -267,15 +264,149 @@ func (s *Server) fastResult(res *mcp.CallToolResult, modern, handled bool) ([]by
 		}
 		out.Meta = meta
 	}
-	body, err := marshalWire(&out)
+	b, err := appendCallResult(b, &out)
 	if err != nil || !modern || !handled {
-		return body, err
+		return b, err
 	}
-	body = body[:len(body)-1]
-	if len(body) > 1 {
-		body = append(body, ',')
+	b = b[:len(b)-1]
+	if b[len(b)-1] != '{' {
+		b = append(b, ',')
 	}
-	return append(body, `"resultType":"complete"}`...), nil
+	return append(b, `"resultType":"complete"}`...), nil
+}
+
+// appendCallResult appends res as the go-sdk's CallToolResult.MarshalJSON
+// writes it (encoding/json with HTML escaping, fields in declaration
+// order), without its reflection and the re-compaction encoding/json applies
+// to a marshaler's output: _meta when not empty, content, structuredContent
+// when not nil, isError when true. A text content without _meta or
+// annotations (what the kernel's results hold) and the kernel's untrusted
+// _meta are written directly; everything else through encoding/json, which
+// is what the go-sdk uses for them. A result with input requests or a
+// request state (the go-sdk's MRTR fields) is encoded by the go-sdk itself.
+// TestAppendCallResult and FuzzAppendCallResult compare it with the go-sdk.
+func appendCallResult(b []byte, res *mcp.CallToolResult) ([]byte, error) {
+	if res.InputRequests != nil || res.RequestState != "" {
+		body, err := marshalWire(res)
+		return append(b, body...), err
+	}
+	b = append(b, '{')
+	if len(res.Meta) > 0 {
+		b = append(b, `"_meta":`...)
+		var err error
+		if b, err = appendMeta(b, res.Meta); err != nil {
+			return b, err
+		}
+		b = append(b, ',')
+	}
+	b = append(b, `"content":`...)
+	if res.Content == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range res.Content {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if tc, ok := c.(*mcp.TextContent); ok && tc != nil && len(tc.Meta) == 0 && tc.Annotations == nil {
+				b = append(b, `{"type":"text","text":`...)
+				b = appendHTMLString(b, tc.Text)
+				b = append(b, '}')
+				continue
+			}
+			v, err := json.Marshal(c)
+			if err != nil {
+				return b, err
+			}
+			b = append(b, v...)
+		}
+		b = append(b, ']')
+	}
+	if res.StructuredContent != nil {
+		v, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, v...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendMeta appends a result's _meta: the kernel's own (shape's
+// {"bulwark/untrusted":{"source":S}}) directly, anything else through
+// encoding/json.
+func appendMeta(b []byte, meta mcp.Meta) ([]byte, error) {
+	if len(meta) == 1 {
+		if u, ok := meta["bulwark/untrusted"].(map[string]any); ok && len(u) == 1 {
+			if src, ok := u["source"].(string); ok {
+				b = append(b, `{"bulwark/untrusted":{"source":`...)
+				b = appendHTMLString(b, src)
+				return append(b, "}}"...), nil
+			}
+		}
+	}
+	v, err := json.Marshal(meta)
+	return append(b, v...), err
+}
+
+// appendHTMLString appends s as a JSON string exactly as encoding/json's
+// Marshal writes a string (its appendString with HTML escaping): <, > and
+// & as \u003c, \u003e, \u0026, control characters as \b \f \n \r \t or
+// \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendHTMLString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // lists encodes the tools/list results once, as the go-sdk pages them
@@ -298,14 +429,33 @@ func (f *fastTools) lists() (fastList, error) {
 	return fastList{legacy: legacy, modern: modern}, err
 }
 
-// writeFast writes a JSON-RPC response with the go-sdk's headers.
-func writeFast(w http.ResponseWriter, id, result []byte) {
-	b := make([]byte, 0, len(result)+len(id)+40)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
+// fastBufs holds the buffers responses are built in; one larger than
+// maxPooledBuf is left to the collector rather than kept.
+var fastBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBuf = 64 << 10
+
+// writeFast writes a JSON-RPC response with the go-sdk's headers, its
+// result appended by result to a pooled buffer (w.Write copies it).
+func writeFast(w http.ResponseWriter, id []byte, result func([]byte) ([]byte, error)) {
+	bp := fastBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledBuf {
+			fastBufs.Put(bp)
+		}
+	}()
+	b := append((*bp)[:0], `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
-	b = append(b, result...)
+	b, err := result(b)
+	*bp = b
+	if err != nil {
+		// Unreachable: a result the tool layer built always encodes.
+		httpguard.WriteError(w, http.StatusInternalServerError, json.RawMessage(id), -32603, "internal error", nil)
+		return
+	}
 	b = append(b, '}')
+	*bp = b
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")

@@ -50,6 +50,15 @@ func newFastPair(t testing.TB, limit int) fastPair {
 			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
 				return map[string]string{"report": "<ok> & done"}, nil
 			},
+		}), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+			Name: "odd_chars", Description: "A result with every character class the result encoder escapes.",
+			Policy: readPolicy,
+			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+				return map[string]string{"v": oddChars, oddChars: "key"}, nil
+			},
+		}), kernel.NewTool(kernel.Spec[itemArgs, kernel.Text]{
+			Name: "odd_text", Description: "The same as text.", Policy: readPolicy,
+			Handle: func(context.Context, *kernel.Call, itemArgs) (kernel.Text, error) { return kernel.Text(oddChars), nil },
 		}))
 		srv, err := kernel.New(kernel.Info{Name: "test", Version: "v0"}, tools, &kernel.Options{
 			Tiers: tiers, Limiter: lim, Now: clock, Envelope: untrusted.Envelope{Source: "test-api"},
@@ -164,6 +173,10 @@ func call(id, name, args string, meta string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}}`
 }
 
+// oddChars holds every class of character encoding/json escapes or
+// replaces, for the fast path's own result encoder (appendCallResult).
+const oddChars = "<a href=\"x\">&amp;</a> \\ \b\f\n\r\t \x00\x01\x1f\x7f \u2028\u2029 é 😀 \xff\xfe"
+
 const modernMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 
 // fastTable is the hostile and ordinary requests, each in both protocol
@@ -227,6 +240,8 @@ func fastTable() []fastRequest {
 		add("Mcp-Method missing", call(`44`, `"get_item"`, item, m), map[string]string{"Mcp-Method": ""})
 		add("no Accept", call(`45`, `"get_item"`, item, m), map[string]string{"Accept": ""})
 		add("html in result", call(`46`, `"pro_report"`, item, m), nil)
+		add("odd characters in structured result", call(`47`, `"odd_chars"`, item, m), nil)
+		add("odd characters in text result", call(`48`, `"odd_text"`, item, m), nil)
 	}
 	item2 := `{"zone":"example.com","name":"www"}`
 	qs = append(qs,

@@ -33,7 +33,9 @@ const sampleEvery = 32
 // loadResult is one measured interval against one server.
 type loadResult struct {
 	requests  int
-	errors    int
+	errors    int         // answers that were neither a valid result nor (when allowed) a 429
+	refused   int         // 429 answers
+	statuses  map[int]int // error answers by HTTP status (0: no HTTP answer or a bad body)
 	firstErr  string
 	elapsed   time.Duration
 	latencies []time.Duration // every request's, unsorted
@@ -41,20 +43,25 @@ type loadResult struct {
 
 // runLoad drives url with clients closed-loop clients for d: each client
 // sends its next request as soon as the previous one is answered and read.
-func runLoad(ctx context.Context, hc *http.Client, url string, clients int, d time.Duration) loadResult {
+// A 429 answer is counted in refused; it is also an error unless allow429.
+func runLoad(ctx context.Context, hc *http.Client, url string, clients int, d time.Duration, allow429 bool) loadResult {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	parts := make([]loadResult, clients)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range clients {
-		wg.Go(func() { parts[i] = client(ctx, hc, url) })
+		wg.Go(func() { parts[i] = client(ctx, hc, url, clients, allow429) })
 	}
 	wg.Wait()
-	total := loadResult{elapsed: time.Since(start)}
+	total := loadResult{elapsed: time.Since(start), statuses: map[int]int{}}
 	for _, p := range parts {
 		total.requests += p.requests
 		total.errors += p.errors
+		total.refused += p.refused
+		for k, v := range p.statuses {
+			total.statuses[k] += v
+		}
 		if total.firstErr == "" {
 			total.firstErr = p.firstErr
 		}
@@ -63,8 +70,23 @@ func runLoad(ctx context.Context, hc *http.Client, url string, clients int, d ti
 	return total
 }
 
-func client(ctx context.Context, hc *http.Client, url string) loadResult {
-	r := loadResult{latencies: make([]time.Duration, 0, 1<<16)}
+// errRefused is a 429 answer.
+var errRefused = errors.New("429 Too Many Requests")
+
+// statusError is an answer with an unexpected HTTP status.
+type statusError struct {
+	status int
+	body   []byte
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("status %d: %.200s", e.status, e.body) }
+
+func client(ctx context.Context, hc *http.Client, url string, clients int, allow429 bool) loadResult {
+	capacity := 1 << 16 // a few seconds of latencies without growing
+	if clients > 64 {
+		capacity = 1 << 10
+	}
+	r := loadResult{latencies: make([]time.Duration, 0, capacity), statuses: map[int]int{}}
 	buf := bytes.NewBuffer(make([]byte, 0, 4096))
 	for n := 0; ctx.Err() == nil; n++ {
 		start := time.Now()
@@ -74,8 +96,22 @@ func client(ctx context.Context, hc *http.Client, url string) loadResult {
 		}
 		r.latencies = append(r.latencies, time.Since(start))
 		r.requests++
+		if errors.Is(err, errRefused) {
+			r.refused++
+			if allow429 {
+				continue
+			}
+		}
 		if err != nil {
 			r.errors++
+			var se *statusError
+			if errors.Is(err, errRefused) {
+				r.statuses[http.StatusTooManyRequests]++
+			} else if errors.As(err, &se) {
+				r.statuses[se.status]++
+			} else {
+				r.statuses[0]++
+			}
 			if r.firstErr == "" {
 				r.firstErr = err.Error()
 			}
@@ -104,8 +140,11 @@ func call(ctx context.Context, hc *http.Client, url string, buf *bytes.Buffer, f
 	if err != nil {
 		return err
 	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return errRefused
+	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d: %.200s", resp.StatusCode, buf.Bytes())
+		return &statusError{resp.StatusCode, bytes.Clone(buf.Bytes())}
 	}
 	msg, err := message(resp.Header.Get("Content-Type"), buf.Bytes())
 	if err != nil {

@@ -85,3 +85,11 @@ func FuzzMessage(f *testing.F) {
 		_ = fullCheck(msg)
 	})
 }
+
+func TestIsNode22(t *testing.T) {
+	for v, want := range map[string]bool{"v22.23.3": true, "v22.0.0": true, "v20.20.2": false, "v23.1.0": false, "v2.2.0": false, "": false} {
+		if got := isNode22(v); got != want {
+			t.Errorf("isNode22(%q) = %v", v, got)
+		}
+	}
+}

@@ -16,10 +16,11 @@ import (
 
 // server is one server process under test.
 type server struct {
-	name string
-	cmd  *exec.Cmd
-	url  string
-	log  string // its stderr, kept for a failure report
+	name  string
+	cmd   *exec.Cmd
+	url   string
+	pprof string // its pprof base URL, when it printed "PPROF <url>"
+	log   string // its stderr, kept for a failure report
 }
 
 // spec says how to start one server.
@@ -30,37 +31,43 @@ type spec struct {
 	env  []string // added to the environment
 }
 
-// buildGo builds the Go servers into dir and returns their paths.
-func buildGo(ctx context.Context, root, dir string, pkgs ...string) ([]string, error) {
-	var out []string
-	for _, pkg := range pkgs {
-		bin := filepath.Join(dir, filepath.Base(pkg))
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
-		cmd.Dir = root
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building %s: %v\n%s", pkg, err, b)
-		}
-		out = append(out, bin)
+// goBuild builds pkg of the module in modDir into out.
+func goBuild(ctx context.Context, modDir, pkg, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = modDir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s in %s: %v\n%s", pkg, modDir, err, b)
 	}
-	return out, nil
+	return nil
 }
 
 // ensureNode installs the pinned Node and TypeScript SDK (npm ci) when
-// they are missing, and returns the Node binary.
+// they are missing, and returns the Node binary. It fails, for the caller
+// to skip the TypeScript server, when npm is missing or fails, or the Node
+// it got is not Node 22.
 func ensureNode(ctx context.Context, tsDir string) (string, error) {
 	node := filepath.Join(tsDir, "node_modules", ".bin", "node")
-	if _, err := os.Stat(node); err == nil {
-		return node, nil
+	if _, err := os.Stat(node); err != nil {
+		fmt.Fprintln(os.Stderr, "installing Node and the TypeScript SDK: npm ci in", tsDir)
+		cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = tsDir
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("no Node 22 with the TypeScript SDK: npm ci in %s: %w", tsDir, err)
+		}
 	}
-	fmt.Fprintln(os.Stderr, "installing Node and the TypeScript SDK: npm ci in", tsDir)
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = tsDir
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("npm ci in %s: %w", tsDir, err)
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("no Node 22: %s --version: %w", node, err)
+	}
+	if v := strings.TrimSpace(string(out)); !isNode22(v) {
+		return "", fmt.Errorf("no Node 22: %s is %s", node, v)
 	}
 	return node, nil
 }
+
+// isNode22 reports whether a `node --version` output is a Node 22 release.
+func isNode22(v string) bool { return strings.HasPrefix(v, "v22.") }
 
 // start runs the server and waits for its "READY <url>" line.
 func start(ctx context.Context, sp spec, logDir string) (*server, error) {
@@ -83,9 +90,13 @@ func start(ctx context.Context, sp spec, logDir string) (*server, error) {
 	}
 	s := &server{name: sp.name, cmd: cmd, log: logPath}
 	ready := make(chan string, 1)
+	pprof := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			if url, ok := strings.CutPrefix(sc.Text(), "PPROF "); ok {
+				pprof <- url
+			}
 			if url, ok := strings.CutPrefix(sc.Text(), "READY "); ok {
 				ready <- url
 			}
@@ -93,6 +104,10 @@ func start(ctx context.Context, sp spec, logDir string) (*server, error) {
 	}()
 	select {
 	case s.url = <-ready:
+		select { // printed before READY, if at all
+		case s.pprof = <-pprof:
+		default:
+		}
 		return s, nil
 	case <-time.After(30 * time.Second):
 	case <-ctx.Done():

@@ -32,9 +32,13 @@ func Middleware(auth Authenticator, logger *slog.Logger) func(http.Handler) http
 				return
 			}
 			r = r.WithContext(withPrincipal(r.Context(), p))
-			r.Header = r.Header.Clone()
-			r.Header.Del(headerAuthorization)
-			r.Header.Del(headerAPIKey)
+			_, auth := r.Header[headerAuthorization]
+			_, key := r.Header[headerAPIKey]
+			if auth || key { // what Del would remove; a copy, so the caller's request keeps it
+				r.Header = r.Header.Clone()
+				r.Header.Del(headerAuthorization)
+				r.Header.Del(headerAPIKey)
+			}
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -12,8 +12,8 @@ func TestApply(t *testing.T) {
 	if gc, limit := Apply(none); gc != gcPercent || limit != memoryLimit {
 		t.Fatalf("defaults: %d %d", gc, limit)
 	}
-	if gcPercent != 400 || memoryLimit != 256<<20 {
-		t.Fatalf("the documented policy is GOGC 400 and 256 MiB: %d %d", gcPercent, memoryLimit)
+	if gcPercent != 200 || memoryLimit != 256<<20 {
+		t.Fatalf("the documented policy is GOGC 200 and 256 MiB: %d %d", gcPercent, memoryLimit)
 	}
 	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(1 << 40)

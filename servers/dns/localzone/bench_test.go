@@ -221,7 +221,7 @@ func BenchmarkAnswer(b *testing.B) {
 // once, and eight imports of the largest file a tool accepts (1 MiB of
 // distinct records, within the budget), sampling the heap every
 // millisecond under the binary's memory policy (memory.Apply:
-// GOGC 400, a 256 MiB soft limit); it reports the peak heap (live objects
+// GOGC 200, a 256 MiB soft limit); it reports the peak heap (live objects
 // and garbage not yet collected) and the peak live heap after a collection,
 // against the limit.
 func BenchmarkImportBudget(b *testing.B) {

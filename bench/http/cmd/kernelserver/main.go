@@ -16,11 +16,12 @@
 // decodes), so with the runtime's default GOGC=100 and a live heap of a few
 // MB the process collects every dozen requests and is bound by garbage
 // collection. This server therefore applies kernel/memory.Apply, as
-// the bulwark binary does when it serves HTTP (GOGC=400, a 256 MiB soft
+// the bulwark binary does when it serves HTTP (GOGC=200, a 256 MiB soft
 // memory limit); the GOGC and GOMEMLIMIT environment variables override it,
 // and -no-memory-policy measures without it.
 //
-// It prints "READY <url>" on stdout once it listens.
+// It prints "READY <url>" on stdout once it listens, after
+// "PPROF <url>" when -pprof serves pprof.
 package main
 
 import (
@@ -72,7 +73,7 @@ func run(addr, pprofAddr string, noFast bool) error {
 			return err
 		}
 		go http.Serve(ln, http.DefaultServeMux)
-		fmt.Fprintln(os.Stderr, "pprof on http://"+ln.Addr().String()+"/debug/pprof/")
+		fmt.Println("PPROF http://" + ln.Addr().String() + "/debug/pprof/")
 	}
 	srv, err := newServer()
 	if err != nil {

@@ -1,0 +1,120 @@
+package kernel
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sdkEncoding is a result as the go-sdk's path writes it: its MarshalJSON
+// through the wire encoder.
+func sdkEncoding(t testing.TB, res *mcp.CallToolResult) string {
+	t.Helper()
+	b, err := marshalWire(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// appendOnly is appendCallResult after a prefix, as writeFast uses it.
+func appendOnly(t testing.TB, res *mcp.CallToolResult) string {
+	t.Helper()
+	const prefix = `{"jsonrpc":"2.0","id":1,"result":`
+	b, err := appendCallResult([]byte(prefix), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b[:len(prefix)]) != prefix {
+		t.Fatalf("the prefix was overwritten: %s", b)
+	}
+	return string(b[len(prefix):])
+}
+
+// hostileText holds every class of character encoding/json escapes.
+const hostileText = "<script>&amp;</script> \"q\" \\ \b\f\n\r\t \x00\x01\x1f\x7f \u2028\u2029 \u202e\u200b é 😀 \xff\xfe \xed\xa0\x80"
+
+// TestAppendCallResult: the fast path's encoder writes every shape of
+// result byte for byte as the go-sdk does (a wrong escape, field order or
+// omitted member would fail here).
+func TestAppendCallResult(t *testing.T) {
+	untrustedMeta := func(src string) mcp.Meta {
+		return mcp.Meta{"bulwark/untrusted": map[string]any{"source": src}}
+	}
+	ann := &mcp.Annotations{Priority: 0.5}
+	for name, res := range map[string]*mcp.CallToolResult{
+		"empty":                 {},
+		"empty content":         {Content: []mcp.Content{}},
+		"kernel shape":          {Meta: untrustedMeta("upstream"), Content: []mcp.Content{&mcp.TextContent{Text: "<untrusted-data>\n{}\n</untrusted-data>"}}, StructuredContent: json.RawMessage(`{"a":"<b>"}`)},
+		"hostile text":          {Content: []mcp.Content{&mcp.TextContent{Text: hostileText}}},
+		"hostile source":        {Meta: untrustedMeta(hostileText), Content: []mcp.Content{}},
+		"empty text":            {Content: []mcp.Content{&mcp.TextContent{}}},
+		"two texts":             {Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}},
+		"text with meta":        {Content: []mcp.Content{&mcp.TextContent{Text: "a", Meta: mcp.Meta{"k": "<v>"}}}},
+		"text with annotations": {Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: ann}}},
+		"image":                 {Content: []mcp.Content{&mcp.ImageContent{Data: []byte("\x00\xff"), MIMEType: "image/png"}}},
+		"nil content":           {Content: []mcp.Content{nil}},
+		"other meta":            {Meta: mcp.Meta{"z": 1, "a": []any{"<", nil}, "bulwark/untrusted": map[string]any{"source": "s"}}},
+		"untrusted meta, more":  {Meta: mcp.Meta{"bulwark/untrusted": map[string]any{"source": "s", "x": 1}}},
+		"untrusted meta, other": {Meta: mcp.Meta{"bulwark/untrusted": map[string]any{"source": 5}}},
+		"server info":           {Meta: mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "n<", Version: "v"}}},
+		"spaced raw structured": {StructuredContent: json.RawMessage("{ \"a\" : [ 1 , \"\u2028&\" ] }")},
+		"nil raw structured":    {StructuredContent: json.RawMessage(nil)},
+		"map structured":        {StructuredContent: map[string]any{"b": 1, "a": "<"}},
+		"error":                 {IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "failed"}}, StructuredContent: map[string]any{"error": map[string]any{"code": "x"}}},
+		"request state":         {RequestState: "s", Content: []mcp.Content{}},
+		"input requests":        {InputRequests: mcp.InputRequestMap{}, Content: []mcp.Content{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if want, got := sdkEncoding(t, res), appendOnly(t, res); got != want {
+				t.Fatalf("fast encoding differs from the go-sdk's\nsdk:  %s\nfast: %s", want, got)
+			}
+		})
+	}
+	// A structured content the go-sdk cannot encode fails both.
+	bad := &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: json.RawMessage(`{`)}
+	if _, err := marshalWire(bad); err == nil {
+		t.Fatal("the go-sdk encoded invalid JSON")
+	}
+	if _, err := appendCallResult(nil, bad); err == nil {
+		t.Fatal("the fast encoder encoded invalid JSON")
+	}
+}
+
+// FuzzAppendCallResult: any text, source, structured JSON and error flag
+// encode as the go-sdk encodes them.
+func FuzzAppendCallResult(f *testing.F) {
+	f.Add(hostileText, "upstream", `{"a":"<b>"}`, false)
+	f.Add("", "", `{ "x" : [1, 2.50, "\u2028"] }`, true)
+	f.Add("\xff", "\u2029", `[]`, false)
+	f.Fuzz(func(t *testing.T, text, source, structured string, isError bool) {
+		res := &mcp.CallToolResult{
+			Meta:    mcp.Meta{"bulwark/untrusted": map[string]any{"source": source}},
+			Content: []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: source}},
+			IsError: isError,
+		}
+		if json.Valid([]byte(structured)) {
+			res.StructuredContent = json.RawMessage(structured)
+		}
+		if want, got := sdkEncoding(t, res), appendOnly(t, res); got != want {
+			t.Fatalf("fast encoding differs from the go-sdk's\nsdk:  %s\nfast: %s", want, got)
+		}
+	})
+}
+
+// TestAppendHTMLString: every byte value and the characters encoding/json
+// treats specially encode as json.Marshal encodes them.
+func TestAppendHTMLString(t *testing.T) {
+	var all []string
+	for c := range 256 {
+		all = append(all, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"b")
+	}
+	all = append(all, hostileText, "\u2028", "\u2029", "\u2027", "\u202a", "\xe2\x80", "\xe2\x80\xa8x", "")
+	for _, s := range all {
+		want, _ := json.Marshal(s)
+		if got := appendHTMLString(nil, s); string(got) != string(want) {
+			t.Errorf("%q: got %s, want %s", s, got, want)
+		}
+	}
+}
