@@ -49,6 +49,11 @@ type Record struct {
 	AuthzPolicies []string `json:"authz_policies,omitempty"`
 	// Confirm is what the confirmation gate did, when it ran and decided.
 	Confirm Confirm `json:"confirm,omitempty"`
+	// Upstream and Pin name, for a tool a gateway relays, the upstream MCP
+	// server that serves it and the hash of the tool's definition it was
+	// called under. Empty for a server's own tools.
+	Upstream string `json:"upstream,omitempty"`
+	Pin      string `json:"pin,omitempty"`
 }
 
 // Confirm is what the confirmation gate did with a call.
