@@ -221,6 +221,12 @@ func (t Tool) wireSchema() *jsonschema.Schema {
 
 func ptr[T any](v T) *T { return &v }
 
+// Validate reports the declaration error New would report for t alone
+// (its name, description, policy and bound fields), for an embedder that
+// builds tools from another server's definitions and skips a bad one
+// rather than fail.
+func (t Tool) Validate() error { return t.validate() }
+
 // validate checks the declaration: the policy, and that bound fields exist.
 func (t Tool) validate() error {
 	if t.err != nil {
