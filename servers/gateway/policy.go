@@ -23,7 +23,9 @@ type Pinner interface {
 type AllowAll struct{}
 
 // Check allows every tool.
-func (AllowAll) Check(string, json.RawMessage) (string, bool, string, error) { return "", true, "", nil }
+func (AllowAll) Check(string, json.RawMessage) (string, bool, string, error) {
+	return "", true, "", nil
+}
 
 // exposed reports whether the upstream's policy exposes tool name.
 func (u *Upstream) exposed(name string) bool {
