@@ -151,7 +151,7 @@ type scrubber struct {
 	values []string
 }
 
-var secretAssign = regexp.MustCompile(`(?i)((?:api[_-]?key|token|secret|passw(?:or)?d|credential|authorization|bearer)["']?\s*[:=]?\s*["']?)([^\s"',;]{6,})`)
+var secretAssign = regexp.MustCompile(`(?i)((?:api[_-]?key|token|secret|passw(?:or)?d|credential|authorization|bearer)["']?\s*[:=]?\s*["']?(?:(?:bearer|basic)\s+)?)([^\s"',;]{6,})`)
 
 func (s *scrubber) add(v string) {
 	if len(v) < 6 {

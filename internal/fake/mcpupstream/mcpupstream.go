@@ -37,6 +37,9 @@ const (
 	// DescriptionVar, when set, is appended to every tool description (a
 	// definition that changes between two starts).
 	DescriptionVar = "BULWARK_FAKE_MCPUPSTREAM_DESCRIPTION"
+	// StubbornVar, set to "1", makes the fake outlive its stdin: it does not
+	// exit when its parent goes away, as many real servers do not.
+	StubbornVar = "BULWARK_FAKE_MCPUPSTREAM_STUBBORN"
 )
 
 // Options configure a fake server.
@@ -62,6 +65,9 @@ func MaybeServe() {
 	err := srv.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: out})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake upstream:", err)
+	}
+	if os.Getenv(StubbornVar) == "1" {
+		select {}
 	}
 	os.Exit(0)
 }
