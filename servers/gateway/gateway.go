@@ -199,7 +199,7 @@ func (g *Gateway) tool(l *link, t *mcp.Tool) (kernel.Tool, error) {
 			return g.preview(l, name, upName, args)
 		}
 	}
-	kt := kernel.NewDynamicTool(spec)
+	kt := l.u.withTarget(kernel.NewDynamicTool(spec), upName, schema)
 	if err := kt.Validate(); err != nil {
 		return kernel.Tool{}, err
 	}

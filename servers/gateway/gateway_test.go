@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 )
@@ -447,4 +449,18 @@ func TestHungUpstreamTimesOutAndOthersGoOn(t *testing.T) {
 	if res := f.sess.Call(t, "fake.echo", map[string]any{"text": "still here"}); res.IsError {
 		t.Fatalf("after a hang: %s", text(res))
 	}
+}
+
+// The target argument is the authorization resource: a policy can allow a
+// tool on some paths and not others.
+func TestTargetArgumentIsTheAuthorizationResource(t *testing.T) {
+	pf := filepath.Join(t.TempDir(), "policy.cedar")
+	policy := `permit(principal, action, resource);
+forbid(principal, action, resource is Gateway::Target) when { resource.value like "/etc/*" };`
+	if err := os.WriteFile(pf, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, options{kopts: kernel.Options{Authz: &authz.Config{PolicyFile: pf}}})
+	wantError(t, f.sess.Call(t, "fake.delete_file", map[string]any{"path": "/etc/passwd"}), "permission_denied")
+	wantError(t, f.sess.Call(t, "fake.delete_file", map[string]any{"path": "/tmp/x"}), "confirmation_required")
 }
