@@ -137,6 +137,9 @@ func (l *link) supervise(ctx context.Context) {
 		started := time.Now()
 		if sess != nil {
 			err := sess.Wait()
+			if ctx.Err() != nil { // Close: the gateway is stopping
+				return
+			}
 			l.ended(proc, err)
 		}
 		if ctx.Err() != nil {
