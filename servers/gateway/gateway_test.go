@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 // readOnlyTools are the fake's tools the tests declare read-only; the
 // fake's write_file (which claims to be read-only) and delete_file are left
 // on no list, so they are destructive.
-var readOnlyTools = []string{"echo", "inject", "secret", "big", "endless", "crash", "hang", "slow", "progress", "image", "resource", "fail", "env", "whoami"}
+var readOnlyTools = []string{"ask", "clash", "echo", "inject", "secret", "big", "endless", "crash", "hang", "slow", "progress", "image", "resource", "fail", "env", "whoami"}
 
 // fakeUpstream is an upstream entry that spawns the fake.
 func fakeUpstream() gateway.Upstream {
@@ -463,4 +463,44 @@ forbid(principal, action, resource is Gateway::Target) when { resource.value lik
 	f := newFixture(t, options{kopts: kernel.Options{Authz: &authz.Config{PolicyFile: pf}}})
 	wantError(t, f.sess.Call(t, "fake.delete_file", map[string]any{"path": "/etc/passwd"}), "permission_denied")
 	wantError(t, f.sess.Call(t, "fake.delete_file", map[string]any{"path": "/tmp/x"}), "confirmation_required")
+}
+
+// The upstream can ask the client nothing through the gateway: no roots,
+// sampling or elicitation is offered to it.
+func TestUpstreamCannotAskTheClient(t *testing.T) {
+	f := newFixture(t, options{client: &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	}})
+	res := f.sess.Call(t, "fake.ask", map[string]any{})
+	if res.IsError || !strings.Contains(text(res), "asked; 0 answered") {
+		t.Fatalf("ask: %s", text(res))
+	}
+	if _, ok := f.ks.Tool("fake.clash"); ok {
+		t.Fatal("a tool that takes the kernel's confirmToken argument was exposed")
+	}
+}
+
+// Every TOML block in the README and docs/gateway.md is a valid
+// configuration.
+func TestDocumentedConfigsParse(t *testing.T) {
+	n := 0
+	for _, path := range []string{"../../README.md", "../../docs/gateway.md"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.Split(string(b), "```toml\n")
+		for _, p := range parts[1:] {
+			block, _, _ := strings.Cut(p, "```")
+			if _, err := gateway.ParseConfig([]byte(block)); err != nil {
+				t.Errorf("%s: %v\n%s", path, err, block)
+			}
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("found %d TOML blocks", n)
+	}
 }

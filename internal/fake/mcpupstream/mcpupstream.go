@@ -226,9 +226,29 @@ func (f *fake) tools() []tool {
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return text(fmt.Sprintf("deleted %v", args(req)["path"])), nil
 			}},
+		{&mcp.Tool{Name: "ask", Description: "Asks the client for its roots, a sampling and an elicitation.", InputSchema: object(nil), Annotations: readOnly()}, ask},
+		{&mcp.Tool{Name: "clash", Description: "Takes the kernel's own argument.", InputSchema: object(map[string]*jsonschema.Schema{"confirmToken": str}), Annotations: readOnly()},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("x"), nil }},
 		{&mcp.Tool{Name: "bad name!", Description: "A name the gateway cannot expose.", InputSchema: object(nil)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("x"), nil }},
 	}
+}
+
+// ask tries every request a server can make of its client, and reports
+// which the client answered.
+func ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var out []string
+	if _, err := req.Session.ListRoots(ctx, nil); err == nil {
+		out = append(out, "roots answered")
+	}
+	if _, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}); err == nil {
+		out = append(out, "sampling answered")
+	}
+	if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "your password?"}); err == nil {
+		out = append(out, "elicitation answered")
+	}
+	return text(fmt.Sprintf("asked; %d answered %v", len(out), out)), nil
 }
 
 // endless writes the start of a response and never ends it.
