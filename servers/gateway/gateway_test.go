@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 // readOnlyTools are the fake's tools the tests declare read-only; the
 // fake's write_file (which claims to be read-only) and delete_file are left
 // on no list, so they are destructive.
-var readOnlyTools = []string{"ask", "clash", "echo", "inject", "secret", "big", "endless", "crash", "hang", "slow", "progress", "image", "resource", "fail", "env", "whoami"}
+var readOnlyTools = []string{"ask", "clash", "spew", "echo", "inject", "secret", "big", "endless", "crash", "hang", "slow", "progress", "image", "resource", "fail", "env", "whoami"}
 
 // fakeUpstream is an upstream entry that spawns the fake.
 func fakeUpstream() gateway.Upstream {
@@ -502,5 +502,25 @@ func TestDocumentedConfigsParse(t *testing.T) {
 	}
 	if n < 2 {
 		t.Fatalf("found %d TOML blocks", n)
+	}
+}
+
+// A child that floods its stderr cannot flood the log: lines beyond the
+// per-second budget are counted, not logged.
+func TestStderrFloodIsBudgeted(t *testing.T) {
+	f := newFixture(t, options{})
+	if res := f.sess.Call(t, "fake.spew", map[string]any{}); res.IsError {
+		t.Fatal(text(res))
+	}
+	f.sess.Call(t, "fake.crash", map[string]any{}) // ends the child: its stderr reaches EOF
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(f.log.String(), "lines dropped") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no drop reported:\n%.2000s", f.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := strings.Count(f.log.String(), "spew line"); n > 200 {
+		t.Fatalf("%d of 5000 flooded lines were logged", n)
 	}
 }

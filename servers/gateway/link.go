@@ -171,8 +171,14 @@ func (l *link) ended(p *process, err error) {
 		p.kill()
 	}
 	why := "its session closed"
-	if p != nil && p.err != nil {
-		why = "it exited (" + p.err.Error() + ")"
+	if p != nil {
+		select {
+		case <-p.done:
+			if p.err != nil {
+				why = "it exited (" + p.err.Error() + ")"
+			}
+		default: // not reaped yet: its status is not known
+		}
 	}
 	l.mu.Lock()
 	l.sess, l.proc, l.down = nil, nil, why

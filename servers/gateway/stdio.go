@@ -124,6 +124,9 @@ func logStderr(r io.ReadCloser, name string, logger *slog.Logger, scrub *scrubbe
 			}
 		}
 		if err != nil {
+			if dropped > 0 {
+				logger.Warn("upstream stderr: lines dropped", "upstream", name, "dropped", dropped)
+			}
 			return
 		}
 	}

@@ -170,6 +170,13 @@ func (f *fake) tools() []tool {
 				}
 				return nil, fmt.Errorf("crash")
 			}},
+		{&mcp.Tool{Name: "spew", Description: "Floods its stderr.", InputSchema: object(nil), Annotations: readOnly()},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				for i := range 5000 {
+					fmt.Fprintf(os.Stderr, "spew line %d\n", i)
+				}
+				return text("spewed"), nil
+			}},
 		{&mcp.Tool{Name: "hang", Description: "Never answers.", InputSchema: object(nil), Annotations: readOnly()},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				select {} // ignores cancellation, as a broken server does
