@@ -19,6 +19,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 )
 
@@ -522,5 +523,30 @@ func TestStderrFloodIsBudgeted(t *testing.T) {
 	}
 	if n := strings.Count(f.log.String(), "spew line"); n > 200 {
 		t.Fatalf("%d of 5000 flooded lines were logged", n)
+	}
+}
+
+// The kernel's admission applies to relayed tools: a rate limit stops the
+// call before anything reaches the upstream, and read-only mode removes
+// the tools the configuration does not list as read-only.
+func TestKernelGuardsApplyToRelayedTools(t *testing.T) {
+	lim, err := ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: 2, Window: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, options{kopts: kernel.Options{Limiter: lim, ReadOnly: true}})
+	if res := f.sess.Call(t, "fake.echo", map[string]any{"text": "x"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	// The upstream's schema, validated by the kernel before anything is sent.
+	wantError(t, f.sess.Call(t, "fake.echo", map[string]any{"text": 5}), "invalid_argument")
+	_, err = f.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "fake.echo", Arguments: map[string]any{"text": "x"}})
+	if err == nil || !strings.Contains(err.Error(), "Rate limit exceeded") {
+		t.Fatalf("third call: %v", err)
+	}
+	for _, name := range []string{"fake.write_file", "fake.delete_file"} {
+		if _, ok := f.ks.Tool(name); ok {
+			t.Errorf("%s registered in read-only mode", name)
+		}
 	}
 }
