@@ -429,8 +429,11 @@ func TestCrashMidCallGivesAToolErrorAndScrubbedStderr(t *testing.T) {
 	if !strings.Contains(log, "upstream stderr") || !strings.Contains(log, "crashing now") {
 		t.Errorf("the child's stderr is not in the log:\n%s", log)
 	}
-	if strings.Contains(log, mcpupstream.Secret) {
+	if strings.Contains(log, mcpupstream.Secret) || strings.Contains(log, testEnv("FAKE_API_TOKEN")) {
 		t.Errorf("a secret from the child's stderr reached the log:\n%s", log)
+	}
+	if !strings.Contains(log, "environment values:") || !strings.Contains(log, "visible") {
+		t.Errorf("the child's stderr line with its (non-secret) environment is missing:\n%s", log)
 	}
 	if !strings.Contains(log, "upstream restarted") {
 		t.Errorf("no restart logged:\n%s", log)

@@ -62,6 +62,13 @@ func MaybeServe() {
 	out := &lockedWriter{w: os.Stdout}
 	srv := NewServer(&Options{Raw: out, Exit: os.Exit, DescriptionSuffix: os.Getenv(DescriptionVar)})
 	fmt.Fprintln(os.Stderr, "fake upstream starting; api_key="+Secret)
+	var values []string // a careless server prints its configuration
+	for _, kv := range os.Environ() {
+		_, v, _ := strings.Cut(kv, "=")
+		values = append(values, v)
+	}
+	sort.Strings(values)
+	fmt.Fprintln(os.Stderr, "environment values:", strings.Join(values, " "))
 	err := srv.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: out})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake upstream:", err)
