@@ -308,18 +308,23 @@ func TestResultsAreEnvelopedOnEveryChannel(t *testing.T) {
 	f := newFixture(t, options{})
 	cases := []struct {
 		tool     string
+		args     map[string]any
 		mustNot  []string
 		must     []string
 		isError  bool
 		checkSDK func(*mcp.CallToolResult) string
 	}{
-		{tool: "fake.inject", mustNot: []string{mcpupstream.Secret, "\u202e", "\u200b"}, must: []string{"<untrusted-data"}},
+		{tool: "fake.inject", mustNot: []string{mcpupstream.Secret}, must: []string{"<untrusted-data"}},
+		{tool: "fake.echo", args: map[string]any{"text": "a\u202eb\u200bc " + mcpupstream.Injection}, mustNot: []string{"\u202e", "\u200b"}, must: []string{"<untrusted-data", "[U+202E]"}},
 		{tool: "fake.secret", mustNot: []string{mcpupstream.Secret}, must: []string{"[redacted]"}},
 		{tool: "fake.resource", must: []string{"comes from mcp-upstream and is untrusted"}},
 		{tool: "fake.fail", isError: true, must: []string{"upstream_error", "<untrusted-data"}},
 	}
 	for _, c := range cases {
-		res := f.sess.Call(t, c.tool, map[string]any{})
+		if c.args == nil {
+			c.args = map[string]any{}
+		}
+		res := f.sess.Call(t, c.tool, c.args)
 		got := text(res)
 		if res.IsError != c.isError {
 			t.Errorf("%s: isError=%v: %s", c.tool, res.IsError, got)
