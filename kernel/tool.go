@@ -77,6 +77,7 @@ type Tool struct {
 	listing     []authz.ResourceType // authorize.go
 	requires    []ClientCapability   // client capabilities a call needs (RequireClient)
 	asks        bool                 // the handler may return AskInput (mrtr.go)
+	ownTarget   bool                 // a dynamic tool whose Preview computes the binding's target
 }
 
 // Name is the tool's name.
@@ -167,6 +168,11 @@ type DynamicSpec struct {
 	// removed) and returns a JSON-able value, json.RawMessage or Text.
 	Handle  func(ctx context.Context, call *Call, args json.RawMessage) (any, error)
 	Preview func(ctx context.Context, call *Call, args json.RawMessage) (Preview, error)
+	// PreviewBindsTarget says that Preview always sets Preview.Target (a
+	// canonical key over whatever the call acts on), so the gate's Bind
+	// fields need not be properties of Schema: a schema taken from another
+	// server may have no property to name. It needs a Preview.
+	PreviewBindsTarget bool
 }
 
 // NewDynamicTool declares a tool with a run-time schema.
@@ -180,6 +186,11 @@ func NewDynamicTool(s DynamicSpec) Tool {
 		t.err = fmt.Errorf("tool %s: no handler", s.Name)
 		return t
 	}
+	if s.PreviewBindsTarget && s.Preview == nil {
+		t.err = fmt.Errorf("tool %s: PreviewBindsTarget needs a Preview", s.Name)
+		return t
+	}
+	t.ownTarget = s.PreviewBindsTarget
 	t.decode = func(raw json.RawMessage) (any, error) { return raw, nil }
 	t.handle = func(ctx context.Context, call *Call, in any) (any, error) {
 		return s.Handle(ctx, call, in.(json.RawMessage))
@@ -203,6 +214,9 @@ func (t Tool) wireSchema() *jsonschema.Schema {
 	}
 	s := *t.schema
 	s.Properties = maps.Clone(t.schema.Properties)
+	if s.Properties == nil { // a dynamic schema without properties
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
 	s.Properties[confirmTokenProperty] = &jsonschema.Schema{
 		Type: "string",
 		Description: "Leave empty on the first call. The tool then refuses and returns a single-use token; " +
@@ -213,6 +227,12 @@ func (t Tool) wireSchema() *jsonschema.Schema {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Validate reports the declaration error New would report for t alone
+// (its name, description, policy and bound fields), for an embedder that
+// builds tools from another server's definitions and skips a bad one
+// rather than fail.
+func (t Tool) Validate() error { return t.validate() }
 
 // validate checks the declaration: the policy, and that bound fields exist.
 func (t Tool) validate() error {
@@ -230,7 +250,7 @@ func (t Tool) validate() error {
 	}
 	b := t.policy.Confirm.bind
 	for _, f := range append(append([]string{}, b.Target...), b.Payload...) {
-		if _, ok := t.schema.Properties[f]; !ok {
+		if _, ok := t.schema.Properties[f]; !ok && !t.ownTarget {
 			return fmt.Errorf("tool %s: confirmation binds %q, which is not an argument", t.name, f)
 		}
 	}

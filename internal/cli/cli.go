@@ -67,6 +67,9 @@ type command struct {
 	// needs names the variable without which the server has nothing to
 	// serve; `bulwark doctor` without a server skips it when unset.
 	needs string
+	// args: the command takes arguments after its flags (the gateway's
+	// `-- COMMAND [ARGS…]`); run reads them from the flag set.
+	args bool
 }
 
 // commands is the one table of what the binary serves.
@@ -75,6 +78,7 @@ func commands() []command {
 		{name: "dns", summary: "DNS zones: a local zone store with an authoritative DNS responder (default), or Hetzner Cloud DNS", setup: setupDNS},
 		{name: "rustpad", summary: "Rustpad collaborative editor pads (RUSTPAD_URL)", setup: setupRustpad, needs: "RUSTPAD_URL"},
 		{name: "vdb", summary: "the Vulnetix vulnerability database, read-only (VULNETIX_API_KEY, or sign in)", setup: setupVDB},
+		{name: "gateway", summary: "the kernel's controls in front of other MCP servers (-config FILE, or -- COMMAND [ARGS...])", setup: setupGateway, needs: "BULWARK_GATEWAY_CONFIG", args: true},
 	}
 }
 
@@ -128,7 +132,7 @@ func runCommand(ctx context.Context, env Env, name string, args []string) int {
 			fmt.Fprintf(env.Stderr, "bulwark %s: %v (bulwark help %s lists the flags)\n", name, err, name)
 			return 2
 		}
-		if fs.NArg() > 0 {
+		if fs.NArg() > 0 && !c.args {
 			fmt.Fprintf(env.Stderr, "bulwark %s: unexpected argument %q\n", name, fs.Arg(0))
 			return 2
 		}

@@ -63,6 +63,11 @@ type Record struct {
 	// most MaxAttrs, each key and value at most MaxAttrLen bytes, from fixed
 	// vocabularies — never an argument's value, a credential or an id.
 	Attrs map[string]string `json:"attrs,omitempty"`
+	// Upstream and Pin name, for a tool a gateway relays, the upstream MCP
+	// server that serves it and the hash of the tool's definition it was
+	// called under. Empty for a server's own tools.
+	Upstream string `json:"upstream,omitempty"`
+	Pin      string `json:"pin,omitempty"`
 }
 
 // Bounds of Record.Attrs: kernel.Call.SetAuditAttr drops what exceeds them.

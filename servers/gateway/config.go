@@ -1,0 +1,233 @@
+// Package gateway puts the kernel's controls in front of other MCP servers:
+// it spawns local ones over stdio (or reaches remote ones over Streamable
+// HTTP), lists their tools and re-exposes each as a kernel tool named
+// "<prefix>.<tool>", so that argument validation, read-only mode, rate
+// limits, authorization, the confirmation gate, the untrusted-data envelope
+// with redaction, and the audit apply to every relayed call.
+//
+// An upstream is untrusted unless its configuration says trust_annotations:
+// its own readOnlyHint and destructiveHint are then ignored, the tools the
+// configuration lists as read-only are the only read-only ones, and every
+// other tool is treated as destructive and gated.
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
+)
+
+// Defaults of the zero Config.
+const (
+	DefaultCallTimeout    = 60 * time.Second
+	DefaultMaxResultBytes = 4 << 20
+	maxConfigBytes        = 1 << 20
+)
+
+// ErrConfig wraps every configuration error.
+var ErrConfig = errors.New("gateway: invalid configuration")
+
+// Config is the gateway's configuration: data only.
+type Config struct {
+	// CallTimeout bounds one relayed call, unless an upstream sets its own.
+	CallTimeout Duration `toml:"call_timeout"`
+	// Upstreams are the servers fronted, in [[upstream]] tables.
+	Upstreams []Upstream `toml:"upstream"`
+}
+
+// Upstream is one fronted MCP server: a Command to spawn, or a URL.
+type Upstream struct {
+	// Name names the upstream in logs, errors and the audit.
+	Name string `toml:"name"`
+	// Prefix starts its tools' names ("<prefix>.<tool>"); Name when empty.
+	Prefix string `toml:"prefix"`
+
+	// Command and Args spawn a local server that speaks MCP on stdio.
+	Command string   `toml:"command"`
+	Args    []string `toml:"args"`
+	// Env names the gateway's environment variables the child receives;
+	// nothing else of the gateway's environment reaches it.
+	Env []string `toml:"env"`
+
+	// URL is a remote Streamable HTTP endpoint (https, or http to loopback).
+	URL string `toml:"url"`
+	// CredentialFile holds the credential sent to URL in CredentialHeader
+	// ("Authorization" by default, as "Bearer <credential>" unless the file
+	// names a scheme). The client's own credentials are never relayed.
+	CredentialFile   string `toml:"credential_file"`
+	CredentialHeader string `toml:"credential_header"`
+
+	// TrustAnnotations takes read-only and destructive from the upstream's
+	// own tool annotations. Off by default: the lists below decide.
+	TrustAnnotations bool `toml:"trust_annotations"`
+	// AllowTools (when set) are the only tools exposed; DenyTools are never
+	// exposed. Exact upstream tool names.
+	AllowTools []string `toml:"allow_tools"`
+	DenyTools  []string `toml:"deny_tools"`
+	// ReadOnlyTools change nothing: never gated, kept in read-only mode.
+	ReadOnlyTools []string `toml:"read_only_tools"`
+	// WriteTools write but destroy nothing: gated only when in ConfirmTools.
+	// Every tool on no list is destructive and gated.
+	WriteTools []string `toml:"write_tools"`
+	// ConfirmTools need a confirmation token even when not destructive.
+	ConfirmTools []string `toml:"confirm_tools"`
+	// TargetArg names the argument that says what a tool acts on (bound
+	// into the confirmation token, shown in the refusal, the authorization
+	// resource); TargetArgs sets it per tool.
+	TargetArg  string            `toml:"target_arg"`
+	TargetArgs map[string]string `toml:"target_args"`
+
+	// MaxResultBytes caps one result as the upstream encoded it; a larger
+	// one is refused (and over stdio ends the child, which is restarted).
+	MaxResultBytes int `toml:"max_result_bytes"`
+	// CallTimeout bounds one call to this upstream.
+	CallTimeout Duration `toml:"call_timeout"`
+}
+
+// Duration is a time.Duration written as "30s" in the configuration.
+type Duration time.Duration
+
+// UnmarshalText parses "30s", "2m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil || v <= 0 {
+		return fmt.Errorf("%q is not a positive duration (e.g. 30s)", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ParseConfig decodes a TOML configuration strictly: an unknown key is an
+// error (a misspelt deny_tools must not silently expose a tool).
+func ParseConfig(data []byte) (Config, error) {
+	var c Config
+	if len(data) > maxConfigBytes {
+		return c, fmt.Errorf("%w: the file is larger than %d bytes", ErrConfig, maxConfigBytes)
+	}
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c)
+	if err != nil {
+		return c, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
+	}
+	return c, c.Validate()
+}
+
+var (
+	nameRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+	prefixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+	envRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerRE = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+)
+
+// Validate checks the configuration: every contradiction fails here, at
+// startup, never on a call.
+func (c *Config) Validate() error {
+	if len(c.Upstreams) == 0 {
+		return fmt.Errorf("%w: no upstream", ErrConfig)
+	}
+	names, prefixes := map[string]bool{}, map[string]bool{}
+	for i := range c.Upstreams {
+		u := &c.Upstreams[i]
+		if err := u.validate(); err != nil {
+			return fmt.Errorf("%w: upstream %q: %v", ErrConfig, u.Name, err)
+		}
+		p := strings.ToLower(u.prefix())
+		if names[u.Name] || prefixes[p] {
+			return fmt.Errorf("%w: upstream %q: its name or prefix is used twice", ErrConfig, u.Name)
+		}
+		names[u.Name], prefixes[p] = true, true
+	}
+	return nil
+}
+
+func (u *Upstream) prefix() string {
+	if u.Prefix != "" {
+		return u.Prefix
+	}
+	return u.Name
+}
+
+func (u *Upstream) validate() error {
+	switch {
+	case !nameRE.MatchString(u.Name):
+		return errors.New("name must be 1-32 of [a-z0-9_-]")
+	case u.Prefix != "" && !prefixRE.MatchString(u.Prefix):
+		return errors.New("prefix must be 1-32 of [A-Za-z0-9_-]")
+	case (u.Command == "") == (u.URL == ""):
+		return errors.New("set exactly one of command and url")
+	case u.Command == "" && (len(u.Args) > 0 || len(u.Env) > 0):
+		return errors.New("args and env need a command")
+	case u.URL == "" && (u.CredentialFile != "" || u.CredentialHeader != ""):
+		return errors.New("credential_file and credential_header need a url")
+	case u.CredentialHeader != "" && !headerRE.MatchString(u.CredentialHeader):
+		return errors.New("credential_header is not a header name")
+	case u.MaxResultBytes < 0:
+		return errors.New("max_result_bytes must not be negative")
+	}
+	if u.URL != "" {
+		if _, _, err := upstream.ValidateBaseURL(u.URL, ""); err != nil {
+			return fmt.Errorf("url: %w (credentials go in credential_file)", err)
+		}
+	}
+	for _, e := range u.Env {
+		if !envRE.MatchString(e) {
+			return fmt.Errorf("env %q is not a variable name", e)
+		}
+	}
+	return u.validateLists()
+}
+
+// validateLists refuses a tool on two lists that contradict each other.
+func (u *Upstream) validateLists() error {
+	for _, pair := range [][2][]string{{u.ReadOnlyTools, u.WriteTools}, {u.ReadOnlyTools, u.ConfirmTools}, {u.AllowTools, u.DenyTools}} {
+		for _, t := range pair[0] {
+			if slices.Contains(pair[1], t) {
+				return fmt.Errorf("tool %q is on two lists that contradict each other", t)
+			}
+		}
+	}
+	for tool, arg := range u.TargetArgs {
+		if tool == "" || arg == "" {
+			return errors.New("target_args needs tool = \"argument\" entries")
+		}
+	}
+	return nil
+}
+
+func (u *Upstream) maxResult() int {
+	if u.MaxResultBytes > 0 {
+		return u.MaxResultBytes
+	}
+	return DefaultMaxResultBytes
+}
+
+func (u *Upstream) callTimeout(def Duration) time.Duration {
+	switch {
+	case u.CallTimeout > 0:
+		return time.Duration(u.CallTimeout)
+	case def > 0:
+		return time.Duration(def)
+	}
+	return DefaultCallTimeout
+}
+
+func (u *Upstream) targetArg(tool string) string {
+	if a, ok := u.TargetArgs[tool]; ok {
+		return a
+	}
+	return u.TargetArg
+}

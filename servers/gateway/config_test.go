@@ -1,0 +1,90 @@
+package gateway_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulwarkmcp/bulwark/servers/gateway"
+)
+
+// exampleConfig is the README's example (docs/gateway.md too).
+const exampleConfig = `
+call_timeout = "30s"
+
+[[upstream]]
+name = "fs"
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem@2026.1.14", "/home/me/notes"]
+env = ["PATH", "HOME"]
+read_only_tools = ["read_file", "read_text_file", "read_media_file", "read_multiple_files",
+  "list_directory", "list_directory_with_sizes", "directory_tree", "search_files",
+  "get_file_info", "list_allowed_directories"]
+write_tools = ["create_directory"]
+target_arg = "path"
+target_args = { move_file = "source" }
+max_result_bytes = 1048576
+`
+
+func TestParseConfigExample(t *testing.T) {
+	c, err := gateway.ParseConfig([]byte(exampleConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := c.Upstreams[0]
+	if u.Name != "fs" || u.Command != "npx" || len(u.Args) != 3 || u.TargetArgs["move_file"] != "source" || time.Duration(c.CallTimeout) != 30*time.Second {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestParseConfigRefuses(t *testing.T) {
+	cases := map[string]string{
+		"unknown key":         "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ndeny_tool = [\"rm\"]\n",
+		"unknown top key":     "timeout = \"1s\"\n[[upstream]]\nname = \"a\"\ncommand = \"x\"\n",
+		"no upstream":         "call_timeout = \"1s\"\n",
+		"command and url":     "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nurl = \"https://example.com/mcp\"\n",
+		"neither":             "[[upstream]]\nname = \"a\"\n",
+		"bad name":            "[[upstream]]\nname = \"A B\"\ncommand = \"x\"\n",
+		"dup prefix":          "[[upstream]]\nname = \"a\"\ncommand = \"x\"\n[[upstream]]\nname = \"b\"\nprefix = \"a\"\ncommand = \"x\"\n",
+		"url with userinfo":   "[[upstream]]\nname = \"a\"\nurl = \"https://u:p@example.com/mcp\"\n",
+		"plain http remote":   "[[upstream]]\nname = \"a\"\nurl = \"http://example.com/mcp\"\n",
+		"read-only and write": "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nread_only_tools = [\"t\"]\nwrite_tools = [\"t\"]\n",
+		"read-only confirmed": "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nread_only_tools = [\"t\"]\nconfirm_tools = [\"t\"]\n",
+		"bad env name":        "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nenv = [\"A=B\"]\n",
+		"env without command": "[[upstream]]\nname = \"a\"\nurl = \"https://example.com/mcp\"\nenv = [\"PATH\"]\n",
+		"bad duration":        "call_timeout = \"soon\"\n[[upstream]]\nname = \"a\"\ncommand = \"x\"\n",
+		"wrong type":          "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\n",
+		"not toml":            "{\"upstream\": []}",
+	}
+	for name, doc := range cases {
+		if _, err := gateway.ParseConfig([]byte(doc)); !errors.Is(err, gateway.ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+}
+
+func TestParseConfigBudget(t *testing.T) {
+	big := strings.Repeat("# padding\n", 200_000)
+	start := time.Now()
+	if _, err := gateway.ParseConfig([]byte(big)); !errors.Is(err, gateway.ErrConfig) {
+		t.Fatalf("a 2 MB file: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("refusing an oversized file took %s", d)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(exampleConfig))
+	f.Add([]byte("[[upstream]]\nname = \"a\"\nurl = \"https://example.com/mcp\"\ncredential_file = \"/x\"\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := gateway.ParseConfig(b)
+		if err != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("ParseConfig accepted what Validate refuses: %v", err)
+		}
+	})
+}

@@ -1,0 +1,331 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
+)
+
+// Supervision limits.
+const (
+	backoffMin     = 250 * time.Millisecond
+	backoffMax     = 30 * time.Second
+	healthyAfter   = time.Minute // a session that lived this long resets the backoff
+	connectTimeout = 30 * time.Second
+	maxTools       = 1000
+)
+
+// def is a tool definition as the upstream last sent it.
+type def struct {
+	tool *mcp.Tool
+	raw  json.RawMessage
+}
+
+// link is the gateway's connection to one upstream, supervised: a session
+// that ends (a crash, an answer over the cap) is replaced, with backoff.
+type link struct {
+	u      *Upstream
+	g      *Gateway
+	client *mcp.Client
+
+	mu       sync.Mutex
+	sess     *mcp.ClientSession
+	proc     *process
+	defs     map[string]def
+	down     string // why there is no session, for the tool error
+	restarts int
+
+	calls   sync.Map // progress token -> *kernel.Call
+	inCalls atomic.Int64
+	nextTok atomic.Uint64
+}
+
+func newLink(g *Gateway, u *Upstream) *link {
+	l := &link{u: u, g: g, down: "not started"}
+	l.client = mcp.NewClient(&mcp.Implementation{Name: "bulwark-gateway", Version: "v1"}, &mcp.ClientOptions{
+		// No roots, sampling or elicitation: the upstream cannot ask the
+		// client anything through the gateway.
+		Capabilities:                &mcp.ClientCapabilities{},
+		ProgressNotificationHandler: l.onProgress,
+		LoggingMessageHandler:       l.onLog,
+		ToolListChangedHandler:      l.onListChanged,
+	})
+	return l
+}
+
+// connect starts (or reaches) the upstream, initializes a session and
+// lists its tools.
+func (l *link) connect(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	var t mcp.Transport
+	var p *process
+	if l.u.Command != "" {
+		var err error
+		if p, t, err = spawn(l.u, l.g.getenv, l.g.logger, l.g.scrub); err != nil {
+			return err
+		}
+	} else {
+		t = &mcp.StreamableClientTransport{Endpoint: l.u.URL, HTTPClient: l.g.httpClient(l.u), MaxRetries: -1, DisableStandaloneSSE: true}
+	}
+	sess, err := l.client.Connect(ctx, t, nil)
+	if err != nil {
+		if p != nil {
+			p.kill()
+		}
+		return fmt.Errorf("initializing: %w", err)
+	}
+	defs, err := listTools(ctx, sess)
+	if err != nil {
+		_ = sess.Close()
+		if p != nil {
+			p.kill()
+		}
+		return err
+	}
+	// Ask for log messages (relayed sanitized); a server without logging
+	// refuses, which changes nothing.
+	err = sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
+	l.g.logger.Debug("upstream logging level", "upstream", l.u.Name, "error", err)
+	l.mu.Lock()
+	l.sess, l.proc, l.defs, l.down = sess, p, defs, ""
+	l.mu.Unlock()
+	return nil
+}
+
+// listTools lists every tool, page by page, within maxTools.
+func listTools(ctx context.Context, sess *mcp.ClientSession) (map[string]def, error) {
+	defs := map[string]def{}
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		if len(defs) == maxTools {
+			return nil, fmt.Errorf("listing tools: more than %d", maxTools)
+		}
+		raw, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
+		}
+		defs[t.Name] = def{tool: t, raw: raw}
+	}
+	return defs, nil
+}
+
+// supervise waits for the session to end and starts a new one, with
+// backoff, until ctx ends. It owns the child: a session that ends for any
+// reason has its child killed.
+func (l *link) supervise(ctx context.Context) {
+	backoff := backoffMin
+	for {
+		l.mu.Lock()
+		sess, proc := l.sess, l.proc
+		l.mu.Unlock()
+		started := time.Now()
+		if sess != nil {
+			err := sess.Wait()
+			if ctx.Err() != nil { // Close: the gateway is stopping
+				return
+			}
+			l.ended(proc, err)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(started) > healthyAfter {
+			backoff = backoffMin
+		}
+		if !waitCtx(ctx, backoff) {
+			return
+		}
+		backoff = min(backoff*2, backoffMax)
+		if err := l.connect(ctx); err != nil {
+			l.setDown(err)
+			l.g.logger.Warn("upstream restart failed", "upstream", l.u.Name, "error", l.g.scrub.text(err.Error()), "retry_in", backoff)
+			continue
+		}
+		l.mu.Lock()
+		l.restarts++
+		n := l.restarts
+		l.mu.Unlock()
+		l.g.logger.Info("upstream restarted", "upstream", l.u.Name, "restarts", n)
+	}
+}
+
+// ended records a session's end and kills its child.
+func (l *link) ended(p *process, err error) {
+	if p != nil {
+		p.kill()
+	}
+	why := "its session closed"
+	if p != nil {
+		select {
+		case <-p.done:
+			if p.err != nil {
+				why = "it exited (" + p.err.Error() + ")"
+			}
+		default: // not reaped yet: its status is not known
+		}
+	}
+	l.mu.Lock()
+	l.sess, l.proc, l.down = nil, nil, why
+	l.mu.Unlock()
+	msg := "upstream session ended; restarting"
+	if err != nil {
+		l.g.logger.Warn(msg, "upstream", l.u.Name, "reason", why, "error", l.g.scrub.text(err.Error()))
+		return
+	}
+	l.g.logger.Warn(msg, "upstream", l.u.Name, "reason", why)
+}
+
+func (l *link) setDown(err error) {
+	l.mu.Lock()
+	l.down = l.g.scrub.text(err.Error())
+	l.mu.Unlock()
+}
+
+// close ends the session and kills the child.
+func (l *link) close() {
+	l.mu.Lock()
+	sess, p := l.sess, l.proc
+	l.mu.Unlock()
+	if sess != nil {
+		_ = sess.Close()
+	}
+	if p != nil {
+		p.kill()
+	}
+}
+
+// current returns the session and the tool's latest definition.
+func (l *link) current(name string) (*mcp.ClientSession, def, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sess == nil {
+		return nil, def{}, &kernel.Error{Code: kernel.UpstreamUnavailable,
+			Message: fmt.Sprintf("The upstream %q is not running (%s); the gateway is restarting it.", l.u.Name, l.down),
+			Hint:    "Try again in a few seconds; if it keeps failing, the operator should read the gateway's log."}
+	}
+	d, ok := l.defs[name]
+	if !ok {
+		return nil, def{}, &kernel.Error{Code: kernel.UpstreamUnavailable,
+			Message: fmt.Sprintf("The upstream %q no longer offers the tool %q.", l.u.Name, name)}
+	}
+	return l.sess, d, nil
+}
+
+// onListChanged re-reads the tool list: a call then checks the new
+// definition with the Pinner.
+func (l *link) onListChanged(ctx context.Context, req *mcp.ToolListChangedRequest) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		defer cancel()
+		defs, err := listTools(ctx, req.Session)
+		if err != nil {
+			l.g.logger.Warn("upstream tool list changed but could not be read", "upstream", l.u.Name, "error", l.g.scrub.text(err.Error()))
+			return
+		}
+		l.mu.Lock()
+		if l.sess == req.Session {
+			l.defs = defs
+		}
+		l.mu.Unlock()
+		l.g.logger.Info("upstream tool list changed", "upstream", l.u.Name, "tools", len(defs))
+	}()
+}
+
+// onProgress relays an upstream's progress to the call it belongs to; the
+// kernel cleans the message like any upstream text.
+func (l *link) onProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	c, ok := l.calls.Load(tok)
+	if !ok {
+		return
+	}
+	c.(*kernel.Call).Progress(ctx, req.Params.Progress, req.Params.Total, req.Params.Message)
+}
+
+// onLog relays an upstream's log message to the one call in flight, when
+// there is exactly one (a log line is not tied to a call, and must not reach
+// another principal's client); otherwise it goes to the gateway's log only.
+// Either way it is sanitized like a result.
+func (l *link) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	var only *kernel.Call
+	if l.inCalls.Load() == 1 {
+		l.calls.Range(func(_, v any) bool { only = v.(*kernel.Call); return false })
+	}
+	level := slog.LevelInfo
+	switch req.Params.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "warning":
+		level = slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		level = slog.LevelError
+	}
+	msg := "upstream " + l.u.Name + " logged"
+	if only != nil {
+		only.Log(ctx, level, msg, req.Params.Data)
+		return
+	}
+	raw, _ := json.Marshal(req.Params.Data)
+	l.g.logger.Log(ctx, level, msg, "upstream", l.u.Name, "data", l.g.scrub.text(string(l.g.cleanJSON(raw))))
+}
+
+// httpClient is the hardened client for a URL upstream: kernel/upstream's
+// transport (no redirects, capped bodies) with the configured credential
+// added to every request — and nothing of the gateway's own clients.
+func (g *Gateway) httpClient(u *Upstream) *http.Client {
+	hc := upstream.New(&upstream.Options{MaxBodyBytes: int64(2*u.maxResult() + 64<<10), UserAgent: "bulwark-gateway"}).HTTPClient()
+	if cred := g.creds[u.Name]; cred != "" {
+		header := u.CredentialHeader
+		if header == "" {
+			header = "Authorization"
+		}
+		if strings.EqualFold(header, "Authorization") && !strings.Contains(cred, " ") {
+			cred = "Bearer " + cred
+		}
+		hc.Transport = withHeader{rt: hc.Transport, name: header, value: cred}
+	}
+	return hc
+}
+
+type withHeader struct {
+	rt          http.RoundTripper
+	name, value string
+}
+
+func (w withHeader) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set(w.name, w.value)
+	return w.rt.RoundTrip(req)
+}
+
+// readCredential reads an upstream's credential file.
+func readCredential(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("cannot read credential_file %s: %v", path, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

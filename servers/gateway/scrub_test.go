@@ -1,0 +1,50 @@
+package gateway
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+)
+
+func TestScrubberRemovesKnownValuesAndAssignments(t *testing.T) {
+	s := &scrubber{}
+	s.add("s3cr3t-value-123")
+	s.add("short") // too short to scrub safely
+	cases := map[string]string{
+		"token is s3cr3t-value-123 here": "token is [redacted] here",
+		"api_key=abcdef123456":           "api_key=[redacted]",
+		`"password": "hunter2hunter2"`:   `"password": "[redacted]"`,
+		"Authorization: Bearer abcdefgh": "Authorization: Bearer [redacted]",
+		"nothing secret here":            "nothing secret here",
+	}
+	for in, want := range cases {
+		if got := s.text(in); got != want {
+			t.Errorf("text(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestReadLineCutsLongLines(t *testing.T) {
+	br := bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 1<<20)+"\nnext\n"), 4096)
+	line, err := readLine(br)
+	if err != nil || len(line) != stderrLineBytes {
+		t.Fatalf("long line: %d bytes, %v", len(line), err)
+	}
+	if line, _ := readLine(br); line != "next" {
+		t.Fatalf("after a long line: %q", line)
+	}
+}
+
+func FuzzScrubber(f *testing.F) {
+	f.Add("token=abcdef123456 and s3cr3t-value-123", "s3cr3t-value-123")
+	f.Add("Authorization: Bearer xyz", "xyzxyzxyz")
+	f.Fuzz(func(t *testing.T, text, secret string) {
+		s := &scrubber{}
+		s.add(secret)
+		out := s.text(text)
+		if len(secret) >= 6 && !strings.Contains(strings.ReplaceAll(secret, "[redacted]", ""), "[redacted]") &&
+			strings.Contains(out, secret) && !strings.Contains(secret, "redacted") {
+			t.Fatalf("the secret %q survives in %q", secret, out)
+		}
+	})
+}

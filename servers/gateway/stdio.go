@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+)
+
+// process is a spawned upstream.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the child has exited and been reaped
+	err  error         // its exit status, once done
+}
+
+// childEnv is the child's whole environment: exactly the allowlisted
+// variables that are set in the gateway's. A nil Env would hand the child
+// the gateway's entire environment, so it is never nil.
+func childEnv(names []string, getenv func(string) string) []string {
+	env := []string{}
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			env = append(env, n+"="+v)
+		}
+	}
+	return env
+}
+
+// spawn starts u's command with its allowlisted environment and returns
+// the MCP transport over its stdin and stdout. Its stderr goes to the log,
+// scrubbed, a line at a time.
+func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *scrubber) (*process, mcp.Transport, error) {
+	cmd := exec.Command(u.Command, u.Args...)
+	cmd.Env = childEnv(u.Env, getenv)
+	childAttrs(cmd)
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		for _, f := range []*os.File{inR, inW, outR, outW} {
+			f.Close()
+		}
+		return nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	err = cmd.Start()
+	for _, f := range []*os.File{inR, outW, errW} { // the child's ends
+		f.Close()
+	}
+	if err != nil {
+		for _, f := range []*os.File{inW, outR, errR} {
+			f.Close()
+		}
+		return nil, nil, fmt.Errorf("starting %s: %w", u.Command, errors.Unwrap(err))
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	go logStderr(errR, u.Name, logger, scrub)
+	t := &mcp.IOTransport{Reader: outR, Writer: inW, MaxLineLength: 2*u.maxResult() + 64<<10} // base64 and JSON escapes grow a result
+	return p, t, nil
+}
+
+// kill ends the child and everything in its process group, and waits for it.
+func (p *process) kill() {
+	killGroup(p.cmd)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// Limits of the child's stderr in the log.
+const (
+	stderrLineBytes   = 1024 // a longer line is cut
+	stderrLinesPerSec = 50   // beyond this, lines are counted, not logged
+)
+
+// logStderr copies a child's stderr into the log, a line at a time: each
+// line cleaned of invisible characters and envelope tags, its secrets
+// scrubbed, cut at stderrLineBytes, and at most stderrLinesPerSec lines a
+// second (a child that floods its stderr cannot flood the log).
+func logStderr(r io.ReadCloser, name string, logger *slog.Logger, scrub *scrubber) {
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 4096)
+	var window time.Time
+	var n, dropped int
+	for {
+		line, err := readLine(br)
+		if line != "" || err == nil {
+			if now := time.Now(); now.Sub(window) >= time.Second {
+				if dropped > 0 {
+					logger.Warn("upstream stderr: lines dropped", "upstream", name, "dropped", dropped)
+				}
+				window, n, dropped = now, 0, 0
+			}
+			if n++; n > stderrLinesPerSec {
+				dropped++
+			} else {
+				logger.Info("upstream stderr", "upstream", name, "line", scrub.text(untrusted.CleanString(line)))
+			}
+		}
+		if err != nil {
+			if dropped > 0 {
+				logger.Warn("upstream stderr: lines dropped", "upstream", name, "dropped", dropped)
+			}
+			return
+		}
+	}
+}
+
+// readLine reads one line, keeping at most stderrLineBytes of it.
+func readLine(br *bufio.Reader) (string, error) {
+	var b strings.Builder
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if room := stderrLineBytes - b.Len(); room > 0 {
+			b.Write(chunk[:min(len(chunk), room)])
+		}
+		if err != nil || !isPrefix {
+			return strings.ToValidUTF8(b.String(), "\uFFFD"), err
+		}
+	}
+}
+
+// scrubber removes the credentials the gateway knows (values of secret-named
+// variables it passes to children, upstream credentials) and anything
+// written as a secret-named key and a value, from text bound for the log.
+type scrubber struct {
+	mu     sync.RWMutex
+	values []string
+}
+
+var secretAssign = regexp.MustCompile(`(?i)((?:api[_-]?key|token|secret|passw(?:or)?d|credential|authorization|bearer)["']?\s*[:=]?\s*["']?(?:(?:bearer|basic)\s+)?)([^\s"',;]{6,})`)
+
+func (s *scrubber) add(v string) {
+	if len(v) < 6 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values = append(s.values, v)
+}
+
+func (s *scrubber) text(t string) string {
+	s.mu.RLock()
+	for _, v := range s.values {
+		t = strings.ReplaceAll(t, v, untrusted.Redacted)
+	}
+	s.mu.RUnlock()
+	return secretAssign.ReplaceAllString(t, "${1}"+untrusted.Redacted)
+}
+
+// secretName reports whether a variable's name says it holds a credential.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitCtx waits for ch or ctx.
+func waitCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
