@@ -113,10 +113,10 @@ func BenchmarkSchemaJSON(b *testing.B) {
 	})
 }
 
-// FuzzSchemaJSONString: the string encoder writes what encoding/json
+// FuzzAppendHTMLString: the one string encoder (fastpath.go, also used by schemajson.go) writes what encoding/json
 // writes, for any string (descriptions and patterns come from Go code and
 // from other servers' schemas).
-func FuzzSchemaJSONString(f *testing.F) {
+func FuzzAppendHTMLString(f *testing.F) {
 	for _, s := range []string{"", "plain", `q"b\s`, "<a href='x'>&amp;</a>", "\b\f\n\r\t\x00\x1f\x7f", "\xff\xfe\xc3", "é😀\u2028\u2029\ufffd", "\xed\xa0\x80"} {
 		f.Add(s)
 	}
@@ -125,7 +125,7 @@ func FuzzSchemaJSONString(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendJSONString(nil, s); string(got) != string(want) {
+		if got := appendHTMLString(nil, s); string(got) != string(want) {
 			t.Fatalf("%q:\n got %s\nwant %s", s, got, want)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bulwarkmcp/bulwark/kernel/atomicfile"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
 )
 
@@ -116,8 +117,8 @@ func (f *FileKeys) Get(string) (string, bool, error) {
 	return key, key != "", nil
 }
 
-// Put implements KeyStore: written to a temporary file of mode 0600, then
-// renamed over the old one.
+// Put implements KeyStore: written through kernel/atomicfile (a temporary
+// file of mode 0600, synced, renamed over the old one).
 func (f *FileKeys) Put(_ string, key string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -125,21 +126,7 @@ func (f *FileKeys) Put(_ string, key string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("storing the key: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".vulnetix-key-*")
-	if err != nil {
-		return fmt.Errorf("storing the key: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
-		_, err = tmp.WriteString(key + "\n")
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), f.path)
-	}
-	if err != nil {
+	if err := atomicfile.Write(f.path, []byte(key+"\n"), 0o600, nil); err != nil {
 		return fmt.Errorf("storing the key: %w", err)
 	}
 	return nil

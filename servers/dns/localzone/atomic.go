@@ -1,79 +1,34 @@
 package localzone
 
 import (
-	"errors"
-	"fmt"
+	"context"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel/atomicfile"
 )
 
-// writeAtomic replaces dir/name with data so that every reader, and every
-// state after a crash, sees either the old file or the new one: a temporary
-// file in the same directory is written, synced and renamed over the target,
-// then the directory is synced so the rename itself is durable.
-//
-// The new file's modification time is set from the nanosecond clock. The
-// kernel stamps files with a coarse clock and reuses freed inode numbers, so
-// two quick rewrites could otherwise look identical to a stat-keyed cache.
-//
-// With noSync the file and directory syncs are skipped: readers and a killed
-// process still see old or new, but a machine crash may lose the write.
-func writeAtomic(dir, name string, data []byte, perm fs.FileMode, noSync bool) (err error) {
-	f, err := os.CreateTemp(dir, ".tmp-"+name+"-*")
-	if err != nil {
-		return fmt.Errorf("creating temporary file for %s: %w", name, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("setting mode of %s: %w", name, err)
-	}
-	now := time.Now()
-	if err = os.Chtimes(tmp, now, now); err != nil {
-		return fmt.Errorf("stamping %s: %w", name, err)
-	}
-	if !noSync {
-		if err = f.Sync(); err != nil {
-			return fmt.Errorf("syncing %s: %w", name, err)
-		}
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", name, err)
-	}
-	if err = os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("renaming %s into place: %w", name, err)
-	}
-	if noSync {
-		return nil
-	}
-	if err = syncDir(dir); err != nil {
-		return fmt.Errorf("syncing directory after writing %s: %w", name, err)
-	}
-	return nil
+// lockFileName is the file every process using a data directory locks:
+// exclusively for a mutation, shared for a read (kernel/atomicfile.Lock).
+const lockFileName = ".lock"
+
+// flock takes the data directory's lock, exclusive or shared, waiting until
+// it is free or ctx ends; the Provider's mutex orders goroutines before they
+// get here.
+func flock(ctx context.Context, dir string, exclusive bool) (func(), error) {
+	return atomicfile.Lock(ctx, filepath.Join(dir, lockFileName), exclusive)
+}
+
+// writeAtomic replaces dir/name with data through kernel/atomicfile (old or
+// new for every reader and after a crash; nanosecond mtimes, so the parse
+// cache keyed by stat(2) sees two quick rewrites).
+func writeAtomic(dir, name string, data []byte, perm fs.FileMode, noSync bool) error {
+	return atomicfile.Write(filepath.Join(dir, name), data, perm, &atomicfile.Options{NoSync: noSync})
 }
 
 // removeDurably deletes dir/name (absent is fine) and syncs the directory.
 func removeDurably(dir, name string, noSync bool) error {
-	if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("removing %s: %w", name, err)
-	}
-	if noSync {
-		return nil
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("syncing directory after removing %s: %w", name, err)
-	}
-	return nil
+	return atomicfile.Remove(filepath.Join(dir, name), &atomicfile.Options{NoSync: noSync})
 }
 
 // statKey identifies one version of a file well enough to cache what was

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/bulwarkmcp/bulwark/kernel/atomicfile"
 )
 
 // maxFile is the largest pin file read.
@@ -138,7 +140,7 @@ func decodeState(b []byte) (*State, error) {
 func (f *File) Update(ctx context.Context, fn func(*State) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	unlock, err := flock(ctx, f.path+".lock")
+	unlock, err := atomicfile.Lock(ctx, f.path+".lock", true)
 	if err != nil {
 		return err
 	}
@@ -155,46 +157,12 @@ func (f *File) Update(ctx context.Context, fn func(*State) error) error {
 		}
 		return err
 	}
-	if err := writeAtomic(f.path, next.encode(true)); err != nil {
+	if err := atomicfile.Write(f.path, next.encode(true), 0o600, nil); err != nil {
 		return fmt.Errorf("writing pin file: %w", err)
 	}
 	f.cached, f.stat = next, nil
 	if fi, err := os.Stat(f.path); err == nil {
 		f.stat = fi
-	}
-	return nil
-}
-
-// writeAtomic writes data to a temporary file of mode 0600 beside path,
-// syncs it, renames it over path and syncs the directory.
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(0o600); err == nil {
-		if _, err = tmp.Write(data); err == nil {
-			err = tmp.Sync()
-		}
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }

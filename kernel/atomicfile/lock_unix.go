@@ -1,29 +1,24 @@
 //go:build unix
 
-package localzone
+package atomicfile
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 )
 
-// lockFileName is the file every process using a data directory locks:
-// exclusively for a mutation, shared for a read.
-const lockFileName = ".lock"
-
-// flock takes the data directory's lock file, exclusive or shared, waiting
-// until it is free or ctx ends. It returns the function that releases it.
+// Lock takes the lock file at path (created with mode 0600), exclusive or
+// shared, waiting until it is free or ctx ends, and returns the function
+// that releases it.
 //
-// flock(2) locks belong to an open file description, so two Providers in one
-// process exclude each other too; the Provider's mutex orders goroutines
-// before they get here.
-func flock(ctx context.Context, dir string, exclusive bool) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
+// flock(2) locks belong to an open file description, so two holders in one
+// process exclude each other too, not only two processes.
+func Lock(ctx context.Context, path string, exclusive bool) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file: %w", err)
 	}
@@ -42,7 +37,7 @@ func flock(ctx context.Context, dir string, exclusive bool) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			_ = f.Close()
-			return nil, fmt.Errorf("locking %s: %w", dir, err)
+			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
 		select {
 		case <-ctx.Done():
