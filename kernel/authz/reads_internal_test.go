@@ -11,19 +11,23 @@ import (
 // detection errs on the side of reading (a false "reads" costs time, a
 // false "does not read" would decide on missing data).
 func TestPolicyReads(t *testing.T) {
+	allContext := reads{arguments: true, transport: true, confirmed: true, time: true}
 	for _, tc := range []struct {
 		policy string
 		want   reads
 	}{
 		{`permit(principal, action, resource);`, reads{}},
 		{`permit(principal, action, resource is Dns::Zone);`, reads{}},
-		{`permit(principal, action, resource) when { context.transport == "stdio" && context.confirmed && context.time > 0 };`, reads{}},
+		{`permit(principal, action, resource) when { context.transport == "stdio" && context.confirmed && context.time > 0 };`, reads{transport: true, confirmed: true, time: true}},
+		{`permit(principal, action, resource) when { context.transport == "stdio" };`, reads{transport: true}},
 		{`permit(principal, action, resource) when { context.arguments has zone };`, reads{arguments: true}},
 		{`permit(principal, action, resource) when { context["arguments"] has zone };`, reads{arguments: true}},
-		{`permit(principal, action, resource) when { context has arguments };`, reads{arguments: true}},
-		{`permit(principal, action, resource) when { context == context };`, reads{arguments: true}},
+		{`permit(principal, action, resource) when { context has arguments };`, allContext},
+		{`permit(principal, action, resource) when { context == context };`, allContext},
+		{`permit(principal, action, resource) when { context.other == 1 };`, allContext},
 		{`permit(principal, action, resource) when { resource.zone == "a" };`, reads{resource: true}},
 		{`permit(principal, action, resource) unless { resource has zone && context.arguments.x == 1 };`, reads{arguments: true, resource: true}},
+		{`permit(principal, action, resource) when { resource has zone } unless { context.time < 1 };`, reads{time: true, resource: true}},
 	} {
 		list, err := cedar.NewPolicyListFromBytes("t", []byte(tc.policy))
 		if err != nil {
