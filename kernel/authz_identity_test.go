@@ -35,10 +35,14 @@ func authzHTTP(t *testing.T, auth identity.Authenticator) string {
 	}
 	tools := []kernel.Tool{
 		kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{Name: "read_item", Description: "Read an item.", Policy: readPolicy,
-			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) { return map[string]string{"ok": "read"}, nil }}),
+			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+				return map[string]string{"ok": "read"}, nil
+			}}),
 		kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{Name: "write_item", Description: "Write an item.",
 			Policy: kernel.Policy{ReadOnly: kernel.No, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: kernel.Never, Tier: kernel.Open},
-			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) { return map[string]string{"ok": "written"}, nil }}),
+			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+				return map[string]string{"ok": "written"}, nil
+			}}),
 	}
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, tools, &kernel.Options{Authz: &authz.Config{PolicyFile: pf}})
 	if err != nil {
