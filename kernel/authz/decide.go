@@ -284,10 +284,10 @@ func (p *Policies) principal(pr Principal) *principalEntry {
 	if e, ok := p.principals.get(key); ok {
 		return e
 	}
-	uid := types.NewEntityUID(UserType, types.String(pr.ID))
+	uid := types.NewEntityUID(userType, types.String(pr.ID))
 	parents := p.entities[uid].Parents.Slice()
 	for _, g := range pr.Groups {
-		parents = append(parents, types.NewEntityUID(GroupType, types.String(g)))
+		parents = append(parents, types.NewEntityUID(groupType, types.String(g)))
 	}
 	in := p.ancestors(parents)
 	var groups []string

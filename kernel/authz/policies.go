@@ -116,22 +116,22 @@ func (p *Policies) loadEntities(raw []byte) error {
 		}
 	}
 	for uid, e := range p.entities {
-		if uid.Type != UserType && uid.Type != GroupType {
-			return fmt.Errorf("%s: only %s and %s entities may be given", uid, UserType, GroupType)
+		if uid.Type != userType && uid.Type != groupType {
+			return fmt.Errorf("%s: only %s and %s entities may be given", uid, userType, groupType)
 		}
 		if e.Attributes.Len() > 0 || e.Tags.Len() > 0 {
 			return fmt.Errorf("%s: give parents only; a user's attributes come from its identity", uid)
 		}
 		for parent := range e.Parents.All() {
-			if parent.Type != GroupType {
-				return fmt.Errorf("%s: parent %s is not a %s", uid, parent, GroupType)
+			if parent.Type != groupType {
+				return fmt.Errorf("%s: parent %s is not a %s", uid, parent, groupType)
 			}
 		}
 	}
 	group := func(name string) types.EntityUID { return types.NewEntityUID("Action", types.String(name)) }
-	p.entities[group(GroupReadOnly)] = types.Entity{UID: group(GroupReadOnly)}
-	p.entities[group(GroupWrite)] = types.Entity{UID: group(GroupWrite)}
-	p.entities[group(GroupDestructive)] = types.Entity{UID: group(GroupDestructive), Parents: types.NewEntityUIDSet(group(GroupWrite))}
+	p.entities[group(groupReadOnly)] = types.Entity{UID: group(groupReadOnly)}
+	p.entities[group(groupWrite)] = types.Entity{UID: group(groupWrite)}
+	p.entities[group(groupDestructive)] = types.Entity{UID: group(groupDestructive), Parents: types.NewEntityUIDSet(group(groupWrite))}
 	for _, a := range p.model.Actions {
 		var parents []types.EntityUID
 		for _, g := range actionGroups(a) {
@@ -141,9 +141,6 @@ func (p *Policies) loadEntities(raw []byte) error {
 	}
 	return nil
 }
-
-// IDs are the policy ids, in file order.
-func (p *Policies) IDs() []string { return slices.Clone(p.ids) }
 
 // plan is what a decision for one tool needs, built once per load.
 type plan struct {
