@@ -55,12 +55,14 @@ type Request struct {
 // Decision is the answer. Policies are the ids of the policies that
 // decided: the forbids that matched, else the permits that matched; none
 // for a denial because no policy permits. Errors name policies whose
-// evaluation failed: any error denies.
+// evaluation failed: any error denies. A Decision may be shared with
+// other callers (decisions are memoized): its slices must not be changed.
 type Decision struct {
 	Allow    bool
 	Policies []string
 	Errors   []string
-	// Reason says why in one line, for the log (never policy text).
+	// Reason says why a request was denied, in one line, for the log
+	// (never policy text); empty when it was allowed.
 	Reason string
 }
 
@@ -190,8 +192,7 @@ func decision(dec cedar.Decision, diag cedar.Diagnostic) Decision {
 	case len(d.Errors) > 0:
 		d.Allow, d.Policies = false, d.Errors
 		d.Reason = "a policy's evaluation failed: " + strings.Join(d.Errors, ", ")
-	case d.Allow:
-		d.Reason = "permitted by " + strings.Join(d.Policies, ", ")
+	case d.Allow: // the policies say it; no line is logged
 	case len(d.Policies) > 0:
 		d.Reason = "forbidden by " + strings.Join(d.Policies, ", ")
 	default:
