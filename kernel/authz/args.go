@@ -28,6 +28,8 @@ type cedarType interface {
 	// values with the same encoding convert to the same Cedar value. ok is
 	// false where value(v) would fail.
 	appendKey(b []byte, v any) (_ []byte, ok bool)
+	// check reports whether value(v) would succeed, without building it.
+	check(v any) bool
 }
 
 type primType string
@@ -70,6 +72,21 @@ func (p primType) appendKey(b []byte, v any) ([]byte, bool) {
 	return b, false
 }
 
+func (p primType) check(v any) bool {
+	switch p {
+	case "String":
+		_, ok := v.(string)
+		return ok
+	case "Bool":
+		_, ok := v.(bool)
+		return ok
+	case "Long":
+		f, ok := v.(float64)
+		return ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53
+	}
+	return false
+}
+
 func boolIndex(x bool) int {
 	if x {
 		return 1
@@ -101,6 +118,19 @@ func (s setType) value(v any) (types.Value, error) {
 		out[i] = cv
 	}
 	return types.NewSet(out...), nil
+}
+
+func (s setType) check(v any) bool {
+	items, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, it := range items {
+		if !s.elem.check(it) {
+			return false
+		}
+	}
+	return true
 }
 
 func (s setType) appendKey(b []byte, v any) ([]byte, bool) {
@@ -177,6 +207,38 @@ func (r recordType) value(v any) (types.Value, error) {
 		m[types.String(name)] = cv
 	}
 	return types.NewRecord(m), nil
+}
+
+func (r recordType) check(v any) bool {
+	obj, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return false
+	}
+	for _, name := range r.names {
+		fv, present := obj[name]
+		if !present || fv == nil {
+			if !r.fields[name].optional {
+				return false
+			}
+			continue
+		}
+		if !r.fields[name].t.check(fv) {
+			return false
+		}
+	}
+	return true
+}
+
+// only is r with just the named fields (those a policy reads); names r
+// does not have are ignored.
+func (r recordType) only(names map[string]bool) recordType {
+	fields := map[string]field{}
+	for n := range names {
+		if f, ok := r.fields[n]; ok {
+			fields[n] = f
+		}
+	}
+	return newRecordType(fields)
 }
 
 func (r recordType) appendKey(b []byte, v any) ([]byte, bool) {

@@ -3,6 +3,7 @@ package authz
 import (
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,7 +89,11 @@ func (p *Policies) Decide(r Request) Decision {
 	rs := pe.rules(pl)
 	buf := keyBuffers.Get().(*[]byte)
 	defer keyBuffers.Put(buf)
-	key, memo := p.decisionKey((*buf)[:0], pe, pl, rs.reads, r)
+	if pl.readsArgs && !pl.args.check(r.Arguments) { // every argument must fit, read or not
+		_, err := pl.args.value(r.Arguments)
+		return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
+	}
+	key, memo := p.decisionKey((*buf)[:0], pe, pl, rs, r)
 	if cap(key) <= 4*maxKey {
 		*buf = key[:0] // keep a buffer that grew a little, not one a long argument blew up
 	}
@@ -102,7 +107,7 @@ func (p *Policies) Decide(r Request) Decision {
 	if err != nil {
 		return Decision{Reason: err.Error()}
 	}
-	ctx, err := contextRecord(pl, rs.reads, r)
+	ctx, err := contextRecord(rs, r)
 	if err != nil {
 		return Decision{Reason: err.Error()}
 	}
@@ -128,7 +133,8 @@ const maxKey = 512
 // change), so equal keys have equal decisions. ok is false when the
 // request is not memoized: its key is too long, or a value does not fit
 // its type (the decision then says why).
-func (p *Policies) decisionKey(b []byte, pe *principalEntry, pl *plan, rd reads, r Request) (_ []byte, ok bool) {
+func (p *Policies) decisionKey(b []byte, pe *principalEntry, pl *plan, rs *toolRules, r Request) (_ []byte, ok bool) {
+	rd := rs.reads
 	b = appendKeyString(b, pe.key)
 	b = strconv.AppendInt(b, int64(pl.index), 10)
 	b = appendKeyString(appendKeyString(b, r.Resource.Type), r.Resource.ID)
@@ -150,7 +156,7 @@ func (p *Policies) decisionKey(b []byte, pe *principalEntry, pl *plan, rd reads,
 		b = append(strconv.AppendInt(b, r.Time.Unix(), 10), ';')
 	}
 	if rd.arguments {
-		if b, ok = pl.args.appendKey(b, r.Arguments); !ok {
+		if b, ok = rs.args.appendKey(b, r.Arguments); !ok {
 			return b, false
 		}
 	}
@@ -201,14 +207,16 @@ func decision(dec cedar.Decision, diag cedar.Diagnostic) Decision {
 	return d
 }
 
-// contextRecord is the request's context with the attributes rd names.
-func contextRecord(pl *plan, rd reads, r Request) (types.Record, error) {
+// contextRecord is the request's context with the attributes rs reads,
+// and of the arguments those it reads.
+func contextRecord(rs *toolRules, r Request) (types.Record, error) {
+	rd := rs.reads
 	if rd == (reads{}) || rd == (reads{resource: true}) {
 		return emptyRecord, nil
 	}
 	m := make(types.RecordMap, 4)
 	if rd.arguments {
-		argv, err := pl.args.value(r.Arguments)
+		argv, err := rs.args.value(r.Arguments)
 		if err != nil {
 			return emptyRecord, fmt.Errorf("arguments: %w", err)
 		}
@@ -238,6 +246,7 @@ type principalEntry struct {
 type toolRules struct {
 	rules ruleList
 	reads reads
+	args  recordType // the tool's arguments those rules read
 }
 
 // rules are the policies of pl whose principal scope can match the
@@ -247,11 +256,20 @@ func (e *principalEntry) rules(pl *plan) *toolRules {
 		return tr
 	}
 	tr := &toolRules{}
+	allArgs, fields := false, map[string]bool{}
 	for _, r := range pl.rules {
 		if principalScopeMatches(r.ast.Principal, e.entity.UID, e.in) {
 			tr.rules = append(tr.rules, r)
 			tr.reads = tr.reads.or(r.reads)
+			if r.reads.arguments {
+				allArgs = allArgs || r.allArgs
+				maps.Copy(fields, r.argFields)
+			}
 		}
+	}
+	tr.args = pl.args
+	if !allArgs {
+		tr.args = pl.args.only(fields) // no policy in play can see the others
 	}
 	e.byTool[pl.index].Store(tr)
 	return tr

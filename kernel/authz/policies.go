@@ -153,6 +153,9 @@ type plan struct {
 	// Cedar (no decision, no error), so leaving it out changes nothing but
 	// the time a decision takes.
 	rules ruleList
+	// readsArgs: some policy of the tool reads its arguments, for some
+	// principal; the arguments must then fit their types, whoever calls.
+	readsArgs bool
 }
 
 // rule is one policy with what the decision path reads of it.
@@ -161,6 +164,10 @@ type rule struct {
 	policy *cedar.Policy
 	ast    *xast.Policy
 	reads  reads
+	// the arguments it reads by name (context.arguments.x, has x); all of
+	// them when it uses context.arguments or context otherwise
+	allArgs   bool
+	argFields map[string]bool
 }
 
 // ruleList is a cedar.PolicyIterator over a slice, in file order.
@@ -181,7 +188,8 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 	for _, id := range p.ids {
 		pol := p.set.Get(cedar.PolicyID(id))
 		ast := (*xast.Policy)(pol.AST())
-		all = append(all, rule{id: cedar.PolicyID(id), policy: pol, ast: ast, reads: policyReads(ast)})
+		allArgs, fields := argumentFields(ast)
+		all = append(all, rule{id: cedar.PolicyID(id), policy: pol, ast: ast, reads: policyReads(ast), allArgs: allArgs, argFields: fields})
 	}
 	p.plans = make(map[string]*plan, len(p.model.Actions))
 	for i, a := range p.model.Actions {
@@ -197,6 +205,7 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 		for _, r := range all {
 			if actionScopeMatches(r.ast.Action, uid, in) {
 				pl.rules = append(pl.rules, r)
+				pl.readsArgs = pl.readsArgs || r.reads.arguments
 			}
 		}
 		p.plans[a.Name] = pl
@@ -262,6 +271,51 @@ func (r *reads) readsContext(name string) bool {
 		return false
 	}
 	return true
+}
+
+// argumentFields finds the arguments a policy reads by name: x in
+// context.arguments.x and context.arguments has x. all is true when it
+// uses context.arguments, or context, any other way (then every argument
+// is in its record).
+func argumentFields(pol *xast.Policy) (all bool, fields map[string]bool) {
+	fields = map[string]bool{}
+	for _, c := range pol.Conditions {
+		contexts, attrs, args, named := 0, 0, 0, 0
+		xast.Inspect(xast.NewNode(c.Body), func(n xast.IsNode) bool {
+			switch v := n.(type) {
+			case xast.NodeTypeVariable:
+				if v.Name == "context" {
+					contexts++
+				}
+			case xast.NodeTypeAccess:
+				if isContext(v.Arg) && new(reads).readsContext(string(v.Value)) {
+					attrs++
+				}
+				if isContext(v.Arg) && v.Value == "arguments" {
+					args++
+				}
+				if isArguments(v.Arg) {
+					fields[string(v.Value)] = true
+					named++
+				}
+			case xast.NodeTypeHas:
+				if isArguments(v.Arg) {
+					fields[string(v.Value)] = true
+					named++
+				}
+			}
+			return true
+		})
+		if contexts > attrs || args > named {
+			all = true
+		}
+	}
+	return all, fields
+}
+
+func isArguments(n xast.IsNode) bool {
+	a, ok := n.(xast.NodeTypeAccess)
+	return ok && a.Value == "arguments" && isContext(a.Arg)
 }
 
 func isContext(n xast.IsNode) bool {
