@@ -85,15 +85,16 @@ func (p *Policies) Decide(r Request) Decision {
 	if err := checkTarget(pl, r.Resource.Type); err != nil {
 		return Decision{Reason: err.Error()}
 	}
-	pe := p.principal(r.Principal)
-	rs := pe.rules(pl)
 	buf := keyBuffers.Get().(*[]byte)
 	defer keyBuffers.Put(buf)
+	pk := appendPrincipalKey((*buf)[:0], r.Principal)
+	pe := p.principalFor(pk, r.Principal)
+	rs := pe.rules(pl)
 	if pl.readsArgs && !pl.args.check(r.Arguments) { // every argument must fit, read or not
 		_, err := pl.args.value(r.Arguments)
 		return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
 	}
-	key, memo := p.decisionKey((*buf)[:0], pe, pl, rs, r)
+	key, memo := p.decisionKey(pk, pl, rs, r)
 	if cap(key) <= 4*maxKey {
 		*buf = key[:0] // keep a buffer that grew a little, not one a long argument blew up
 	}
@@ -133,9 +134,11 @@ const maxKey = 512
 // change), so equal keys have equal decisions. ok is false when the
 // request is not memoized: its key is too long, or a value does not fit
 // its type (the decision then says why).
-func (p *Policies) decisionKey(b []byte, pe *principalEntry, pl *plan, rs *toolRules, r Request) (_ []byte, ok bool) {
+//
+// b already holds the principal's key (appendPrincipalKey), which is
+// self-delimiting.
+func (p *Policies) decisionKey(b []byte, pl *plan, rs *toolRules, r Request) (_ []byte, ok bool) {
 	rd := rs.reads
-	b = appendKeyString(b, pe.key)
 	b = strconv.AppendInt(b, int64(pl.index), 10)
 	b = appendKeyString(appendKeyString(b, r.Resource.Type), r.Resource.ID)
 	if rd.resource && r.Resource.Type != "" && r.Resource.Type != ServerType {
@@ -237,7 +240,6 @@ func contextRecord(rs *toolRules, r Request) (types.Record, error) {
 // principalEntry is a principal's entity and, per tool, the policies that
 // can apply to it.
 type principalEntry struct {
-	key    string // principalKey
 	entity types.Entity
 	in     map[types.EntityUID]bool // the principal and every group it is in
 	byTool []atomic.Pointer[toolRules]
@@ -299,10 +301,15 @@ func principalScopeMatches(scope xast.IsPrincipalScopeNode, uid types.EntityUID,
 // names; its groups attribute lists every group it is in, directly or
 // through other groups.
 func (p *Policies) principal(pr Principal) *principalEntry {
-	key := principalKey(pr)
-	if e, ok := p.principals.get(key); ok {
+	return p.principalFor(appendPrincipalKey(nil, pr), pr)
+}
+
+// principalFor is principal with the principal's key already encoded.
+func (p *Policies) principalFor(k []byte, pr Principal) *principalEntry {
+	if e, ok := p.principals.getBytes(k); ok {
 		return e
 	}
+	key := string(k)
 	uid := types.NewEntityUID(userType, types.String(pr.ID))
 	parents := p.entities[uid].Parents.Slice()
 	for _, g := range pr.Groups {
@@ -315,7 +322,7 @@ func (p *Policies) principal(pr Principal) *principalEntry {
 	}
 	slices.Sort(groups)
 	in[uid] = true
-	e := &principalEntry{key: key, in: in, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions))}
+	e := &principalEntry{in: in, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions))}
 	e.entity = types.Entity{UID: uid, Parents: types.NewEntityUIDSet(parents...), Attributes: types.NewRecord(types.RecordMap{
 		"plan":   types.String(pr.Plan),
 		"auth":   types.String(pr.Auth),
@@ -342,30 +349,20 @@ func (p *Policies) ancestors(groups []types.EntityUID) map[types.EntityUID]bool 
 	return seen
 }
 
-// principalKey identifies a principal with everything its entity holds;
-// lengths first, so that no two principals share a key.
-func principalKey(pr Principal) string {
-	n := len(pr.ID) + len(pr.Plan) + len(pr.Auth) + 16
-	for _, s := range pr.Groups {
-		n += len(s) + 4
-	}
-	for _, s := range pr.Scopes {
-		n += len(s) + 4
-	}
-	b := make([]byte, 0, n)
-	add := func(s string) { b = append(append(strconv.AppendInt(b, int64(len(s)), 10), ':'), s...) }
-	add(pr.ID)
-	add(pr.Plan)
-	add(pr.Auth)
+// appendPrincipalKey appends what identifies a principal with everything
+// its entity holds; lengths first, so that no two principals share a key
+// and the key ends where it says.
+func appendPrincipalKey(b []byte, pr Principal) []byte {
+	b = appendKeyString(appendKeyString(appendKeyString(b, pr.ID), pr.Plan), pr.Auth)
 	b = append(strconv.AppendInt(append(b, 'g'), int64(len(pr.Groups)), 10), ':')
 	for _, s := range pr.Groups {
-		add(s)
+		b = appendKeyString(b, s)
 	}
 	b = append(strconv.AppendInt(append(b, 's'), int64(len(pr.Scopes)), 10), ':')
 	for _, s := range pr.Scopes {
-		add(s)
+		b = appendKeyString(b, s)
 	}
-	return string(b)
+	return b
 }
 
 // resEntry is a resource's entity with the attributes it was built from.
@@ -517,6 +514,14 @@ func (c *cache[K, V]) put(k K, v V) {
 	}
 	c.m[k] = v
 	c.mu.Unlock()
+}
+
+// getBytes looks a string-keyed cache up without allocating the key.
+func (c *cache[K, V]) getBytes(k []byte) (V, bool) {
+	c.mu.RLock()
+	v, ok := any(c.m).(map[string]V)[string(k)]
+	c.mu.RUnlock()
+	return v, ok
 }
 
 // memo holds recent decisions in a fixed table of slots, indexed by a

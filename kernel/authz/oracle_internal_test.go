@@ -87,9 +87,9 @@ func TestDecideMatchesReference(t *testing.T) {
 		{"zone": "x.a.example", "type": "A", "values": []any{}, "ttl": 60.0},
 		{"zone": "x.a.example", "type": "A", "values": []any{}, "comment": "ticket-7"},
 		{"zone": "x.a.example", "type": "A", "values": []any{}, "comment": "nope"},
-		{"zone": 3.0, "type": "A", "values": []any{}},          // an unread argument that does not fit
+		{"zone": 3.0, "type": "A", "values": []any{}},             // an unread argument that does not fit
 		{"zone": "x", "type": "A", "values": []any{}, "ttl": 1.5}, // nor does this
-		{"zone": "x", "type": "A"},                               // a required argument missing
+		{"zone": "x", "type": "A"},                                // a required argument missing
 	}
 	tools := []string{"get_zone", "set_records", "list_zones"}
 	rng := rand.New(rand.NewPCG(3, 4))
