@@ -134,7 +134,7 @@ func authzPrincipal(p identity.Principal) authz.Principal {
 	if auth == "" {
 		auth = identity.SchemeNone
 	}
-	return authz.Principal{ID: p.ID, Plan: p.Plan, Auth: auth}
+	return authz.Principal{ID: p.ID, Plan: p.Plan, Auth: auth, Groups: p.Groups, Scopes: p.Scopes}
 }
 
 // authorize is step 12. It returns nil when the policies allow the call,

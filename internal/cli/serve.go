@@ -48,6 +48,7 @@ type serving struct {
 	oauthIssuer    string
 	oauthJWKS      string
 	oauthScopes    []string
+	oauthGroups    string
 	byok           bool
 	noFastPath     bool
 	floodLimit     autoInt
@@ -86,6 +87,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.oauthIssuer, "oauth-issuer", "BULWARK_OAUTH_ISSUER", "", "HTTP: the authorization server's issuer (-auth oauth)")
 	f.String(&s.oauthJWKS, "oauth-jwks", "BULWARK_OAUTH_JWKS", "", "HTTP: the issuer's JWKS, a file or an https URL (-auth oauth)")
 	f.List(&s.oauthScopes, "oauth-scopes", "BULWARK_OAUTH_SCOPES", "HTTP: scopes every token must grant")
+	f.String(&s.oauthGroups, "oauth-groups-claim", "BULWARK_OAUTH_GROUPS_CLAIM", "groups", "HTTP: the token claim that lists the caller's groups, for --authz-policy")
 	f.Bool(&s.byok, "byok", "BULWARK_BYOK", false, "HTTP: take provider credentials from each request's headers, never from the environment")
 	f.AutoInt(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", fmt.Sprintf("HTTP: `N` requests per 10 s per client address, before authentication (auto: %d on a loopback listener, %d beyond)", loopbackFloodLimit, httpguard.DefaultFloodLimit))
 	f.Bool(&s.noFastPath, "disable-fast-path", "BULWARK_DISABLE_FAST_PATH", false, "HTTP: send every request through the go-sdk's handler (by default the kernel answers stateless tools/call, tools/list and ping itself, with the same answers)")
@@ -322,7 +324,7 @@ func (s *serving) oauth() (*identity.OAuth, error) {
 	if err != nil {
 		return nil, err
 	}
-	return identity.NewOAuth(s.oauthResource, s.oauthIssuer, keys, &identity.OAuthOptions{RequiredScopes: s.oauthScopes})
+	return identity.NewOAuth(s.oauthResource, s.oauthIssuer, keys, &identity.OAuthOptions{RequiredScopes: s.oauthScopes, GroupsClaim: s.oauthGroups})
 }
 
 // serve runs srv over stdio or HTTP until ctx ends.

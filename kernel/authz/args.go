@@ -24,6 +24,12 @@ import (
 type cedarType interface {
 	decl() string
 	value(v any) (types.Value, error)
+	// appendKey appends an encoding of v that determines value(v): two
+	// values with the same encoding convert to the same Cedar value. ok is
+	// false where value(v) would fail.
+	appendKey(b []byte, v any) (_ []byte, ok bool)
+	// check reports whether value(v) would succeed, without building it.
+	check(v any) bool
 }
 
 type primType string
@@ -48,6 +54,52 @@ func (p primType) value(v any) (types.Value, error) {
 	return nil, fmt.Errorf("a %T where %s was expected", v, p)
 }
 
+func (p primType) appendKey(b []byte, v any) ([]byte, bool) {
+	switch p {
+	case "String":
+		if s, ok := v.(string); ok {
+			return appendKeyString(b, s), true
+		}
+	case "Bool":
+		if x, ok := v.(bool); ok {
+			return append(b, "ft"[boolIndex(x)]), true
+		}
+	case "Long":
+		if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			return append(strconv.AppendInt(b, int64(f), 10), ';'), true
+		}
+	}
+	return b, false
+}
+
+func (p primType) check(v any) bool {
+	switch p {
+	case "String":
+		_, ok := v.(string)
+		return ok
+	case "Bool":
+		_, ok := v.(bool)
+		return ok
+	case "Long":
+		f, ok := v.(float64)
+		return ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53
+	}
+	return false
+}
+
+func boolIndex(x bool) int {
+	if x {
+		return 1
+	}
+	return 0
+}
+
+// appendKeyString appends s, length first, so that no two strings in a
+// sequence share an encoding.
+func appendKeyString(b []byte, s string) []byte {
+	return append(append(strconv.AppendInt(b, int64(len(s)), 10), ':'), s...)
+}
+
 type setType struct{ elem cedarType }
 
 func (s setType) decl() string { return "Set<" + s.elem.decl() + ">" }
@@ -68,30 +120,64 @@ func (s setType) value(v any) (types.Value, error) {
 	return types.NewSet(out...), nil
 }
 
+func (s setType) check(v any) bool {
+	items, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, it := range items {
+		if !s.elem.check(it) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s setType) appendKey(b []byte, v any) ([]byte, bool) {
+	items, ok := v.([]any)
+	if !ok {
+		return b, false
+	}
+	b = append(strconv.AppendInt(b, int64(len(items)), 10), '[')
+	for _, it := range items {
+		if b, ok = s.elem.appendKey(b, it); !ok {
+			return b, false
+		}
+	}
+	return b, true
+}
+
 type field struct {
 	t        cedarType
 	optional bool
 }
 
-type recordType map[string]field
+type recordType struct {
+	fields map[string]field
+	names  []string // sorted
+}
 
-func (r recordType) decl() string {
-	names := make([]string, 0, len(r))
-	for n := range r {
+func newRecordType(fields map[string]field) recordType {
+	names := make([]string, 0, len(fields))
+	for n := range fields {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	return recordType{fields: fields, names: names}
+}
+
+func (r recordType) decl() string {
 	var b strings.Builder
 	b.WriteString("{ ")
-	for i, n := range names {
+	for i, n := range r.names {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(strconv.Quote(n))
-		if r[n].optional {
+		if r.fields[n].optional {
 			b.WriteString("?")
 		}
-		b.WriteString(": " + r[n].t.decl())
+		b.WriteString(": " + r.fields[n].t.decl())
 	}
 	b.WriteString(" }")
 	return b.String()
@@ -104,8 +190,9 @@ func (r recordType) value(v any) (types.Value, error) {
 	if !ok && v != nil {
 		return nil, fmt.Errorf("a %T where an object was expected", v)
 	}
-	m := make(types.RecordMap, len(r))
-	for name, f := range r {
+	m := make(types.RecordMap, len(r.names))
+	for _, name := range r.names {
+		f := r.fields[name]
 		fv, present := obj[name]
 		if !present || fv == nil {
 			if !f.optional {
@@ -122,11 +209,66 @@ func (r recordType) value(v any) (types.Value, error) {
 	return types.NewRecord(m), nil
 }
 
+func (r recordType) check(v any) bool {
+	obj, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return false
+	}
+	for _, name := range r.names {
+		fv, present := obj[name]
+		if !present || fv == nil {
+			if !r.fields[name].optional {
+				return false
+			}
+			continue
+		}
+		if !r.fields[name].t.check(fv) {
+			return false
+		}
+	}
+	return true
+}
+
+// only is r with just the named fields (those a policy reads); names r
+// does not have are ignored.
+func (r recordType) only(names map[string]bool) recordType {
+	fields := map[string]field{}
+	for n := range names {
+		if f, ok := r.fields[n]; ok {
+			fields[n] = f
+		}
+	}
+	return newRecordType(fields)
+}
+
+func (r recordType) appendKey(b []byte, v any) ([]byte, bool) {
+	obj, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return b, false
+	}
+	b = append(b, '{')
+	for _, name := range r.names {
+		fv, present := obj[name]
+		if !present || fv == nil {
+			if !r.fields[name].optional {
+				return b, false
+			}
+			b = append(b, '-')
+			continue
+		}
+		b = append(b, '+')
+		if b, ok = r.fields[name].t.appendKey(b, fv); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
 // argumentsType is the record type of a tool's arguments.
 func argumentsType(s *jsonschema.Schema) recordType {
 	r, ok := typeOf(s, 0).(recordType)
 	if !ok {
-		return recordType{}
+		return newRecordType(nil)
 	}
 	return r
 }
@@ -153,13 +295,13 @@ func typeOf(s *jsonschema.Schema, depth int) cedarType {
 		if len(s.Properties) == 0 {
 			return nil // a free-form map: not expressible as a record
 		}
-		r := recordType{}
+		fields := map[string]field{}
 		for name, p := range s.Properties {
 			if t := typeOf(p, depth+1); t != nil {
-				r[name] = field{t: t, optional: !slices.Contains(s.Required, name) || nullable(p)}
+				fields[name] = field{t: t, optional: !slices.Contains(s.Required, name) || nullable(p)}
 			}
 		}
-		return r
+		return newRecordType(fields)
 	}
 	return nil
 }

@@ -13,10 +13,12 @@ import (
 // decides what tools/list shows; the call itself is still decided by
 // Decide, so an answer that is too generous shows a tool, never runs it.
 func (p *Policies) CouldAllow(pr Principal, tool string) bool {
-	if _, ok := p.args[tool]; !ok {
+	pl, ok := p.plans[tool]
+	if !ok {
 		return false
 	}
-	principal := p.principal(pr)
+	pe := p.principal(pr)
+	principal := pe.entity
 	env := eval.Env{
 		Entities:  &requestEntities{base: p.entities, principal: principal},
 		Principal: principal.UID,
@@ -25,8 +27,8 @@ func (p *Policies) CouldAllow(pr Principal, tool string) bool {
 		Context:   eval.Variable("context"),
 	}
 	permit := false
-	for _, pol := range p.byAction[tool] {
-		residual, keep := eval.PartialPolicy(env, (*xast.Policy)(pol.AST()))
+	for _, r := range pe.rules(pl).rules {
+		residual, keep := eval.PartialPolicy(env, r.ast)
 		if !keep {
 			continue
 		}

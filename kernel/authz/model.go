@@ -13,11 +13,11 @@ import (
 
 // Entity types every model has.
 const (
-	// UserType is the principal's entity type.
-	UserType = "User"
-	// GroupType is the type of the groups a User is in (from the entities
+	// userType is the principal's entity type.
+	userType = "User"
+	// groupType is the type of the groups a User is in (from the entities
 	// file); groups may be in groups.
-	GroupType = "Group"
+	groupType = "Group"
 	// ServerType is the resource of a tool that has no target: the server
 	// itself, Server::"<server name>".
 	ServerType = "Server"
@@ -27,9 +27,9 @@ const (
 // write, and the write tools that may remove or overwrite data are also in
 // destructive. A policy says `action in Action::"readOnly"`.
 const (
-	GroupReadOnly    = "readOnly"
-	GroupWrite       = "write"
-	GroupDestructive = "destructive"
+	groupReadOnly    = "readOnly"
+	groupWrite       = "write"
+	groupDestructive = "destructive"
 )
 
 // AttrType is the Cedar type of a resource attribute.
@@ -89,14 +89,14 @@ func (m *Model) prepare() (map[string]recordType, error) {
 		if err := validTypeName(r.Name); err != nil {
 			return nil, err
 		}
-		if types[r.Name] || r.Name == UserType || r.Name == GroupType {
+		if types[r.Name] || r.Name == userType || r.Name == groupType {
 			return nil, fmt.Errorf("%w: resource type %s declared twice or reserved", errModel, r.Name)
 		}
 		types[r.Name] = true
 	}
 	args := map[string]recordType{}
 	for _, a := range m.Actions {
-		if a.Name == GroupReadOnly || a.Name == GroupWrite || a.Name == GroupDestructive {
+		if a.Name == groupReadOnly || a.Name == groupWrite || a.Name == groupDestructive {
 			return nil, fmt.Errorf("%w: tool %s has the name of an action group", errModel, a.Name)
 		}
 		for _, t := range a.Targets {
@@ -142,8 +142,8 @@ func (m *Model) Schema() (string, error) {
 
 func (m *Model) schema(args map[string]recordType) string {
 	var b strings.Builder
-	b.WriteString("entity " + GroupType + " in [" + GroupType + "];\n")
-	b.WriteString("entity " + UserType + " in [" + GroupType + "] { plan: String, auth: String, groups: Set<String>, scopes: Set<String> };\n")
+	b.WriteString("entity " + groupType + " in [" + groupType + "];\n")
+	b.WriteString("entity " + userType + " in [" + groupType + "] { plan: String, auth: String, groups: Set<String>, scopes: Set<String> };\n")
 	b.WriteString("entity " + ServerType + " { name: String };\n")
 	for _, r := range m.Resources {
 		ns, name := splitType(r.Name)
@@ -153,14 +153,14 @@ func (m *Model) schema(args map[string]recordType) string {
 		}
 		b.WriteString(decl + "\n")
 	}
-	fmt.Fprintf(&b, "action %q;\naction %q;\naction %q in [%q];\n", GroupReadOnly, GroupWrite, GroupDestructive, GroupWrite)
+	fmt.Fprintf(&b, "action %q;\naction %q;\naction %q in [%q];\n", groupReadOnly, groupWrite, groupDestructive, groupWrite)
 	for _, a := range m.Actions {
 		targets := a.Targets
 		if len(targets) == 0 {
 			targets = []string{ServerType}
 		}
 		fmt.Fprintf(&b, "action %q in [%s] appliesTo { principal: [%s], resource: [%s], context: { transport: String, confirmed: Bool, time: Long, arguments: %s } };\n",
-			a.Name, quoteList(actionGroups(a)), UserType, strings.Join(targets, ", "), args[a.Name].decl())
+			a.Name, quoteList(actionGroups(a)), userType, strings.Join(targets, ", "), args[a.Name].decl())
 	}
 	return b.String()
 }
@@ -168,11 +168,11 @@ func (m *Model) schema(args map[string]recordType) string {
 func actionGroups(a Action) []string {
 	switch {
 	case a.ReadOnly:
-		return []string{GroupReadOnly}
+		return []string{groupReadOnly}
 	case a.Destructive:
-		return []string{GroupWrite, GroupDestructive}
+		return []string{groupWrite, groupDestructive}
 	}
-	return []string{GroupWrite}
+	return []string{groupWrite}
 }
 
 func quoteList(names []string) string {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -27,9 +28,10 @@ var errKeyFile = errors.New("identity: api key file")
 var errUnknownKey = errors.New("api key matches no entry")
 
 type keyEntry struct {
-	hash [sha256.Size]byte
-	plan string
-	id   string
+	hash   [sha256.Size]byte
+	plan   string
+	id     string
+	groups []string
 }
 
 // APIKeys authenticates bearer API keys against SHA-256 hashes. Keys are
@@ -64,12 +66,14 @@ func LoadAPIKeys(path string) (*APIKeys, error) {
 
 // ParseAPIKeys reads lines of the form
 //
-//	<sha256-hex-of-key> <plan> [<id>]
+//	<sha256-hex-of-key> <plan> [<id>] [groups=<group>,<group>...]
 //
 // Blank lines and lines starting with # are skipped. The plan is 1-64
 // characters of [A-Za-z0-9._-]; the id is 1-128 characters of
 // [A-Za-z0-9._@:+-] and defaults to "key-" and the first 12 hex digits of
-// the hash. Several hashes may share an id (key rotation); a hash may
+// the hash. The optional groups (at most 32, each 1-128 characters of
+// [A-Za-z0-9._@:+-]) become the principal's Groups, for authorization
+// policies. Several hashes may share an id (key rotation); a hash may
 // appear only once. A file with no keys is an error.
 func ParseAPIKeys(r io.Reader) (*APIKeys, error) {
 	lr := &io.LimitedReader{R: r, N: maxKeyFileBytes + 1}
@@ -116,8 +120,14 @@ func parseKeyLine(line string) (e keyEntry, ok bool, err error) {
 		return e, false, nil
 	}
 	f := strings.Fields(line)
+	if n := len(f); n > 2 && strings.HasPrefix(f[n-1], groupsField) {
+		if e.groups, err = parseGroups(f[n-1]); err != nil {
+			return e, false, err
+		}
+		f = f[:n-1]
+	}
 	if len(f) < 2 || len(f) > 3 {
-		return e, false, errors.New("want <sha256-hex> <plan> [<id>] (line not shown)")
+		return e, false, errors.New("want <sha256-hex> <plan> [<id>] [groups=<g>,...] (line not shown)")
 	}
 	if len(f[0]) != 2*sha256.Size {
 		return e, false, errors.New("first field is not a 64-digit hex SHA-256; store HashKey(key), never the key (line not shown)")
@@ -137,6 +147,27 @@ func parseKeyLine(line string) (e keyEntry, ok bool, err error) {
 		e.id = f[2]
 	}
 	return e, true, nil
+}
+
+// groupsField starts the optional last field of a key line.
+const (
+	groupsField  = "groups="
+	maxKeyGroups = 32
+)
+
+// parseGroups reads "groups=a,b": sorted, duplicates removed.
+func parseGroups(field string) ([]string, error) {
+	groups := strings.Split(strings.TrimPrefix(field, groupsField), ",")
+	if len(groups) > maxKeyGroups {
+		return nil, fmt.Errorf("more than %d groups", maxKeyGroups)
+	}
+	for _, g := range groups {
+		if !validKeyID(g) {
+			return nil, errors.New("a group must be 1-128 characters of [A-Za-z0-9._@:+-], groups separated by commas")
+		}
+	}
+	slices.Sort(groups)
+	return slices.Compact(groups), nil
 }
 
 // count returns the number of keys.
@@ -164,7 +195,7 @@ func (k *APIKeys) Authenticate(r *http.Request) (Principal, error) {
 	if !ok {
 		return Principal{}, refuse(errInvalidToken, invalid, errUnknownKey)
 	}
-	return Principal{ID: e.id, Plan: e.plan, Scheme: SchemeAPIKey}, nil
+	return Principal{ID: e.id, Plan: e.plan, Scheme: SchemeAPIKey, Groups: slices.Clone(e.groups)}, nil
 }
 
 // presentedKey returns the key from Authorization: Bearer or X-API-Key.

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,14 @@ func TestParseAPIKeys(t *testing.T) {
 		{"id too long", h + " pro " + strings.Repeat("a", 129) + "\n", 0, "id"},
 		{"duplicate hash", h + " pro a\n" + strings.ToUpper(h) + " free b\n", 0, "same key hash as line 1"},
 		{"line too long", h + " pro " + strings.Repeat("a", 2000) + "\n", 0, "line 1: longer than"},
+		{"groups", h + " pro alice groups=ops,dev\n", 1, ""},
+		{"groups without id", h + " pro groups=ops\n", 1, ""},
+		{"groups not last", h + " pro groups=ops alice\n", 0, "id"},
+		{"empty group", h + " pro alice groups=ops,,dev\n", 0, "group"},
+		{"no groups", h + " pro alice groups=\n", 0, "group"},
+		{"bad group", h + " pro alice groups=o|ps\n", 0, "group"},
+		{"two groups fields", h + " pro groups=a groups=b\n", 0, "id"},
+		{"too many groups", h + " pro alice groups=" + strings.Repeat("g,", 32) + "g\n", 0, "more than 32 groups"},
 		{"file too large", strings.Repeat("#"+strings.Repeat(" ", 1000)+"\n", 1100), 0, "larger than"},
 	}
 	for _, tt := range tests {
@@ -144,7 +153,7 @@ func TestAPIKeysAuthenticate(t *testing.T) {
 			tt.build(r)
 			p, err := keys.Authenticate(r)
 			if tt.status == 0 {
-				if err != nil || p != tt.want {
+				if err != nil || !reflect.DeepEqual(p, tt.want) {
 					t.Fatalf("got %+v, %v; want %+v", p, err, tt.want)
 				}
 				return
@@ -173,6 +182,23 @@ func BenchmarkAPIKeysLookup(b *testing.B) {
 	for b.Loop() {
 		if _, ok := keys.lookup(aliceKey); !ok {
 			b.Fatal("not found")
+		}
+	}
+}
+
+// TestAPIKeyGroups: a key's groups= field gives its principal Groups,
+// sorted and without duplicates; a key line without one has none.
+func TestAPIKeyGroups(t *testing.T) {
+	keys, err := ParseAPIKeys(strings.NewReader(HashKey(aliceKey) + " pro alice groups=ops,dev,ops\n" + HashKey(bobKey) + " free bob\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string][]string{aliceKey: {"dev", "ops"}, bobKey: nil} {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer "+key)
+		p, err := keys.Authenticate(r)
+		if err != nil || !reflect.DeepEqual(p.Groups, want) {
+			t.Errorf("groups %q, %v; want %q", p.Groups, err, want)
 		}
 	}
 }

@@ -62,7 +62,9 @@ func FuzzJWKS(f *testing.F) {
 }
 
 var keyFileError = regexp.MustCompile(`^identity: api key file: (line [0-9]+: )?(` + strings.Join([]string{
-	regexp.QuoteMeta("want <sha256-hex> <plan> [<id>] (line not shown)"),
+	regexp.QuoteMeta("want <sha256-hex> <plan> [<id>] [groups=<g>,...] (line not shown)"),
+	regexp.QuoteMeta("a group must be 1-128 characters of [A-Za-z0-9._@:+-], groups separated by commas"),
+	`more than [0-9]+ groups`,
 	regexp.QuoteMeta("first field is not a 64-digit hex SHA-256; store HashKey(key), never the key (line not shown)"),
 	regexp.QuoteMeta("first field is not hex; store HashKey(key), never the key (line not shown)"),
 	regexp.QuoteMeta("plan must be 1-64 characters of [A-Za-z0-9._-]"),
@@ -89,8 +91,13 @@ func FuzzAPIKeyFile(f *testing.F) {
 			return
 		}
 		for _, e := range k.entries {
-			if !validPlan(e.plan) || !validKeyID(e.id) {
-				t.Fatalf("invalid entry accepted: %q %q", e.plan, e.id)
+			if !validPlan(e.plan) || !validKeyID(e.id) || len(e.groups) > maxKeyGroups {
+				t.Fatalf("invalid entry accepted: %q %q %q", e.plan, e.id, e.groups)
+			}
+			for _, g := range e.groups {
+				if !validKeyID(g) {
+					t.Fatalf("invalid group accepted: %q", g)
+				}
 			}
 		}
 	})

@@ -17,6 +17,9 @@ import (
 // Defaults of OAuthOptions.
 const (
 	defaultPlanClaim     = "plan"
+	defaultGroupsClaim   = "groups"
+	maxGroups            = 256
+	maxGroupBytes        = 256
 	defaultOAuthPlan     = "free"
 	defaultClockSkew     = 30 * time.Second
 	maxClockSkew         = 5 * time.Minute
@@ -35,6 +38,12 @@ type OAuthOptions struct {
 	ScopesSupported []string
 	// PlanClaim names the claim that holds the plan; empty means "plan".
 	PlanClaim string
+	// GroupsClaim names the claim that holds the caller's groups (an
+	// array of strings, or one string); empty means "groups". A token
+	// without it has no groups; one whose claim is malformed, or names more
+	// than 256 groups or a group longer than 256 bytes, is refused: a
+	// group cannot be dropped, since a policy may forbid by group.
+	GroupsClaim string
 	// DefaultPlan applies when a token has no plan claim; empty means
 	// "free".
 	DefaultPlan string
@@ -61,6 +70,7 @@ type OAuth struct {
 	required         []string
 	supported        []string
 	planClaim        string
+	groupsClaim      string
 	defaultPlan      string
 	skew             time.Duration
 	maxToken         int
@@ -79,7 +89,7 @@ func NewOAuth(resource, issuer string, keys *JWKS, opts *OAuthOptions) (*OAuth, 
 	a := &OAuth{
 		resource: resource, issuer: issuer, keys: keys,
 		servers: o.AuthorizationServers, required: slices.Clone(o.RequiredScopes), supported: o.ScopesSupported,
-		planClaim: cmp.Or(o.PlanClaim, defaultPlanClaim), defaultPlan: cmp.Or(o.DefaultPlan, defaultOAuthPlan),
+		planClaim: cmp.Or(o.PlanClaim, defaultPlanClaim), groupsClaim: cmp.Or(o.GroupsClaim, defaultGroupsClaim), defaultPlan: cmp.Or(o.DefaultPlan, defaultOAuthPlan),
 		skew: o.ClockSkew, maxToken: o.MaxTokenBytes, now: o.Now,
 	}
 	if err := a.setDefaults(); err != nil {
@@ -221,12 +231,45 @@ func (a *OAuth) checkClaims(payload []byte) (Principal, error) {
 	if err != nil {
 		return Principal{}, a.refuse(errInvalidToken, err)
 	}
+	groups, err := a.groups(c)
+	if err != nil {
+		return Principal{}, a.refuse(errInvalidToken, err)
+	}
 	for _, s := range a.required {
 		if !slices.Contains(granted, s) {
 			return Principal{}, a.refuse(errInsufficientScope, fmt.Errorf("scope %q not granted", s))
 		}
 	}
-	return Principal{ID: std.Issuer + "|" + std.Subject, Plan: plan, Scheme: schemeOAuth}, nil
+	return Principal{ID: std.Issuer + "|" + std.Subject, Plan: plan, Scheme: schemeOAuth, Groups: groups, Scopes: granted}, nil
+}
+
+// groups reads the groups claim: an array of strings or one string, each
+// a group name of 1-256 bytes without control characters, at most 256;
+// sorted, duplicates removed. Absent means none.
+func (a *OAuth) groups(c map[string]josejson.RawMessage) ([]string, error) {
+	raw, ok := c[a.groupsClaim]
+	if !ok {
+		return nil, nil
+	}
+	var one string
+	var list []string
+	switch {
+	case josejson.Unmarshal(raw, &one) == nil:
+		list = []string{one}
+	case josejson.Unmarshal(raw, &list) == nil:
+	default:
+		return nil, fmt.Errorf("claim %q is neither a string nor an array of strings", a.groupsClaim)
+	}
+	if len(list) > maxGroups {
+		return nil, fmt.Errorf("claim %q names more than %d groups", a.groupsClaim, maxGroups)
+	}
+	for _, g := range list {
+		if g == "" || len(g) > maxGroupBytes || hasControl(g) {
+			return nil, fmt.Errorf("claim %q holds an empty, overlong or malformed group name", a.groupsClaim)
+		}
+	}
+	slices.Sort(list)
+	return slices.Compact(list), nil
 }
 
 // maxNumericDate bounds exp, nbf and iat (year 5138): a larger value is a
@@ -286,7 +329,8 @@ func scopes(c map[string]josejson.RawMessage) ([]string, error) {
 			return nil, errors.New("scp is neither a string nor an array of strings")
 		}
 	}
-	return out, nil
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // validScope reports whether s is an RFC 6749 scope-token.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +130,12 @@ func TestOAuthTokens(t *testing.T) {
 		{"sub with newline", rs(claims(map[string]any{"sub": "a\nb"})), 401, "invalid_token", ""},
 		{"plan not a name", rs(claims(map[string]any{"plan": "pro plus"})), 401, "invalid_token", ""},
 		{"plan number", rs(claims(map[string]any{"plan": 3})), 401, "invalid_token", ""},
+		{"groups number", rs(claims(map[string]any{"groups": 3})), 401, "invalid_token", ""},
+		{"groups of numbers", rs(claims(map[string]any{"groups": []int{1}})), 401, "invalid_token", ""},
+		{"empty group name", rs(claims(map[string]any{"groups": []string{"ops", ""}})), 401, "invalid_token", ""},
+		{"group with a newline", rs(claims(map[string]any{"groups": []string{"ops\nadmins"}})), 401, "invalid_token", ""},
+		{"overlong group", rs(claims(map[string]any{"groups": []string{strings.Repeat("g", 257)}})), 401, "invalid_token", ""},
+		{"too many groups", rs(claims(map[string]any{"groups": manyGroups(257)})), 401, "invalid_token", ""},
 		{"scope not a string", rs(claims(map[string]any{"scope": []string{"mcp:tools"}})), 401, "invalid_token", ""},
 		{"missing scope", rs(claims(map[string]any{"scope": "other"})), 403, "insufficient_scope", ""},
 		{"scope prefix only", rs(claims(map[string]any{"scope": "mcp:tool mcp:toolsX"})), 403, "insufficient_scope", ""},
@@ -162,7 +170,7 @@ func TestOAuthTokens(t *testing.T) {
 					t.Fatalf("refused: %v", err)
 				}
 				want := Principal{ID: testIssuer + "|user-42", Plan: tt.plan, Scheme: schemeOAuth}
-				if p != want {
+				if p.ID != want.ID || p.Plan != want.Plan || p.Scheme != want.Scheme || p.Groups != nil {
 					t.Fatalf("principal %+v, want %+v", p, want)
 				}
 				return
@@ -340,5 +348,50 @@ func BenchmarkOAuthVerify(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func manyGroups(n int) []string {
+	g := make([]string, n)
+	for i := range g {
+		g[i] = "g" + strconv.Itoa(i)
+	}
+	return g
+}
+
+// TestOAuthGroupsAndScopes: the principal carries the token's groups (the
+// configured claim; a string or an array) and its granted scopes (scope
+// and scp), sorted and without duplicates, for authorization policies.
+func TestOAuthGroupsAndScopes(t *testing.T) {
+	k := tk(t)
+	rs := func(a *OAuth, c map[string]any) Principal {
+		t.Helper()
+		p, err := a.Authenticate(reqWithToken(signJWT(t, "RS256", "rsa-1", k.rsa, c, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := newTestOAuth(t, nil)
+	def := []string{"mcp:tools", "other"} // claims(nil) grants "mcp:tools other"
+	for _, tc := range []struct {
+		name           string
+		claims         map[string]any
+		groups, scopes []string
+	}{
+		{"none", claims(nil), nil, def},
+		{"array", claims(map[string]any{"groups": []string{"ops", "dev", "ops"}}), []string{"dev", "ops"}, def},
+		{"string", claims(map[string]any{"groups": "ops team"}), []string{"ops team"}, def},
+		{"scope and scp", claims(map[string]any{"scope": "mcp:tools dns:read", "scp": []string{"dns:write", "dns:read"}}), nil, []string{"dns:read", "dns:write", "mcp:tools"}},
+		{"256 groups", claims(map[string]any{"groups": manyGroups(256)}), slices.Sorted(slices.Values(manyGroups(256))), def},
+	} {
+		p := rs(a, tc.claims)
+		if !slices.Equal(p.Groups, tc.groups) || !slices.Equal(p.Scopes, tc.scopes) {
+			t.Errorf("%s: groups %q scopes %q, want %q %q", tc.name, p.Groups, p.Scopes, tc.groups, tc.scopes)
+		}
+	}
+	roles := newTestOAuth(t, &OAuthOptions{GroupsClaim: "roles", Now: func() time.Time { return testNow }})
+	if p := rs(roles, claims(map[string]any{"roles": []string{"admin"}, "groups": []string{"ops"}})); !slices.Equal(p.Groups, []string{"admin"}) {
+		t.Errorf("GroupsClaim roles: groups %q", p.Groups)
 	}
 }

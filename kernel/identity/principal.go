@@ -56,6 +56,12 @@ type Principal struct {
 	// Scheme is how the caller authenticated: SchemeNone, SchemeAPIKey or
 	// schemeOAuth.
 	Scheme string
+	// Groups are the groups the credential names: the groups claim of an
+	// OAuth token, the groups= field of an API key. Authorization policies
+	// read them (principal.groups, principal in Group::"<g>").
+	Groups []string
+	// Scopes are the scopes an OAuth token grants (scope and scp claims).
+	Scopes []string
 }
 
 // Authenticator authenticates one HTTP request. A refusal is an *authError

@@ -403,3 +403,70 @@ func TestReloadUnderLoadOverHTTP(t *testing.T) {
 		t.Fatalf("%d answer(s) from a mixed or missing set, e.g. %s", len(bad), bad[0])
 	}
 }
+
+// TestListZonesCountsOnlyPermitted: under a policy, list_zones counts and
+// pages only the zones the caller may see — total_entries, last_page and
+// every page — on both providers; a hidden zone is never counted, so its
+// existence does not leak through the totals.
+func TestListZonesCountsOnlyPermitted(t *testing.T) {
+	for _, mk := range backends {
+		t.Run(mk.name, func(t *testing.T) {
+			// names both providers accept (Hetzner takes registrable domains only)
+			policy := `
+@id("alice-zones") permit(principal == User::"alice", action, resource is Dns::Zone) when { resource.zone like "alice-*" };
+@id("bob-zones") permit(principal == User::"bob", action, resource is Dns::Zone) when { resource.zone like "bob-*" };
+@id("listing") permit(principal, action == Action::"list_zones", resource is Server);
+@id("admins") permit(principal in Group::"admins", action, resource);`
+			af := newAuthzFixture(t, mk, policy, delegationEntities, "alice-shop.com", "xn--alice-bcher-zob.com", "alice-mail.com", "bob-shop.com", "bob-mail.com", "other.org")
+			page := func(key string, n int, args map[string]any) dns.ZoneList {
+				t.Helper()
+				a := map[string]any{"per_page": 1, "page": n}
+				for k, v := range args {
+					a[k] = v
+				}
+				res := af.call(t, key, "list_zones", a)
+				var list dns.ZoneList
+				if err := json.Unmarshal(res.StructuredContent, &list); res.IsError || err != nil {
+					t.Fatalf("list_zones: %s", res.text())
+				}
+				return list
+			}
+			for _, tc := range []struct {
+				key  string
+				args map[string]any
+				want []string // every permitted zone matching args, in name order
+			}{
+				{aliceKey, nil, []string{"alice-mail.com", "alice-shop.com"}},
+				{bobKey, map[string]any{"sort": []string{"name:asc"}}, []string{"bob-mail.com", "bob-shop.com"}},
+				{aliceKey, map[string]any{"name": "bob-shop.com"}, nil},
+				{aliceKey, map[string]any{"name": "alice-shop.com"}, []string{"alice-shop.com"}},
+				{adminKey, map[string]any{"sort": []string{"name:desc"}}, []string{"alice-mail.com", "alice-shop.com", "bob-mail.com", "bob-shop.com", "other.org", "xn--alice-bcher-zob.com"}},
+			} {
+				first := page(tc.key, 1, tc.args)
+				if p := first.Pagination; p.TotalEntries == nil || *p.TotalEntries != len(tc.want) || p.LastPage == nil || *p.LastPage != max(1, len(tc.want)) {
+					t.Errorf("%v: pagination %+v, want %d entries", tc.args, describePagination(p), len(tc.want))
+				}
+				var seen []string
+				for n := 1; n <= len(tc.want)+1; n++ {
+					for _, z := range page(tc.key, n, tc.args).Zones {
+						seen = append(seen, z.Name)
+					}
+				}
+				slices.Sort(seen)
+				if want := slices.Sorted(slices.Values(tc.want)); !slices.Equal(seen, want) {
+					t.Errorf("%v: pages hold %v, want %v", tc.args, seen, want)
+				}
+			}
+		})
+	}
+}
+
+func describePagination(p dns.Pagination) string {
+	s := func(v *int) string {
+		if v == nil {
+			return "nil"
+		}
+		return strconv.Itoa(*v)
+	}
+	return "page " + strconv.Itoa(p.Page) + " last " + s(p.LastPage) + " total " + s(p.TotalEntries) + " next " + s(p.NextPage)
+}

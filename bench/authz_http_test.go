@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+)
+
+const authzHTTPAddr = "127.0.0.1:8080"
+
+// authzHTTPHandler is authzKernelServer's whole HTTP surface: every guard
+// (the flood guard off, so that the benchmark's own traffic is never
+// refused), no authentication (principal "local"), the fast path on as in
+// the binary.
+func authzHTTPHandler(tb testing.TB, policy bool) http.Handler {
+	h, err := authzKernel(tb, policy).HTTPHandler(kernel.HTTPOptions{Addr: authzHTTPAddr,
+		Guards: httpguard.PipelineOptions{DisableFlood: true}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+const authzHTTPBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_rrset","arguments":{"zone":"Example.com.","name":"www"}}}`
+
+// serveAuthzCall sends one tools/call to h in process (no socket: the
+// handler's own work is the whole denominator) and checks the answer.
+func serveAuthzCall(tb testing.TB, h http.Handler, body string) {
+	r := httptest.NewRequest("POST", "http://"+authzHTTPAddr+kernel.MCPPath, strings.NewReader(body))
+	r.RemoteAddr = "127.0.0.1:40000"
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"isError":false`) && strings.Contains(w.Body.String(), `"isError"`) {
+		tb.Fatalf("call failed: %d %s", w.Code, w.Body)
+	}
+}
+
+// BenchmarkAuthzHTTPCall is BenchmarkAuthzToolCallCPU over the HTTP
+// handler (guards, authentication, fast path, tool layer: the path a
+// client of the binary takes, without the socket), in process CPU time
+// over alternating blocks of 100 calls without and with the policy. The
+// request is built and the answer read in both, which slightly understates
+// the handler's share. cpu-authz/plain is the ratio of the sums;
+// median-block-ratio, the median of each pair of blocks' ratio, resists a
+// burst of other work on a shared machine better.
+func BenchmarkAuthzHTTPCall(b *testing.B) {
+	b.Run("repeated", func(b *testing.B) { benchAuthzHTTP(b, func(int) string { return authzHTTPBody }) })
+	// every call's arguments differ, so that no decision is answered from
+	// the memo: the worst case, a whole decision per call
+	b.Run("distinct", func(b *testing.B) {
+		benchAuthzHTTP(b, func(i int) string { return strings.Replace(authzHTTPBody, `"www"`, `"w`+strconv.Itoa(i)+`"`, 1) })
+	})
+}
+
+func benchAuthzHTTP(b *testing.B, body func(int) string) {
+	plain, withPolicy := authzHTTPHandler(b, false), authzHTTPHandler(b, true)
+	const calls = 100
+	seq := 0
+	block := func(h http.Handler) time.Duration {
+		bodies := make([]string, calls)
+		for i := range bodies {
+			bodies[i] = body(seq)
+			seq++
+		}
+		start := cpuTime()
+		for _, q := range bodies {
+			serveAuthzCall(b, h, q)
+		}
+		return cpuTime() - start
+	}
+	for range 10 {
+		block(plain)
+		block(withPolicy)
+	}
+	var tp, ta time.Duration
+	var ratios []float64
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		var p, a time.Duration
+		if i%2 == 0 {
+			p = block(plain)
+			a = block(withPolicy)
+		} else {
+			a = block(withPolicy)
+			p = block(plain)
+		}
+		tp, ta = tp+p, ta+a
+		ratios = append(ratios, float64(a)/float64(max(p, 1)))
+	}
+	n := float64(b.N * calls)
+	slices.Sort(ratios)
+	b.ReportMetric(float64(tp.Nanoseconds())/n, "plain-cpu-ns/call")
+	b.ReportMetric(float64(ta.Nanoseconds())/n, "authz-cpu-ns/call")
+	b.ReportMetric(float64(ta)/float64(tp), "cpu-authz/plain")
+	b.ReportMetric(ratios[len(ratios)/2], "median-block-ratio")
+}
