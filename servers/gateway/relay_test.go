@@ -197,8 +197,8 @@ func TestRelayBudget(t *testing.T) {
 	_, sess := relayFixture(t, true, true, "", a.handlers("accept"))
 	start := time.Now()
 	for _, args := range []map[string]any{
-		{"message": strings.Repeat("A", 64<<10)},
-		{"message": "name?", "fields": 100},
+		{"message": strings.Repeat("A", 2049)},
+		{"message": "name?", "fields": 17},
 	} {
 		if res := sess.Call(t, "fake.elicit", args); !res.IsError || !strings.Contains(text(res), "bulwark gateway") {
 			t.Fatalf("elicit: %.300s", text(res))
@@ -212,6 +212,39 @@ func TestRelayBudget(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("took %s", d)
+	}
+	// At the limits, the question is relayed.
+	if res := sess.Call(t, "fake.elicit", map[string]any{"message": strings.Repeat("A", 2048), "fields": 16}); res.IsError || !strings.Contains(text(res), "elicit action=accept") {
+		t.Fatalf("at the limits: %.300s", text(res))
+	}
+}
+
+// With two calls to the server in flight, its question cannot be tied to
+// one of them: it is declined, and no client is asked.
+func TestRelayOnlyWithOneCallInFlight(t *testing.T) {
+	var a asked
+	_, sess := relayFixture(t, true, false, "", a.handlers("accept"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := sess.ClientSession.CallTool(context.Background(), &mcp.CallToolParams{Name: "fake.slow", Arguments: map[string]any{"ms": 3000}})
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the slow call is in flight
+	if res := sess.Call(t, "fake.elicit", map[string]any{"message": "name?"}); res.IsError || !strings.Contains(text(res), "elicit action=decline") {
+		t.Fatalf("elicit: %s", text(res))
+	}
+	if e, _ := a.counts(); e != 0 {
+		t.Fatal("the client was asked")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The documented figures.
+func TestRelayDocumentedFigures(t *testing.T) {
+	if gateway.DefaultRelayWait != 2*time.Minute || gateway.MaxSampleTokens != 4096 {
+		t.Fatal("docs/gateway.md states a 2 minute wait and a 4096 maxTokens cap")
 	}
 }
 
