@@ -339,3 +339,37 @@ func TestRelayStatelessHTTP(t *testing.T) {
 		t.Fatalf("second: %s", raw)
 	}
 }
+
+// A gated (destructive) relaying tool: the person first confirms the call
+// through the gateway's own dialog, then answers the server's question,
+// which is marked as the server's; the two never stand in for each other.
+func TestRelayAfterConsent(t *testing.T) {
+	for _, version := range []string{"2025-11-25", ""} {
+		t.Run("v"+version, func(t *testing.T) {
+			u := fakeUpstream() // elicit is on no list: destructive, gated
+			u.RelayElicitation = true
+			f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
+			var mu sync.Mutex
+			var msgs []string
+			sess := mcptest.Connect(t, f.ks.MCP(), &mcptest.Options{ProtocolVersion: version, Client: &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					msgs = append(msgs, r.Params.Message)
+					mu.Unlock()
+					if strings.HasPrefix(r.Params.Message, "[asked by the upstream server") {
+						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"field0": "blue"}}, nil
+					}
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+				},
+			}})
+			res := sess.Call(t, "fake.elicit", map[string]any{"message": hostileAsk})
+			if res.IsError || !strings.Contains(text(res), `elicit action=accept content={"field0":"blue"}`) {
+				t.Fatalf("result: %s (asked %q)", text(res), msgs)
+			}
+			if len(msgs) != 2 || strings.HasPrefix(msgs[0], "[asked by") {
+				t.Fatalf("asked %q", msgs)
+			}
+			checkMarked(t, msgs[1])
+		})
+	}
+}
