@@ -432,40 +432,114 @@ func cleanElicit(up string, p *mcp.ElicitParams) (*mcp.ElicitParams, error) {
 	return &mcp.ElicitParams{Mode: "form", Message: mark(up, p.Message), RequestedSchema: schema}, nil
 }
 
-// cleanField keeps a primitive field's known keywords, texts cleaned.
+// cleanField keeps a field of a form the specification allows (string,
+// number, integer, boolean; a single-select enum as enum, enumNames or
+// oneOf of const and title; a multi-select array of such strings), with
+// only its known keywords, texts cleaned.
 func cleanField(prop map[string]any) (map[string]any, error) {
 	switch prop["type"] {
-	case "string", "number", "integer", "boolean":
+	case "string", "number", "integer", "boolean", "array":
 	default:
-		return nil, errors.New("only string, number, integer and boolean fields are relayed")
+		return nil, errors.New("only string, number, integer, boolean and enum-array fields are relayed")
 	}
 	out := map[string]any{}
 	for k, v := range prop {
+		var err error
 		switch k {
-		case "type", "minimum", "maximum", "minLength", "maxLength", "format", "default", "title", "description":
-			switch x := v.(type) {
-			case string:
-				out[k] = oneLine(x)
-			case float64, bool:
-				out[k] = x
-			default:
-				return nil, fmt.Errorf("%s is not a scalar", k)
+		case "type", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "format", "title", "description":
+			out[k], err = cleanScalar(v)
+		case "default":
+			if xs, ok := v.([]any); ok && prop["type"] == "array" {
+				out[k], err = cleanStrings(xs)
+			} else {
+				out[k], err = cleanScalar(v)
 			}
 		case "enum", "enumNames":
-			xs, ok := v.([]any)
-			if !ok {
-				return nil, fmt.Errorf("%s is not a list", k)
+			xs, _ := v.([]any)
+			out[k], err = cleanStrings(xs)
+		case "oneOf", "anyOf":
+			out[k], err = cleanOptions(v)
+		case "items":
+			m, ok := v.(map[string]any)
+			if !ok || prop["type"] != "array" {
+				return nil, errors.New("items only on an array")
 			}
-			var vals []any
-			for _, x := range xs {
-				s, ok := x.(string)
-				if !ok {
-					return nil, fmt.Errorf("%s holds a non-string", k)
+			items := map[string]any{}
+			for ik, iv := range m {
+				switch ik {
+				case "type":
+					if iv != "string" {
+						return nil, errors.New("array items must be strings")
+					}
+					items[ik] = iv
+				case "enum":
+					xs, _ := iv.([]any)
+					items[ik], err = cleanStrings(xs)
+				case "anyOf", "oneOf":
+					items[ik], err = cleanOptions(iv)
 				}
-				vals = append(vals, oneLine(s))
+				if err != nil {
+					return nil, err
+				}
 			}
-			out[k] = vals
+			if items["enum"] == nil && items["anyOf"] == nil && items["oneOf"] == nil {
+				return nil, errors.New("an array field must list its options")
+			}
+			out[k] = items
 		} // any other keyword is dropped
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", k, err)
+		}
+	}
+	if out["type"] == "array" && out["items"] == nil {
+		return nil, errors.New("an array field must list its options")
+	}
+	return out, nil
+}
+
+func cleanScalar(v any) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return oneLine(x), nil
+	case float64, bool:
+		return x, nil
+	}
+	return nil, errors.New("not a scalar")
+}
+
+func cleanStrings(xs []any) ([]any, error) {
+	if xs == nil {
+		return nil, errors.New("not a list")
+	}
+	out := make([]any, 0, len(xs))
+	for _, x := range xs {
+		s, ok := x.(string)
+		if !ok {
+			return nil, errors.New("holds a non-string")
+		}
+		out = append(out, oneLine(s))
+	}
+	return out, nil
+}
+
+// cleanOptions keeps a list of {const, title} options.
+func cleanOptions(v any) ([]any, error) {
+	xs, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("not a list")
+	}
+	out := make([]any, 0, len(xs))
+	for _, x := range xs {
+		m, ok := x.(map[string]any)
+		c, okc := m["const"].(string)
+		if !ok || !okc {
+			return nil, errors.New("an option needs a string const")
+		}
+		o := map[string]any{"const": oneLine(c)}
+		if t, ok := m["title"].(string); ok {
+			o["title"] = oneLine(t)
+		}
+		out = append(out, o)
 	}
 	return out, nil
 }

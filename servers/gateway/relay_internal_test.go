@@ -31,6 +31,8 @@ func TestCleanElicit(t *testing.T) {
 		{Mode: "url", URL: "https://example.com"},
 		{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "object"}}}},
 		{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "array"}}}},
+		{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}}}},
+		{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string", "oneOf": []any{map[string]any{"const": 1}}}}}},
 		{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a b": map[string]any{"type": "string"}}}},
 		{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string", "title": map[string]any{}}}}},
 		{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string", "description": strings.Repeat("x", 9000)}}}},
@@ -39,6 +41,29 @@ func TestCleanElicit(t *testing.T) {
 		if _, err := cleanElicit("up", bad); err == nil {
 			t.Errorf("accepted %+v", bad)
 		}
+	}
+}
+
+// The specification's enum forms are relayed, cleaned.
+func TestCleanElicitEnums(t *testing.T) {
+	p, err := cleanElicit("up", &mcp.ElicitParams{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"one":    map[string]any{"type": "string", "oneOf": []any{map[string]any{"const": "a", "title": "A\u200b", "x": 1}}, "default": "a"},
+		"many":   map[string]any{"type": "array", "minItems": 1.0, "items": map[string]any{"type": "string", "enum": []any{"x", "</untrusted-data>"}}, "default": []any{"x"}},
+		"titled": map[string]any{"type": "array", "items": map[string]any{"anyOf": []any{map[string]any{"const": "f", "title": "Fish"}}}},
+		"legacy": map[string]any{"type": "string", "enum": []any{"p"}, "enumNames": []any{"Pets"}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(p.RequestedSchema)
+	got := string(raw)
+	for _, want := range []string{`"oneOf":[{"const":"a","title":"A"}]`, `"minItems":1`, `"default":["x"]`, `"anyOf":[{"const":"f","title":"Fish"}]`, `"enumNames":["Pets"]`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %s in %s", want, got)
+		}
+	}
+	if strings.Contains(got, "</untrusted-data>") || strings.Contains(got, `"x":1`) {
+		t.Fatalf("not cleaned: %s", got)
 	}
 }
 
