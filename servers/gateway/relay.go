@@ -240,6 +240,7 @@ func (g *Gateway) await(ctx context.Context, f *flight) (*mcp.CallToolResult, er
 				q.answer <- nil
 				continue
 			}
+			g.logger.Info("upstream question relayed to the client", "upstream", f.l.u.Name, "kind", fmt.Sprintf("%T", q.req))
 			return nil, kernel.AskInput(mcp.InputRequestMap{q.id: q.req}, []byte(id))
 		case <-ctx.Done():
 			f.cancel()
