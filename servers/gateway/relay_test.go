@@ -243,8 +243,8 @@ func TestRelayOnlyWithOneCallInFlight(t *testing.T) {
 
 // The documented figures.
 func TestRelayDocumentedFigures(t *testing.T) {
-	if gateway.DefaultRelayWait != 2*time.Minute || gateway.MaxSampleTokens != 4096 {
-		t.Fatal("docs/gateway.md states a 2 minute wait and a 4096 maxTokens cap")
+	if gateway.DefaultRelayWait != 2*time.Minute || gateway.MaxSampleTokens != 4096 || gateway.MaxParked != 64 {
+		t.Fatal("docs/gateway.md states a 2 minute wait, a 4096 maxTokens cap and 64 parked calls")
 	}
 }
 
