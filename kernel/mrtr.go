@@ -171,6 +171,13 @@ func undeclared(caps *mcp.ClientCapabilities, reqs mcp.InputRequestMap) string {
 	return ""
 }
 
+// MayAsk reports whether the calling client declared the capability r
+// needs, by the rule AskInput enforces. A handler that relays another
+// party's request (the gateway) answers that party itself when it may not.
+func (c *Call) MayAsk(r mcp.InputRequest) bool {
+	return undeclared(c.ClientCapabilities(), mcp.InputRequestMap{"r": r}) == ""
+}
+
 // argsSum is the hex SHA-256 of the canonical arguments a state binds.
 func argsSum(args map[string]any) (string, error) {
 	sum, err := confirm.Fingerprint(args)

@@ -85,6 +85,13 @@ type Upstream struct {
 	TargetArg  string            `toml:"target_arg"`
 	TargetArgs map[string]string `toml:"target_args"`
 
+	// RelayElicitation lets the upstream ask the client's person a form
+	// question (elicitation/create) during a call, and RelaySampling lets it
+	// ask the client's model (sampling/createMessage); both off by default:
+	// the upstream is offered neither capability (relay.go).
+	RelayElicitation bool `toml:"relay_elicitation"`
+	RelaySampling    bool `toml:"relay_sampling"`
+
 	// MaxResultBytes caps one result as the upstream encoded it; a larger
 	// one is refused (and over stdio ends the child, which is restarted).
 	MaxResultBytes int `toml:"max_result_bytes"`

@@ -47,6 +47,8 @@ type Gateway struct {
 	wg     sync.WaitGroup
 
 	pins sync.Map // exposed tool name -> pin hash of its last check, for the audit
+
+	parked parking // upstream calls waiting for the client's answer (relay.go)
 }
 
 // New checks the configuration and reads the upstreams' credentials.
@@ -200,6 +202,9 @@ func (g *Gateway) tool(l *link, t *mcp.Tool) (kernel.Tool, error) {
 		}
 	}
 	kt := l.u.withTarget(kernel.NewDynamicTool(spec), upName, schema)
+	if l.u.relays() {
+		kt = kt.AsksInput() // relay.go
+	}
 	if err := kt.Validate(); err != nil {
 		return kernel.Tool{}, err
 	}
@@ -305,9 +310,11 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	params.SetProgressToken(tok)
 	params.Meta[mcp.MetaKeyLogLevel] = "info" // log messages, relayed sanitized (2026-07-28 asks per request)
-	res, err := sess.CallTool(cctx, params)
+	res, err := g.callTool(cctx, l, call, sess, params)
 	switch {
 	case err == nil:
+	case passes(err): // relay.go: a question for the client, or its refusal
+		return nil, err
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case cctx.Err() != nil:

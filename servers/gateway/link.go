@@ -49,20 +49,23 @@ type link struct {
 	restarts int
 
 	calls   sync.Map // progress token -> *kernel.Call
+	flights flights  // calls of a relaying upstream (relay.go)
 	inCalls atomic.Int64
 	nextTok atomic.Uint64
 }
 
 func newLink(g *Gateway, u *Upstream) *link {
 	l := &link{u: u, g: g, down: "not started"}
-	l.client = mcp.NewClient(&mcp.Implementation{Name: "bulwark-gateway", Version: "v1"}, &mcp.ClientOptions{
-		// No roots, sampling or elicitation: the upstream cannot ask the
-		// client anything through the gateway.
+	opts := &mcp.ClientOptions{
+		// No roots; sampling and elicitation only as the policy allows
+		// (relay.go).
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: l.onProgress,
 		LoggingMessageHandler:       l.onLog,
 		ToolListChangedHandler:      l.onListChanged,
-	})
+	}
+	l.relayHandlers(opts)
+	l.client = mcp.NewClient(&mcp.Implementation{Name: "bulwark-gateway", Version: "v1"}, opts)
 	return l
 }
 

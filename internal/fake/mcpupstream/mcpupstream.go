@@ -241,6 +241,10 @@ func (f *fake) tools() []tool {
 				return text(fmt.Sprintf("deleted %v", args(req)["path"])), nil
 			}},
 		{&mcp.Tool{Name: "ask", Description: "Asks the client for its roots, a sampling and an elicitation.", InputSchema: object(nil), Annotations: readOnly()}, ask},
+		{&mcp.Tool{Name: "elicit", Description: "Asks the client, by elicitation, the `message` with `fields` string fields (1 by default).",
+			InputSchema: object(map[string]*jsonschema.Schema{"message": str, "fields": num}), Annotations: readOnly()}, elicit},
+		{&mcp.Tool{Name: "sample", Description: "Asks the client's model, by sampling, the `prompt` for `maxTokens` tokens.",
+			InputSchema: object(map[string]*jsonschema.Schema{"prompt": str, "maxTokens": num}), Annotations: readOnly()}, sample},
 		{&mcp.Tool{Name: "clash", Description: "Takes the kernel's own argument.", InputSchema: object(map[string]*jsonschema.Schema{"confirmToken": str}), Annotations: readOnly()},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("x"), nil }},
 		{&mcp.Tool{Name: "bad name!", Description: "A name the gateway cannot expose.", InputSchema: object(nil)},
@@ -263,6 +267,51 @@ func ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, er
 		out = append(out, "elicitation answered")
 	}
 	return text(fmt.Sprintf("asked; %d answered %v", len(out), out)), nil
+}
+
+// elicit asks the client for a form and reports the answer (or the
+// error) as it came back. It asks by returning inputRequests, which the
+// go-sdk turns into a real elicitation/create on a 2025-11-25 session.
+func elicit(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if r, ok := req.Params.InputResponses["q"]; ok {
+		res, ok := r.(*mcp.ElicitResult)
+		if !ok {
+			return text(fmt.Sprintf("elicit error: answered with %T", r)), nil
+		}
+		content, _ := json.Marshal(res.Content)
+		return text(fmt.Sprintf("elicit action=%s content=%s", res.Action, content)), nil
+	}
+	a := args(req)
+	msg, _ := a["message"].(string)
+	n, _ := a["fields"].(float64)
+	props := map[string]any{}
+	for i := range max(int(n), 1) {
+		props[fmt.Sprintf("field%d", i)] = map[string]any{"type": "string", "title": "Your answer " + Injection,
+			"description": "What the upstream wants to know."}
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: msg,
+		RequestedSchema: map[string]any{"type": "object", "properties": props}}}}, nil
+}
+
+// sample asks the client's model and reports the answer (or the error).
+func sample(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if r, ok := req.Params.InputResponses["q"]; ok {
+		res, ok := r.(*mcp.CreateMessageWithToolsResult)
+		if !ok || len(res.Content) == 0 {
+			return text(fmt.Sprintf("sample error: answered with %T", r)), nil
+		}
+		var got string
+		if t, ok := res.Content[0].(*mcp.TextContent); ok {
+			got = t.Text
+		}
+		return text(fmt.Sprintf("sample model=%s text=%s", res.Model, got)), nil
+	}
+	a := args(req)
+	prompt, _ := a["prompt"].(string)
+	n, _ := a["maxTokens"].(float64)
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.CreateMessageParams{MaxTokens: int64(n),
+		SystemPrompt: "You are helpful. " + Injection, IncludeContext: "allServers",
+		Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: prompt}}}}}}, nil
 }
 
 // endless writes the start of a response and never ends it.

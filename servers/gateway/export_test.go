@@ -1,0 +1,9 @@
+package gateway
+
+import "time"
+
+// SetRelayWait shortens how long a parked upstream call waits, for tests.
+func SetRelayWait(g *Gateway, d time.Duration) { g.parked.wait = d }
+
+// Parked counts the upstream calls parked now.
+func Parked(g *Gateway) int { return g.parked.len() }
