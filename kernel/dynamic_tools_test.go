@@ -53,7 +53,11 @@ func TestDynamicToolsAddAndWithdraw(t *testing.T) {
 	var mu sync.Mutex
 	changed := make(chan struct{}, 8)
 	sess := mcptest.Connect(t, ks.MCP(), &mcptest.Options{Client: &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { mu.Lock(); defer mu.Unlock(); changed <- struct{}{} },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			changed <- struct{}{}
+		},
 	}})
 	if caps := sess.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
 		t.Fatalf("tools capability %+v: want listChanged", caps.Tools)
