@@ -46,6 +46,7 @@ type link struct {
 	client *mcp.Client
 
 	listMu sync.Mutex // one listing (and its publication) at a time
+	queued atomic.Bool // a relist waits: further notifications add none
 
 	mu       sync.Mutex
 	sess     *mcp.ClientSession
@@ -228,7 +229,9 @@ func (l *link) current(name string) (*mcp.ClientSession, def, error) {
 // onListChanged re-reads the tool list, checks it with the Pinner and
 // publishes the changes (relist, pins.go).
 func (l *link) onListChanged(ctx context.Context, req *mcp.ToolListChangedRequest) {
-	go l.relist(req.Session)
+	if l.queued.CompareAndSwap(false, true) {
+		go l.relist(req.Session)
+	}
 }
 
 // onProgress relays an upstream's progress to the call it belongs to; the

@@ -138,12 +138,16 @@ func (g *Gateway) publish(l *link, old, defs map[string]def) error {
 // changed (notifications/tools/list_changed), checks every definition with
 // the Pinner, and publishes the changes: a changed or renamed tool is
 // withdrawn until approved, a new one pinned on first use is added, and
-// the kernel tells the clients.
+// the kernel tells the clients. Notifications that arrive while a relist
+// waits are covered by it; one that arrives while it lists queues one more
+// (an upstream that floods them costs one listing at a time, never a
+// goroutine each).
 func (l *link) relist(sess *mcp.ClientSession) {
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	l.listMu.Lock()
 	defer l.listMu.Unlock()
+	l.queued.Store(false)
 	l.mu.Lock()
 	rec, current := l.rec, l.sess == sess
 	l.mu.Unlock()
