@@ -45,7 +45,7 @@ type link struct {
 	g      *Gateway
 	client *mcp.Client
 
-	listMu sync.Mutex // one listing (and its publication) at a time
+	listMu sync.Mutex  // one listing (and its publication) at a time
 	queued atomic.Bool // a relist waits: further notifications add none
 
 	mu       sync.Mutex

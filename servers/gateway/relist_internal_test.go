@@ -20,7 +20,11 @@ type countingLog struct {
 	b  strings.Builder
 }
 
-func (c *countingLog) Write(p []byte) (int, error) { c.mu.Lock(); defer c.mu.Unlock(); return c.b.Write(p) }
+func (c *countingLog) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.Write(p)
+}
 func (c *countingLog) count(s string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
