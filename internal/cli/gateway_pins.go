@@ -29,8 +29,10 @@ func (c *gatewayFlags) pinID() (string, error) {
 	return strings.Join(words, " "), nil
 }
 
-// pinStore is the gateway's pin store: in Redis when the replicas share a
-// store (-redis-url-file), else a file in the data directory; trust on
+// pinStore is the gateway's pin store: in Redis when the replicas of a
+// configuration file share a store (-redis-url-file with -config), else a
+// file in the data directory (a gateway given by -- is one local server,
+// and `approve` could not name its Redis key); trust on
 // first use unless -require-approval. close releases it.
 func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, close func(), err error) {
 	id, err := c.pinID()
@@ -41,22 +43,8 @@ func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, cl
 	if c.requireApproval {
 		opts.Mode = pin.RequireApproval
 	}
-	if c.redisURL.value != "" {
-		o, err := store.ParseRedisURL(c.redisURL.value)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %s: %v", errUsage, c.redisURL.source, err)
-		}
-		client := redis.NewClient(o)
-		sum := sha256.Sum256([]byte(id))
-		r, err := pin.NewRedis(client, "bulwark:gateway:pins:"+hex.EncodeToString(sum[:12]), 2*time.Second)
-		if err == nil {
-			st, err = pin.New(r, opts)
-		}
-		if err != nil {
-			_ = client.Close()
-			return nil, nil, err
-		}
-		return st, func() { _ = client.Close() }, nil
+	if c.redisURL.value != "" && c.config != "" {
+		return redisPins(c.redisURL, id, opts)
 	}
 	dir := c.dataDir
 	if dir == "" {
@@ -78,4 +66,25 @@ func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, cl
 	}
 	logger.Info("tool pins", "file", path, "require_approval", c.requireApproval)
 	return st, func() {}, nil
+}
+
+// redisPins is the pin store of the gateway id in the Redis at url: one key
+// per gateway, so gateways that share a Redis never share pins.
+func redisPins(url secret, id string, opts *pin.Options) (*pin.Store, func(), error) {
+	o, err := store.ParseRedisURL(url.value)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", errUsage, url.source, err)
+	}
+	client := redis.NewClient(o)
+	sum := sha256.Sum256([]byte(id))
+	r, err := pin.NewRedis(client, "bulwark:gateway:pins:"+hex.EncodeToString(sum[:12]), 2*time.Second)
+	var st *pin.Store
+	if err == nil {
+		st, err = pin.New(r, opts)
+	}
+	if err != nil {
+		_ = client.Close()
+		return nil, nil, err
+	}
+	return st, func() { _ = client.Close() }, nil
 }

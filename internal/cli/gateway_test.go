@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
@@ -156,5 +158,39 @@ func TestGatewayPinsThroughTheCLI(t *testing.T) {
 	names, out, _ = gatewayTools(t, vars, "fake.echo", args...)
 	if !slices.Contains(names, "fake.echo") || !strings.Contains(out, "hi") {
 		t.Fatalf("after approval: %v %s", names, out)
+	}
+}
+
+// Replicas of a configuration file keep their pins in the shared Redis,
+// and `approve -config -redis-url-file` approves them there.
+func TestGatewayPinsInRedis(t *testing.T) {
+	mr := miniredis.RunT(t)
+	dir := t.TempDir()
+	url := filepath.Join(dir, "redis-url")
+	cfg := filepath.Join(dir, "gw.toml")
+	os.WriteFile(url, []byte("redis://"+mr.Addr()+"/0\n"), 0o600)
+	os.WriteFile(cfg, []byte(fmt.Sprintf("[[upstream]]\nname = \"fake\"\ncommand = %q\nenv = [%q, %q]\nread_only_tools = [\"echo\"]\n",
+		os.Args[0], mcpupstream.EnvVar, mcpupstream.DescriptionVar)), 0o600)
+	args := []string{"-data-dir", dir, "-redis-url-file", url, "-config", cfg}
+	vars := map[string]string{mcpupstream.EnvVar: "1"}
+	if names, _, _ := gatewayTools(t, vars, "", args...); !slices.Contains(names, "fake.echo") {
+		t.Fatalf("first start: %v", names)
+	}
+	if keys := mr.Keys(); len(keys) != 1 || !strings.HasPrefix(keys[0], "bulwark:gateway:pins:") {
+		t.Fatalf("redis keys: %v", keys)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.pins.json")); len(files) != 0 {
+		t.Fatalf("pin files beside Redis: %v", files)
+	}
+	vars[mcpupstream.DescriptionVar] = " Changed."
+	if names, _, _ := gatewayTools(t, vars, "", args...); slices.Contains(names, "fake.echo") {
+		t.Fatalf("changed tool listed: %v", names)
+	}
+	code, stdout, stderr := run(t, map[string]string{}, "gateway", "approve", "-redis-url-file", url, "-config", cfg, "-yes")
+	if code != 0 || !strings.Contains(stdout, "fake.echo: changed since it was pinned") {
+		t.Fatalf("approve: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if names, _, _ := gatewayTools(t, vars, "", args...); !slices.Contains(names, "fake.echo") {
+		t.Fatalf("approved tool not listed: %v", names)
 	}
 }
