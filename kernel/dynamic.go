@@ -16,6 +16,9 @@ import (
 // as New (declaration, tier, read-only mode, allow and deny lists) and the
 // go-sdk tells every session (notifications/tools/list_changed).
 //
+// An observer (Options.Observer) counts a tool added after New under the
+// label "other": its label set is fixed when it is attached.
+//
 // A withdrawn tool is not listed, and a call of it is answered with the
 // embedder's reason as a tool error (instead of "unknown tool"), before
 // admission: the call costs no rate-limit slot and reaches no handler.
