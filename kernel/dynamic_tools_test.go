@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
@@ -155,5 +158,32 @@ func TestDynamicToolsOverHTTP(t *testing.T) {
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil || len(res.Tools) != 2 {
 		t.Fatalf("list over HTTP: %v %+v", err, res)
+	}
+}
+
+// Under an authorization policy, whose Cedar schema is generated from the
+// tools of New, only those can be added back; a new name is refused.
+func TestDynamicToolsUnderAuthzOnlyTheToolsOfNew(t *testing.T) {
+	pf := filepath.Join(t.TempDir(), "policy.cedar")
+	if err := os.WriteFile(pf, []byte("permit(principal, action, resource);"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := kernel.New(kernel.Info{Name: "t"}, []kernel.Tool{runtimeTool("a", "A", true)},
+		&kernel.Options{DynamicTools: true, Authz: &authz.Config{PolicyFile: pf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ks.AddTools(runtimeTool("b", "B", true)); err == nil || !strings.Contains(err.Error(), "authorization policy") {
+		t.Fatalf("a new tool under authz: %v", err)
+	}
+	if err := ks.WithdrawTool("a", kernel.Errorf(kernel.FailedPrecondition, "changed")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ks.AddTools(runtimeTool("a", "A2", true)); err != nil {
+		t.Fatalf("a tool of New, added back: %v", err)
+	}
+	sess := mcptest.Connect(t, ks.MCP(), nil)
+	if got := mcptest.Text(sess.Call(t, "a", map[string]any{})); !strings.Contains(got, "A2") {
+		t.Fatalf("a: %s", got)
 	}
 }
