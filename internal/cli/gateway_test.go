@@ -194,3 +194,22 @@ func TestGatewayPinsInRedis(t *testing.T) {
 		t.Fatalf("approved tool not listed: %v", names)
 	}
 }
+
+// -require-approval: nothing is shown before `approve`, and the call of a
+// tool not yet approved says so.
+func TestGatewayRequireApproval(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-data-dir", dir, "-require-approval", "-env", mcpupstream.EnvVar, "-prefix", "fake", "-read-only-tools", "echo", "--", os.Args[0]}
+	vars := map[string]string{mcpupstream.EnvVar: "1"}
+	names, out, log := gatewayTools(t, vars, "fake.echo", args...)
+	if len(names) != 0 || !strings.Contains(out, "not yet approved") || !strings.Contains(log, `offers new tool \"echo\", not yet approved`) {
+		t.Fatalf("before approval: %v %s\n%s", names, out, log)
+	}
+	if code, stdout, stderr := run(t, map[string]string{}, "gateway", "approve", "-data-dir", dir, "-yes", "upstream.echo"); code != 0 || !strings.Contains(stdout, "upstream.echo: new tool") {
+		t.Fatalf("approve: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	names, out, _ = gatewayTools(t, vars, "fake.echo", args...)
+	if !slices.Equal(names, []string{"fake.echo"}) || !strings.Contains(out, "hi") {
+		t.Fatalf("after approving echo only: %v %s", names, out)
+	}
+}
