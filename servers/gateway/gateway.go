@@ -157,6 +157,7 @@ func (g *Gateway) Tools() []kernel.Tool {
 			names = append(names, n)
 		}
 		defs := l.defs
+		l.served = defs // what Attach compares the latest listing with
 		l.mu.Unlock()
 		slices.Sort(names)
 		for _, n := range names {

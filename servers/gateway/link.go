@@ -53,6 +53,7 @@ type link struct {
 	proc     *process
 	rec      *rawLists // the session's raw tools/list results (stdio)
 	defs     map[string]def
+	served   map[string]def // the defs Tools() last returned
 	down     string // why there is no session, for the tool error
 	restarts int
 

@@ -73,9 +73,11 @@ func (g *Gateway) Attach(ks *kernel.Server) error {
 	for _, l := range g.links {
 		l.listMu.Lock()
 		l.mu.Lock()
-		defs := l.defs
+		served, defs := l.served, l.defs
 		l.mu.Unlock()
-		err := g.publish(l, defs, defs) // registered from Tools(): withdraw the hidden
+		// ks was built from Tools(); a listing since then is published
+		// now, and the hidden tools are withdrawn (their calls get why).
+		err := g.publish(l, served, defs)
 		l.listMu.Unlock()
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
+	"github.com/bulwarkmcp/bulwark/kernel"
 )
 
 type countingLog struct {
@@ -67,5 +68,52 @@ func TestListChangedFloodIsCoalesced(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if n := log.count("upstream tool list changed"); n < 1 || n > 2 {
 		t.Errorf("10000 notifications gave %d listings, want 1 or 2", n)
+	}
+}
+
+// A listing that changed between Tools() and Attach (the kernel was built
+// from the older one) is published by Attach.
+func TestAttachPublishesAChangeSinceTools(t *testing.T) {
+	log := &countingLog{}
+	g, err := New(Config{Upstreams: []Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar, mcpupstream.MutableVar},
+		ReadOnlyTools: []string{"echo", "mutate", "fresh"}}}},
+		Deps{Logger: slog.New(slog.NewTextHandler(log, nil)), Getenv: func(n string) string {
+			if n == mcpupstream.EnvVar || n == mcpupstream.MutableVar {
+				return "1"
+			}
+			return ""
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	tools := g.Tools()
+	l := g.links[0]
+	l.mu.Lock()
+	sess := l.sess
+	l.mu.Unlock()
+	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "mutate", Arguments: map[string]any{"change": "add"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for log.count("upstream tool list changed") == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	ks, err := kernel.New(kernel.Info{Name: "g"}, tools, &kernel.Options{DynamicTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ks.Tool("fake.fresh"); ok {
+		t.Fatal("the kernel was built after the change; the test proves nothing")
+	}
+	if err := g.Attach(ks); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ks.Tool("fake.fresh"); !ok {
+		t.Fatalf("the tool added before Attach is not served:\n%s", log.b.String())
 	}
 }
