@@ -54,7 +54,7 @@ type link struct {
 	rec      *rawLists // the session's raw tools/list results (stdio)
 	defs     map[string]def
 	served   map[string]def // the defs Tools() last returned
-	down     string // why there is no session, for the tool error
+	down     string         // why there is no session, for the tool error
 	restarts int
 
 	calls   sync.Map // progress token -> *kernel.Call
