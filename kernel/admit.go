@@ -71,7 +71,7 @@ func networkFrom(ctx context.Context) string { v, _ := ctx.Value(networkKey{}).(
 // chose to serve read-only tools under a per-process limit.
 func (s *Server) admit(ctx context.Context, p identity.Principal, tool string) admission {
 	a := admission{tool: tool}
-	t, known := s.byName[tool]
+	t, known := s.lookup(tool)
 	if known && !s.opts.Tiers.Allows(p.Plan, t.policy.tier()) {
 		a.tierRefused = true
 		return a

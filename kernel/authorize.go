@@ -238,7 +238,7 @@ func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, transport
 	if s.authz == nil {
 		return authz.Decision{}, authz.Resource{}, errors.New("kernel: no authorization policy is configured")
 	}
-	t, ok := s.byName[tool]
+	t, ok := s.lookup(tool)
 	if !ok {
 		return authz.Decision{}, authz.Resource{}, fmt.Errorf("unknown tool %q", tool)
 	}

@@ -100,7 +100,7 @@ func (s *Server) capabilityMiddleware(next mcp.MethodHandler) mcp.MethodHandler 
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", method)}
 		}
 		if ctr, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
-			if t, known := s.byName[ctr.Params.Name]; known {
+			if t, known := s.lookup(ctr.Params.Name); known {
 				if missing := missingClient(t.requires, ctr.ClientCapabilities()); missing != nil {
 					return nil, missing
 				}

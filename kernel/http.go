@@ -81,7 +81,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	endpoint := s.sdkHandler()
-	if !opts.DisableFastPath && !g.ContentType.DisableAcceptCheck { // else the go-sdk's Accept rule decides
+	if !opts.DisableFastPath && !g.ContentType.DisableAcceptCheck && !s.opts.DynamicTools { // else the go-sdk's Accept rule decides
 		endpoint = s.fastPath(endpoint)
 	}
 	mux.Handle(MCPPath, s.observeHTTP(pipe.Handler, s.admission(endpoint)))

@@ -87,6 +87,10 @@ type Options struct {
 	// Observer watches calls for metrics and traces (kernel/observe); nil
 	// observes nothing.
 	Observer Observer
+	// DynamicTools lets the tool set change after New (AddTools,
+	// WithdrawTool; dynamic.go): the server declares tools.listChanged and
+	// the HTTP fast path is off (it answers from the set of New).
+	DynamicTools bool
 }
 
 // Server is an MCP server with the kernel's controls around its tools.
@@ -107,6 +111,7 @@ type Server struct {
 	secrets   func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
 	authz     *authz.Authorizer
 	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
+	dyn       dynamic        // tools added and withdrawn at run time (dynamic.go)
 	obs       ServerObserver // nil: not observed
 }
 
@@ -132,6 +137,10 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 		}
 		s.byName[t.name] = &t
 	}
+	s.dyn.atNew = map[string]bool{}
+	for _, t := range tools {
+		s.dyn.atNew[t.name] = true
+	}
 	selected, err := selectTools(tools, s.opts.ReadOnly, s.opts.Allow, s.opts.Deny)
 	if err != nil {
 		return nil, err
@@ -140,13 +149,14 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	s.fast.impl = &mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}
 	s.mcp = mcp.NewServer(s.fast.impl,
 		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.logger),
-			Capabilities: serverCapabilities(s.opts.Features)})
+			Capabilities: s.capabilities()})
 	for _, t := range selected {
 		if err := s.register(t); err != nil {
 			return nil, err
 		}
 	}
 	s.mcp.AddReceivingMiddleware(s.admitMiddleware)
+	s.mcp.AddReceivingMiddleware(s.withdrawnMiddleware)
 	if err := s.setupAuthz(tools); err != nil {
 		return nil, err
 	}
@@ -254,15 +264,29 @@ func matchName(pattern, name string) bool {
 }
 
 func (s *Server) register(t Tool) error {
+	t, mt, h, err := s.prepare(t)
+	if err != nil {
+		return err
+	}
+	s.mcp.AddTool(mt, h)
+	s.fast.add(mt, h)
+	s.tools = append(s.tools, t)
+	s.byName[t.name] = &s.tools[len(s.tools)-1]
+	return nil
+}
+
+// prepare compiles t's argument check and builds what the go-sdk lists and
+// calls.
+func (s *Server) prepare(t Tool) (Tool, *mcp.Tool, mcp.ToolHandler, error) {
 	schema := s.advertised(t)
 	check, err := argcheck.Compile(schema)
 	if err != nil {
-		return fmt.Errorf("tool %s: input schema: %w", t.name, err)
+		return t, nil, nil, fmt.Errorf("tool %s: input schema: %w", t.name, err)
 	}
 	t.args = check
 	wire, err := schemaJSON(schema)
 	if err != nil {
-		return fmt.Errorf("tool %s: encoding its input schema: %w", t.name, err)
+		return t, nil, nil, fmt.Errorf("tool %s: encoding its input schema: %w", t.name, err)
 	}
 	p := t.policy
 	mt := &mcp.Tool{
@@ -278,23 +302,23 @@ func (s *Server) register(t Tool) error {
 			OpenWorldHint:   ptr(p.OpenWorld.bool()),
 		},
 	}
-	h := s.handler(&t)
-	s.mcp.AddTool(mt, h)
-	s.fast.add(mt, h)
-	s.tools = append(s.tools, t)
-	s.byName[t.name] = &s.tools[len(s.tools)-1]
-	return nil
+	tp := &t
+	return t, mt, s.handler(tp), nil
 }
 
 // MCP returns the underlying go-sdk server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // Tools returns the registered tools, in declaration order.
-func (s *Server) Tools() []Tool { return slices.Clone(s.tools) }
+func (s *Server) Tools() []Tool {
+	s.dyn.mu.RLock()
+	defer s.dyn.mu.RUnlock()
+	return slices.Clone(s.tools)
+}
 
 // Tool returns the registered tool called name.
 func (s *Server) Tool(name string) (Tool, bool) {
-	t, ok := s.byName[name]
+	t, ok := s.lookup(name)
 	if !ok {
 		return Tool{}, false
 	}

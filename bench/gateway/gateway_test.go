@@ -9,8 +9,10 @@ package gateway_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -22,6 +24,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
+	"github.com/bulwarkmcp/bulwark/servers/gateway/pin"
 )
 
 func TestMain(m *testing.M) {
@@ -53,9 +56,14 @@ func direct(tb testing.TB) *mcp.ClientSession {
 }
 
 // throughGateway connects a go-sdk client (in memory) to a gateway in
-// front of a child over stdio.
+// front of a child over stdio, built as the CLI builds it: a pin file
+// (trust on first use) and a tool set that may change at run time.
 func throughGateway(tb testing.TB) *mcp.ClientSession {
-	gw, err := gateway.New(upstreamConfig(), gateway.Deps{Getenv: getenv})
+	pins, err := pin.Open(filepath.Join(tb.TempDir(), "bench"+pin.FileSuffix), &pin.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gw, err := gateway.New(upstreamConfig(), gateway.Deps{Getenv: getenv, Pinner: pins})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -63,8 +71,11 @@ func throughGateway(tb testing.TB) *mcp.ClientSession {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(gw.Close)
-	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway"}, gw.Tools(), &kernel.Options{Envelope: gw.Envelope()})
+	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway"}, gw.Tools(), &kernel.Options{Envelope: gw.Envelope(), DynamicTools: true})
 	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := gw.Attach(ks); err != nil {
 		tb.Fatal(err)
 	}
 	ct, st := mcp.NewInMemoryTransports()

@@ -107,6 +107,11 @@ func Run(ctx context.Context, env Env) int {
 		return runCompletion(env, env.Args[1:])
 	case "authz":
 		return runAuthz(ctx, env, env.Args[1:])
+	case "gateway":
+		if len(env.Args) > 1 && env.Args[1] == "approve" {
+			return runGatewayApprove(ctx, env, env.Args[2:])
+		}
+		return runCommand(ctx, env, name, env.Args[1:])
 	case "version", "--version", "-version":
 		fmt.Fprintf(env.Stdout, "bulwark %s\n", versionLine())
 		return 0

@@ -16,17 +16,19 @@ import (
 // one stdio server given after the flags with its policy in flags.
 type gatewayFlags struct {
 	serving
-	config        string
-	prefix        string
-	env           []string
-	trust         bool
-	readOnlyTools []string
-	writeTools    []string
-	confirmTools  []string
-	targetArg     string
-	callTimeout   time.Duration
-	maxResult     int
-	args          []string // the server's command line
+	config          string
+	prefix          string
+	env             []string
+	trust           bool
+	readOnlyTools   []string
+	writeTools      []string
+	confirmTools    []string
+	targetArg       string
+	callTimeout     time.Duration
+	maxResult       int
+	dataDir         string
+	requireApproval bool
+	args            []string // the server's command line
 }
 
 func setupGateway(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
@@ -43,6 +45,8 @@ func setupGateway(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	f.String(&c.targetArg, "target-arg", "BULWARK_GATEWAY_TARGET_ARG", "", "one server: the argument naming what a tool acts on (bound into confirmation tokens, shown in the refusal)")
 	f.Duration(&c.callTimeout, "call-timeout", "BULWARK_GATEWAY_CALL_TIMEOUT", gateway.DefaultCallTimeout, "one server: how long a call may take")
 	f.Int(&c.maxResult, "max-result-bytes", "BULWARK_GATEWAY_MAX_RESULT_BYTES", gateway.DefaultMaxResultBytes, "one server: the largest result it may send")
+	f.String(&c.dataDir, "data-dir", "BULWARK_GATEWAY_DATA_DIR", "", "where the tool pins are kept (default $XDG_DATA_HOME/bulwark/gateway or ~/.local/share/bulwark/gateway; with -redis-url-file they are in Redis)")
+	f.Bool(&c.requireApproval, "require-approval", "BULWARK_GATEWAY_REQUIRE_APPROVAL", false, "hide every tool not yet pinned until `bulwark gateway approve` (default: pin a new tool on first use, and log it)")
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {
 			return err
@@ -106,7 +110,12 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	gw, err := gateway.New(cfg, gateway.Deps{Logger: logger, Getenv: getenv})
+	pins, closePins, err := c.pinStore(env, logger)
+	if err != nil {
+		return err
+	}
+	defer closePins()
+	gw, err := gateway.New(cfg, gateway.Deps{Logger: logger, Getenv: getenv, Pinner: pins})
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -114,12 +123,16 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 		return err
 	}
 	defer gw.Close()
+	opts.DynamicTools = true // upstreams change their tools at run time (pins.go)
 	opts.Envelope = gw.Envelope()
 	opts.Credentials = append(opts.Credentials, gw.Credentials()...)
 	opts.Audit = gw.Audit(opts.Audit)
 	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway", Title: "bulwark gateway", Version: version(), Instructions: gatewayInstructions}, gw.Tools(), &opts)
 	if err != nil {
 		return c.kernelError(err)
+	}
+	if err := gw.Attach(ks); err != nil {
+		return err
 	}
 	logger.Info("bulwark gateway", "upstreams", len(cfg.Upstreams), "tools", len(ks.Tools()))
 	return c.serve(ctx, ks, env, logger)

@@ -18,6 +18,7 @@ import (
 // resolve to.
 type gatewayApprove struct {
 	config, pins, dataDir string
+	redisURL              secret
 	yes                   bool
 }
 
@@ -35,6 +36,7 @@ func runGatewayApprove(ctx context.Context, env Env, args []string) int {
 	f.String(&a.dataDir, "data-dir", "BULWARK_GATEWAY_DATA_DIR", "", "the gateway's data directory (default $XDG_DATA_HOME/bulwark/gateway or ~/.local/share/bulwark/gateway)")
 	fs.StringVar(&a.pins, "pins", "", "the pin `FILE` itself, instead of -config")
 	fs.BoolVar(&a.yes, "yes", false, "approve every definition shown without asking")
+	f.Secret(&a.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "the pins of gateways that keep them in a shared Redis (with -config): a redis:// URL")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(env.Stderr, "Usage: bulwark gateway approve [flags] [UPSTREAM[.TOOL]]\n\nShows each tool definition the gateway hid — new, changed or renamed — as a diff\nagainst its pin with the description scan's findings, and pins what you confirm.\n\nFlags:\n")
@@ -66,14 +68,11 @@ func extraArgs(args []string) error {
 }
 
 func (a *gatewayApprove) run(ctx context.Context, env Env, target string) error {
-	path, err := a.pinPath(env)
+	st, path, closeStore, err := a.open(env)
 	if err != nil {
 		return err
 	}
-	st, err := pin.Open(path, &pin.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return err
-	}
+	defer closeStore()
 	upstream, tool, _ := strings.Cut(target, ".")
 	list, err := st.Pending(ctx, upstream, tool)
 	if err != nil {
@@ -124,6 +123,29 @@ func stdinOf(env Env) io.Reader {
 		return strings.NewReader("")
 	}
 	return env.Stdin
+}
+
+// open opens the pin store: the gateway's Redis key (-redis-url-file,
+// with -config), or its pin file (pinPath). where names it for messages.
+func (a *gatewayApprove) open(env Env) (st *pin.Store, where string, closeStore func(), err error) {
+	opts := &pin.Options{Logger: slog.New(slog.DiscardHandler)}
+	if a.redisURL.value != "" {
+		if a.config == "" {
+			return nil, "", nil, fmt.Errorf("%w: -redis-url-file needs -config FILE: whose pins to approve", errUsage)
+		}
+		abs, err := filepath.Abs(a.config)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		st, closeStore, err = redisPins(a.redisURL, abs, opts)
+		return st, "the shared Redis", closeStore, err
+	}
+	path, err := a.pinPath(env)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	st, err = pin.Open(path, opts)
+	return st, path, func() {}, err
 }
 
 // pinPath is the pin file: -pins; or the file of -config in the data

@@ -49,6 +49,8 @@ type Gateway struct {
 	pins sync.Map // exposed tool name -> pin hash of its last check, for the audit
 
 	parked parking // upstream calls waiting for the client's answer (relay.go)
+	ksMu   sync.Mutex
+	ks     *kernel.Server // set by Attach: where tool changes are published
 }
 
 // New checks the configuration and reads the upstreams' credentials.
@@ -156,11 +158,12 @@ func (g *Gateway) Tools() []kernel.Tool {
 			names = append(names, n)
 		}
 		defs := l.defs
+		l.served = defs // what Attach compares the latest listing with
 		l.mu.Unlock()
 		slices.Sort(names)
 		for _, n := range names {
-			if !l.u.exposed(n) {
-				continue
+			if !l.u.exposed(n) || !defs[n].allowed {
+				continue // a hidden tool was logged by checkPins
 			}
 			t, err := g.tool(l, defs[n].tool)
 			if err != nil {
@@ -231,23 +234,18 @@ func inputSchema(t *mcp.Tool) (*jsonschema.Schema, error) {
 	return &s, nil
 }
 
-// checkPin asks the Pinner about the tool's current definition.
+// checkPin returns the Pinner's verdict on the tool's current definition,
+// given when the upstream last listed its tools (checkPins).
 func (g *Gateway) checkPin(l *link, exposed, name string) (*mcp.ClientSession, string, error) {
 	sess, d, err := l.current(name)
 	if err != nil {
 		return nil, "", err
 	}
-	hash, ok, reason, err := g.pinner.Check(l.u.Name, d.raw)
-	if err != nil {
-		return nil, "", fmt.Errorf("checking the pin of %s: %w", exposed, err)
+	g.pins.Store(exposed, d.hash)
+	if !d.allowed {
+		return nil, "", hiddenError(l, name, d.reason)
 	}
-	g.pins.Store(exposed, hash)
-	if !ok {
-		return nil, "", &kernel.Error{Code: kernel.FailedPrecondition,
-			Message: fmt.Sprintf("The upstream %q changed the definition of %q since it was approved: %s", l.u.Name, name, untrusted.CleanString(reason)),
-			Hint:    "The operator must review and approve the new definition (bulwark gateway approve)."}
-	}
-	return sess, hash, nil
+	return sess, d.hash, nil
 }
 
 // preview binds a gated call's token to the upstream, the tool, its pin

@@ -82,6 +82,7 @@ func (f *fixture) records() []audit.Record {
 }
 
 type options struct {
+	getenv func(string) string // testEnv when nil
 	cfg    gateway.Config
 	pinner gateway.Pinner
 	kopts  kernel.Options
@@ -95,7 +96,10 @@ func newFixture(t *testing.T, o options) *fixture {
 	}
 	f := &fixture{log: &syncBuf{}}
 	logger := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	gw, err := gateway.New(o.cfg, gateway.Deps{Logger: logger, Getenv: testEnv, Pinner: o.pinner})
+	if o.getenv == nil {
+		o.getenv = testEnv
+	}
+	gw, err := gateway.New(o.cfg, gateway.Deps{Logger: logger, Getenv: o.getenv, Pinner: o.pinner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +111,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	t.Cleanup(gw.Close)
 	f.gw = gw
 	opts := o.kopts
+	opts.DynamicTools = true // as the CLI builds it
 	opts.Envelope = gw.Envelope()
 	opts.Credentials = gw.Credentials()
 	opts.Logger = logger
@@ -117,6 +122,9 @@ func newFixture(t *testing.T, o options) *fixture {
 	}))
 	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway"}, gw.Tools(), &opts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Attach(ks); err != nil {
 		t.Fatal(err)
 	}
 	f.ks = ks
@@ -267,26 +275,44 @@ func (p *pinner) set(hash string, allowed bool) {
 	p.hash, p.allowed = hash, allowed
 }
 
-func TestPinHashIsBoundIntoTheToken(t *testing.T) {
+// The Pinner's verdict at listing decides: its hash is audited, and a tool
+// it refuses is not listed and its call says which upstream changed what.
+func TestPinnerVerdictHidesAndIsAudited(t *testing.T) {
 	p := &pinner{hash: "h1", allowed: true}
 	f := newFixture(t, options{pinner: p})
-	args := map[string]any{"path": "/tmp/a", "content": "one"}
-	tok := mcptest.ConfirmToken(t, f.sess.Call(t, "fake.write_file", args))
-	p.set("h2", true) // the definition changed (and was approved) after the token was issued
-	args["confirmToken"] = tok
-	wantError(t, f.sess.Call(t, "fake.write_file", args), "confirmation_required")
-
-	p.set("h3", false)
-	res := f.sess.Call(t, "fake.echo", map[string]any{"text": "x"})
-	wantError(t, res, "failed_precondition")
-	if !strings.Contains(text(res), `"fake" changed the definition of "echo"`) {
-		t.Errorf("refusal does not say what changed: %s", text(res))
-	}
+	f.sess.Call(t, "fake.echo", map[string]any{"text": "x"})
 	recs := f.records()
 	last := recs[len(recs)-1]
-	if last.Upstream != "fake" || last.Pin != "h3" || last.Tool != "fake.echo" || last.ArgsDigest == "" {
+	if last.Upstream != "fake" || last.Pin != "h1" || last.Tool != "fake.echo" || last.ArgsDigest == "" {
 		t.Errorf("audit record: %+v", last)
 	}
+
+	p = &pinner{hash: "h3", allowed: false}
+	f = newFixture(t, options{pinner: p})
+	if names := toolNames(t, f); len(names) != 0 {
+		t.Fatalf("refused tools are listed: %v", names)
+	}
+	res := f.sess.Call(t, "fake.echo", map[string]any{"text": "x"})
+	wantError(t, res, "failed_precondition")
+	if !strings.Contains(text(res), `"echo" of the upstream "fake" is hidden: its description changed`) {
+		t.Errorf("refusal does not say what changed: %s", text(res))
+	}
+	if !strings.Contains(f.log.String(), "upstream tool hidden") || !strings.Contains(f.log.String(), "its description changed") {
+		t.Errorf("the log does not say what changed:\n%s", f.log.String())
+	}
+}
+
+func toolNames(t *testing.T, f *fixture) []string {
+	t.Helper()
+	res, err := f.sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
 }
 
 func TestAuditNamesUpstreamAndPinNeverArgumentValues(t *testing.T) {

@@ -28,10 +28,14 @@ const (
 	maxTools       = 1000
 )
 
-// def is a tool definition as the upstream last sent it.
+// def is a tool definition as the upstream last sent it, and the Pinner's
+// verdict on it (checkPins).
 type def struct {
-	tool *mcp.Tool
-	raw  json.RawMessage
+	tool    *mcp.Tool
+	raw     json.RawMessage
+	hash    string
+	allowed bool
+	reason  string // why it is hidden
 }
 
 // link is the gateway's connection to one upstream, supervised: a session
@@ -41,11 +45,16 @@ type link struct {
 	g      *Gateway
 	client *mcp.Client
 
+	listMu sync.Mutex  // one listing (and its publication) at a time
+	queued atomic.Bool // a relist waits: further notifications add none
+
 	mu       sync.Mutex
 	sess     *mcp.ClientSession
 	proc     *process
+	rec      *rawLists // the session's raw tools/list results (stdio)
 	defs     map[string]def
-	down     string // why there is no session, for the tool error
+	served   map[string]def // the defs Tools() last returned
+	down     string         // why there is no session, for the tool error
 	restarts int
 
 	calls   sync.Map // progress token -> *kernel.Call
@@ -76,11 +85,14 @@ func (l *link) connect(ctx context.Context) error {
 	defer cancel()
 	var t mcp.Transport
 	var p *process
+	var rec *rawLists
 	if l.u.Command != "" {
 		var err error
 		if p, t, err = spawn(l.u, l.g.getenv, l.g.logger, l.g.scrub); err != nil {
 			return err
 		}
+		rec = &rawLists{}
+		t = rawTransport{Transport: t, rec: rec}
 	} else {
 		t = &mcp.StreamableClientTransport{Endpoint: l.u.URL, HTTPClient: l.g.httpClient(l.u), MaxRetries: -1, DisableStandaloneSSE: true}
 	}
@@ -91,7 +103,9 @@ func (l *link) connect(ctx context.Context) error {
 		}
 		return fmt.Errorf("initializing: %w", err)
 	}
-	defs, err := listTools(ctx, sess)
+	l.listMu.Lock()
+	defer l.listMu.Unlock()
+	defs, order, err := listTools(ctx, sess, rec)
 	if err != nil {
 		_ = sess.Close()
 		if p != nil {
@@ -99,33 +113,19 @@ func (l *link) connect(ctx context.Context) error {
 		}
 		return err
 	}
+	l.g.checkPins(ctx, l, defs, order)
 	// Ask for log messages (relayed sanitized); a server without logging
 	// refuses, which changes nothing.
 	err = sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
 	l.g.logger.Debug("upstream logging level", "upstream", l.u.Name, "error", err)
 	l.mu.Lock()
-	l.sess, l.proc, l.defs, l.down = sess, p, defs, ""
+	old := l.defs
+	l.sess, l.proc, l.defs, l.down, l.rec = sess, p, defs, "", rec
 	l.mu.Unlock()
-	return nil
-}
-
-// listTools lists every tool, page by page, within maxTools.
-func listTools(ctx context.Context, sess *mcp.ClientSession) (map[string]def, error) {
-	defs := map[string]def{}
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("listing tools: %w", err)
-		}
-		if len(defs) == maxTools {
-			return nil, fmt.Errorf("listing tools: more than %d", maxTools)
-		}
-		raw, err := json.Marshal(t)
-		if err != nil {
-			return nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
-		}
-		defs[t.Name] = def{tool: t, raw: raw}
+	if err := l.g.publish(l, old, defs); err != nil {
+		l.g.logger.Warn("upstream tools could not be updated", "upstream", l.u.Name, "error", err.Error())
 	}
-	return defs, nil
+	return nil
 }
 
 // supervise waits for the session to end and starts a new one, with
@@ -230,24 +230,12 @@ func (l *link) current(name string) (*mcp.ClientSession, def, error) {
 	return l.sess, d, nil
 }
 
-// onListChanged re-reads the tool list: a call then checks the new
-// definition with the Pinner.
+// onListChanged re-reads the tool list, checks it with the Pinner and
+// publishes the changes (relist, pins.go).
 func (l *link) onListChanged(ctx context.Context, req *mcp.ToolListChangedRequest) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-		defer cancel()
-		defs, err := listTools(ctx, req.Session)
-		if err != nil {
-			l.g.logger.Warn("upstream tool list changed but could not be read", "upstream", l.u.Name, "error", l.g.scrub.text(err.Error()))
-			return
-		}
-		l.mu.Lock()
-		if l.sess == req.Session {
-			l.defs = defs
-		}
-		l.mu.Unlock()
-		l.g.logger.Info("upstream tool list changed", "upstream", l.u.Name, "tools", len(defs))
-	}()
+	if l.queued.CompareAndSwap(false, true) {
+		go l.relist(req.Session)
+	}
 }
 
 // onProgress relays an upstream's progress to the call it belongs to; the

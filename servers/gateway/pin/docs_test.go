@@ -16,7 +16,7 @@ func TestDocsNameExistingTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	var src strings.Builder
-	for _, glob := range []string{"*_test.go", "../../../internal/cli/gateway_approve*_test.go"} {
+	for _, glob := range []string{"*_test.go", "../*_test.go", "../../../internal/cli/gateway*_test.go"} {
 		files, _ := filepath.Glob(glob)
 		for _, f := range files {
 			b, err := os.ReadFile(f)

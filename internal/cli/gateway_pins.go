@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/bulwarkmcp/bulwark/kernel/store"
+	"github.com/bulwarkmcp/bulwark/servers/gateway/pin"
+)
+
+// pinID names the gateway whose pins these are: the absolute path of its
+// configuration file, or its one server's command line.
+func (c *gatewayFlags) pinID() (string, error) {
+	if c.config != "" {
+		return filepath.Abs(c.config)
+	}
+	words := make([]string, len(c.args))
+	for i, a := range c.args {
+		words[i] = strconv.Quote(a)
+	}
+	return strings.Join(words, " "), nil
+}
+
+// pinStore is the gateway's pin store: in Redis when the replicas of a
+// configuration file share a store (-redis-url-file with -config), else a
+// file in the data directory (a gateway given by -- is one local server,
+// and `approve` could not name its Redis key); trust on
+// first use unless -require-approval. close releases it.
+func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, close func(), err error) {
+	id, err := c.pinID()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := &pin.Options{Logger: logger}
+	if c.requireApproval {
+		opts.Mode = pin.RequireApproval
+	}
+	if c.redisURL.value != "" && c.config != "" {
+		return redisPins(c.redisURL, id, opts)
+	}
+	dir := c.dataDir
+	if dir == "" {
+		getenv := env.Getenv
+		if getenv == nil {
+			getenv = func(string) string { return "" }
+		}
+		dir = pin.DefaultDir(getenv)
+	}
+	if dir == "" {
+		return nil, nil, fmt.Errorf("%w: no data directory for the tool pins: set -data-dir (HOME is not set)", errUsage)
+	}
+	path, err := pin.PathFor(dir, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, err = pin.Open(path, opts); err != nil {
+		return nil, nil, fmt.Errorf("tool pins: %w", err)
+	}
+	logger.Info("tool pins", "file", path, "require_approval", c.requireApproval)
+	return st, func() {}, nil
+}
+
+// redisPins is the pin store of the gateway id in the Redis at url: one key
+// per gateway, so gateways that share a Redis never share pins.
+func redisPins(url secret, id string, opts *pin.Options) (*pin.Store, func(), error) {
+	o, err := store.ParseRedisURL(url.value)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", errUsage, url.source, err)
+	}
+	client := redis.NewClient(o)
+	sum := sha256.Sum256([]byte(id))
+	r, err := pin.NewRedis(client, "bulwark:gateway:pins:"+hex.EncodeToString(sum[:12]), 2*time.Second)
+	var st *pin.Store
+	if err == nil {
+		st, err = pin.New(r, opts)
+	}
+	if err != nil {
+		_ = client.Close()
+		return nil, nil, err
+	}
+	return st, func() { _ = client.Close() }, nil
+}

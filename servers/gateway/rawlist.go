@@ -1,0 +1,188 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The Pinner must see each tool object as it arrived on the wire: the
+// go-sdk's mcp.Tool drops members it does not model, so a definition
+// re-encoded from it would hide a change to them. rawTransport records the
+// raw result of every tools/list response on the upstream's connection;
+// listTools takes each tool object from it.
+//
+// The go-sdk's Streamable HTTP client connection relies on an unexported
+// interface a wrapper cannot forward, so URL upstreams are not wrapped:
+// their definitions are re-encoded from mcp.Tool (docs/gateway.md says so).
+
+// rawLists holds the raw tools/list results of one connection, by request
+// id, until listTools takes them.
+type rawLists struct {
+	mu      sync.Mutex
+	asked   map[jsonrpc.ID]bool
+	results []json.RawMessage // in the order they arrived
+}
+
+// maxPendingLists bounds what an upstream can make the recorder hold.
+const maxPendingLists = 4
+
+func (r *rawLists) wrote(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "tools/list" || !req.IsCall() {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.asked == nil {
+		r.asked = map[jsonrpc.ID]bool{}
+	}
+	r.asked[req.ID] = true
+}
+
+func (r *rawLists) read(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.asked[resp.ID] {
+		return
+	}
+	delete(r.asked, resp.ID)
+	if resp.Error != nil {
+		return
+	}
+	if len(r.results) == maxPendingLists {
+		r.results = r.results[1:]
+	}
+	r.results = append(r.results, resp.Result)
+}
+
+func (r *rawLists) reset() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.results = nil
+}
+
+// take returns the oldest recorded result, or nil.
+func (r *rawLists) take() json.RawMessage {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.results) == 0 {
+		return nil
+	}
+	res := r.results[0]
+	r.results = r.results[1:]
+	return res
+}
+
+type rawTransport struct {
+	mcp.Transport
+	rec *rawLists
+}
+
+func (t rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &rawConn{Connection: c, rec: t.rec}, nil
+}
+
+type rawConn struct {
+	mcp.Connection
+	rec *rawLists
+}
+
+func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
+		c.rec.read(msg)
+	}
+	return msg, err
+}
+
+func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	c.rec.wrote(msg)
+	return c.Connection.Write(ctx, msg)
+}
+
+// listTools lists every tool, page by page, within maxTools. Each def's raw
+// is the tool object as the upstream sent it when rec recorded the page
+// (stdio), else the re-encoded mcp.Tool. The link's listMu is held: one
+// listing at a time per connection, so the recorded pages are this one's.
+func listTools(ctx context.Context, sess *mcp.ClientSession, rec *rawLists) (map[string]def, []string, error) {
+	defs := map[string]def{}
+	var order []string
+	params := &mcp.ListToolsParams{}
+	for {
+		rec.reset() // a page of an earlier, abandoned listing is not this one's
+		res, err := sess.ListTools(ctx, params)
+		if err != nil {
+			return nil, nil, fmt.Errorf("listing tools: %w", err)
+		}
+		raws, err := rawTools(rec.take(), len(res.Tools))
+		if err != nil {
+			return nil, nil, fmt.Errorf("listing tools: %w", err)
+		}
+		for i, t := range res.Tools {
+			if len(defs) == maxTools {
+				return nil, nil, fmt.Errorf("listing tools: more than %d", maxTools)
+			}
+			raw := raws[i]
+			if raw == nil || !sameName(raw, t.Name) {
+				if raw, err = json.Marshal(t); err != nil {
+					return nil, nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
+				}
+			}
+			if _, dup := defs[t.Name]; !dup {
+				order = append(order, t.Name)
+			}
+			defs[t.Name] = def{tool: t, raw: raw}
+		}
+		if res.NextCursor == "" {
+			return defs, order, nil
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+// rawTools splits a raw tools/list result into its tool objects; nil
+// entries where there is no raw result.
+func rawTools(result json.RawMessage, n int) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, n)
+	if result == nil {
+		return out, nil
+	}
+	var r struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return nil, err
+	}
+	if len(r.Tools) != n {
+		return nil, errors.New("the raw result and the decoded one disagree")
+	}
+	copy(out, r.Tools)
+	return out, nil
+}
+
+func sameName(raw json.RawMessage, name string) bool {
+	var t struct {
+		Name string `json:"name"`
+	}
+	return json.Unmarshal(raw, &t) == nil && t.Name == name
+}
