@@ -89,7 +89,7 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	}
 	canon, canonErr := confirm.CanonicalValue(args)
 	if canonErr == nil {
-		rec.ArgsDigest = s.digest.sum(canon)
+		rec.ArgsDigest = s.argDigest.sum(canon)
 	}
 	clean, err := json.Marshal(args) // the arguments without confirmToken
 	if err != nil {

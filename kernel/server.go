@@ -86,23 +86,23 @@ type Options struct {
 
 // Server is an MCP server with the kernel's controls around its tools.
 type Server struct {
-	name     string
-	mcp      *mcp.Server
-	tools    []Tool
-	byName   map[string]*Tool
-	opts     Options
-	envelope *untrusted.Envelope
-	issuer   *confirm.Issuer
-	sealer   *seal.Sealer // requestState handles (mrtr.go)
-	audit    audit.Sink
-	logger   *slog.Logger
-	digest   *argDigester // keyed hash of the arguments, for the audit (handler.go)
-	creds    []credential // declared credentials, values in closures
-	outage   outage
-	secrets  func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
-	authz    *authz.Authorizer
-	fast     fastTools      // what the HTTP fast path answers from (fastpath.go)
-	obs      ServerObserver // nil: not observed
+	name      string
+	mcp       *mcp.Server
+	tools     []Tool
+	byName    map[string]*Tool
+	opts      Options
+	envelope  *untrusted.Envelope
+	issuer    *confirm.Issuer
+	sealer    *seal.Sealer // requestState handles (mrtr.go)
+	audit     audit.Sink
+	logger    *slog.Logger
+	argDigest *argDigester // keyed hash of the arguments, for the audit (handler.go)
+	creds     []credential // declared credentials, values in closures
+	outage    outage
+	secrets   func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
+	authz     *authz.Authorizer
+	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
+	obs       ServerObserver // nil: not observed
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -180,7 +180,7 @@ func (s *Server) setDefaults() error {
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}
-	s.digest = newArgDigester()
+	s.argDigest = newArgDigester()
 	creds, err := checkCredentials(s.opts.Credentials, s.opts.BYOK)
 	if err != nil {
 		return err
