@@ -323,17 +323,43 @@ func appendCallResult(b []byte, res *mcp.CallToolResult) ([]byte, error) {
 		b = append(b, ']')
 	}
 	if res.StructuredContent != nil {
-		v, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			return b, err
-		}
 		b = append(b, `,"structuredContent":`...)
-		b = append(b, v...)
+		if raw, ok := res.StructuredContent.(json.RawMessage); ok && raw != nil && compactHTMLSafe(raw) && json.Valid(raw) {
+			b = append(b, raw...) // what encoding/json's compaction would write: the same bytes
+		} else {
+			v, err := json.Marshal(res.StructuredContent)
+			if err != nil {
+				return b, err
+			}
+			b = append(b, v...)
+		}
 	}
 	if res.IsError {
 		b = append(b, `,"isError":true`...)
 	}
 	return append(b, '}'), nil
+}
+
+// compactHTMLSafe reports whether raw, if it is valid JSON, is what
+// encoding/json writes for a json.RawMessage: no white space outside
+// strings, and nothing it escapes for HTML (<, >, &, U+2028, U+2029).
+func compactHTMLSafe(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
+			return false
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // appendMeta appends a result's _meta: the kernel's own (shape's

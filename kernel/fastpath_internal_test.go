@@ -61,10 +61,14 @@ func TestAppendCallResult(t *testing.T) {
 		"server info":           {Meta: mcp.Meta{mcp.MetaKeyServerInfo: &mcp.Implementation{Name: "n<", Version: "v"}}},
 		"spaced raw structured": {StructuredContent: json.RawMessage("{ \"a\" : [ 1 , \"\u2028&\" ] }")},
 		"nil raw structured":    {StructuredContent: json.RawMessage(nil)},
-		"map structured":        {StructuredContent: map[string]any{"b": 1, "a": "<"}},
-		"error":                 {IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "failed"}}, StructuredContent: map[string]any{"error": map[string]any{"code": "x"}}},
-		"request state":         {RequestState: "s", Content: []mcp.Content{}},
-		"input requests":        {InputRequests: mcp.InputRequestMap{}, Content: []mcp.Content{}},
+		"compact raw, spaces and escapes in strings": {StructuredContent: json.RawMessage(`{"a":"x y\\\"z","b":[1,-2.5e3,true,null,{}]}`)},
+		"compact raw, html after an escaped quote":   {StructuredContent: json.RawMessage(`{"a":"\"<","b":"\\\\"}`)},
+		"compact raw, U+2028 in a string":            {StructuredContent: json.RawMessage("{\"a\":\"\u2028\"}")},
+		"compact raw, top-level string":              {StructuredContent: json.RawMessage(`"s p"`)},
+		"map structured":                             {StructuredContent: map[string]any{"b": 1, "a": "<"}},
+		"error":                                      {IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "failed"}}, StructuredContent: map[string]any{"error": map[string]any{"code": "x"}}},
+		"request state":                              {RequestState: "s", Content: []mcp.Content{}},
+		"input requests":                             {InputRequests: mcp.InputRequestMap{}, Content: []mcp.Content{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if want, got := sdkEncoding(t, res), appendOnly(t, res); got != want {
