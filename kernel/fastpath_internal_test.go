@@ -106,19 +106,3 @@ func FuzzAppendCallResult(f *testing.F) {
 		}
 	})
 }
-
-// TestAppendHTMLString: every byte value and the characters encoding/json
-// treats specially encode as json.Marshal encodes them.
-func TestAppendHTMLString(t *testing.T) {
-	var all []string
-	for c := range 256 {
-		all = append(all, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"b")
-	}
-	all = append(all, hostileText, "\u2028", "\u2029", "\u2027", "\u202a", "\xe2\x80", "\xe2\x80\xa8x", "")
-	for _, s := range all {
-		want, _ := json.Marshal(s)
-		if got := appendHTMLString(nil, s); string(got) != string(want) {
-			t.Errorf("%q: got %s, want %s", s, got, want)
-		}
-	}
-}
