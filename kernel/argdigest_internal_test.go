@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"sync"
 	"testing"
 
@@ -60,5 +61,29 @@ func TestArgsSumIsTheFingerprint(t *testing.T) {
 	fp, _ := confirm.Fingerprint(args)
 	if got := argsSum(canon); got != hex.EncodeToString(fp[:]) {
 		t.Fatalf("argsSum %s, want %s", got, hex.EncodeToString(fp[:]))
+	}
+}
+
+// TestDecodeArgumentsRefusals: each refusal keeps the message it had when
+// the arguments were checked (jsonscan.CheckUnique) and decoded
+// (encoding/json) in two passes; a top-level null with white space is still
+// a nil map, as Unmarshal leaves it.
+func TestDecodeArgumentsRefusals(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"a":1,"b":{"c":1,"c":2}}`: `The arguments repeat the key "c".`,
+		`[1,2]`:                     "The arguments must be a JSON object.",
+		`{"n":1e400}`:               "The arguments must be a JSON object.",
+		`{"n":1e400,"a":1,"a":2}`:   `The arguments repeat the key "a".`,
+		"{\"\xff\":1}":              "The arguments must be a JSON object with UTF-8 keys.",
+		`{"a":1`:                    "The arguments must be a JSON object with UTF-8 keys.",
+	} {
+		_, err := decodeArguments([]byte(raw))
+		var te *Error
+		if !errors.As(err, &te) || te.Code != InvalidArgument || te.Message != want {
+			t.Errorf("%q: %v, want %q", raw, err, want)
+		}
+	}
+	if args, err := decodeArguments([]byte(" null ")); err != nil || args != nil {
+		t.Fatalf("null: %#v %v", args, err)
 	}
 }

@@ -193,11 +193,9 @@ func (s *Server) arguments(raw json.RawMessage, check *argcheck.Validator) (map[
 			WithHint("Send the text as valid Unicode: a character outside the BMP is a high surrogate escape followed by a low one, or the character itself.")
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := uniqueKeys(raw); err != nil {
+		var err error
+		if args, err = decodeArguments(raw); err != nil {
 			return nil, "", err
-		}
-		if err := json.Unmarshal(raw, &args); err != nil {
-			return nil, "", Errorf(InvalidArgument, "The arguments must be a JSON object.")
 		}
 	}
 	if err := check.ApplyDefaults(args); err != nil {
@@ -211,20 +209,24 @@ func (s *Server) arguments(raw json.RawMessage, check *argcheck.Validator) (map[
 	return args, token, nil
 }
 
-// uniqueKeys refuses arguments that repeat a key at any depth, as the HTTP
-// layer refuses a message that repeats a member: decoding keeps the last
-// value while a host may show the person the first, so what was approved
-// would not be what runs.
-func uniqueKeys(raw json.RawMessage) error {
+// decodeArguments decodes the arguments as encoding/json does into a map,
+// refusing arguments that repeat a key at any depth, as the HTTP layer
+// refuses a message that repeats a member: decoding keeps the last value
+// while a host may show the person the first, so what was approved would
+// not be what runs. One pass (jsonscan.DecodeObject) does both.
+func decodeArguments(raw json.RawMessage) (map[string]any, error) {
+	args, err := jsonscan.DecodeObject(raw)
 	var dup *jsonscan.DuplicateKeyError
-	switch err := jsonscan.CheckUnique(raw); {
+	switch {
 	case errors.As(err, &dup):
-		return Errorf(InvalidArgument, "The arguments repeat the key %.64q.", dup.Key).
+		return nil, Errorf(InvalidArgument, "The arguments repeat the key %.64q.", dup.Key).
 			WithHint("Send each key once: a repeated key can be shown one way and read another.")
+	case errors.Is(err, jsonscan.ErrNotObject):
+		return nil, Errorf(InvalidArgument, "The arguments must be a JSON object.")
 	case err != nil:
-		return Errorf(InvalidArgument, "The arguments must be a JSON object with UTF-8 keys.")
+		return nil, Errorf(InvalidArgument, "The arguments must be a JSON object with UTF-8 keys.")
 	}
-	return nil
+	return args, nil
 }
 
 // gate enforces the confirmation gate. It returns nil when the token
