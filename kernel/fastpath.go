@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -310,7 +309,7 @@ func appendCallResult(b []byte, res *mcp.CallToolResult) ([]byte, error) {
 			}
 			if tc, ok := c.(*mcp.TextContent); ok && tc != nil && len(tc.Meta) == 0 && tc.Annotations == nil {
 				b = append(b, `{"type":"text","text":`...)
-				b = appendHTMLString(b, tc.Text)
+				b = jsonscan.AppendHTMLString(b, tc.Text)
 				b = append(b, '}')
 				continue
 			}
@@ -323,17 +322,43 @@ func appendCallResult(b []byte, res *mcp.CallToolResult) ([]byte, error) {
 		b = append(b, ']')
 	}
 	if res.StructuredContent != nil {
-		v, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			return b, err
-		}
 		b = append(b, `,"structuredContent":`...)
-		b = append(b, v...)
+		if raw, ok := res.StructuredContent.(json.RawMessage); ok && raw != nil && compactHTMLSafe(raw) && json.Valid(raw) {
+			b = append(b, raw...) // what encoding/json's compaction would write: the same bytes
+		} else {
+			v, err := json.Marshal(res.StructuredContent)
+			if err != nil {
+				return b, err
+			}
+			b = append(b, v...)
+		}
 	}
 	if res.IsError {
 		b = append(b, `,"isError":true`...)
 	}
 	return append(b, '}'), nil
+}
+
+// compactHTMLSafe reports whether raw, if it is valid JSON, is what
+// encoding/json writes for a json.RawMessage: no white space outside
+// strings, and nothing it escapes for HTML (<, >, &, U+2028, U+2029).
+func compactHTMLSafe(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
+			return false
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // appendMeta appends a result's _meta: the kernel's own (shape's
@@ -344,69 +369,13 @@ func appendMeta(b []byte, meta mcp.Meta) ([]byte, error) {
 		if u, ok := meta["bulwark/untrusted"].(map[string]any); ok && len(u) == 1 {
 			if src, ok := u["source"].(string); ok {
 				b = append(b, `{"bulwark/untrusted":{"source":`...)
-				b = appendHTMLString(b, src)
+				b = jsonscan.AppendHTMLString(b, src)
 				return append(b, "}}"...), nil
 			}
 		}
 	}
 	v, err := json.Marshal(meta)
 	return append(b, v...), err
-}
-
-// appendHTMLString appends s as a JSON string exactly as encoding/json's
-// Marshal writes a string (its appendString with HTML escaping): <, > and
-// & as \u003c, \u003e, \u0026, control characters as \b \f \n \r \t or
-// \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func appendHTMLString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // lists encodes the tools/list results once, as the go-sdk pages them

@@ -2,11 +2,17 @@ package kernel
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -81,7 +87,10 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
 	}
-	rec.ArgsDigest = s.argsDigest(args)
+	canon, canonErr := confirm.CanonicalValue(args)
+	if canonErr == nil {
+		rec.ArgsDigest = s.argDigest.sum(canon)
+	}
 	clean, err := json.Marshal(args) // the arguments without confirmToken
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
@@ -93,9 +102,13 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	if refusal := s.authorize(ctx, call, t, args, rec); refusal != nil {
 		return refusal, nil
 	}
-	if call.argsSum, err = argsSum(args); err != nil {
-		return s.fail(ctx, call, rec, err), nil
+	if s.authz != nil { // a policy or a target resolver was handed args: bind what they hold now
+		canon, canonErr = confirm.CanonicalValue(args)
 	}
+	if canonErr != nil {
+		return s.fail(ctx, call, rec, canonErr), nil
+	}
+	call.argsSum = argsSum(canon)
 	if call.state, err = s.openState(ctx, call, call.argsSum); err != nil {
 		if err == errRequestState {
 			return nil, err
@@ -121,6 +134,35 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	}
 	rec.Outcome = audit.OK
 	return res, nil
+}
+
+// argDigester is the audit's keyed hash of the canonical arguments
+// (audit.Record.ArgsDigest): HMAC-SHA-256 under a per-process random key,
+// the first 16 bytes in hex. Keyed hashes are pooled: building one (two
+// SHA-256 states and the padded key) costs more than hashing small
+// arguments.
+type argDigester struct {
+	key  []byte
+	pool sync.Pool
+}
+
+func newArgDigester() *argDigester {
+	d := &argDigester{key: make([]byte, 32)}
+	_, _ = rand.Read(d.key) // crypto/rand.Read never fails (it crashes the program instead)
+	d.pool.New = func() any { return hmac.New(sha256.New, d.key) }
+	return d
+}
+
+// sum is the digest of canonical arguments.
+func (d *argDigester) sum(canon []byte) string {
+	m := d.pool.Get().(hash.Hash)
+	m.Reset()
+	m.Write(canon)
+	var full [sha256.Size]byte
+	var out [32]byte
+	hex.Encode(out[:], m.Sum(full[:0])[:16])
+	d.pool.Put(m)
+	return string(out[:])
 }
 
 // ask answers a handler's AskInput: the input-required result with the
@@ -151,11 +193,9 @@ func (s *Server) arguments(raw json.RawMessage, check *argcheck.Validator) (map[
 			WithHint("Send the text as valid Unicode: a character outside the BMP is a high surrogate escape followed by a low one, or the character itself.")
 	}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := uniqueKeys(raw); err != nil {
+		var err error
+		if args, err = decodeArguments(raw); err != nil {
 			return nil, "", err
-		}
-		if err := json.Unmarshal(raw, &args); err != nil {
-			return nil, "", Errorf(InvalidArgument, "The arguments must be a JSON object.")
 		}
 	}
 	if err := check.ApplyDefaults(args); err != nil {
@@ -169,20 +209,24 @@ func (s *Server) arguments(raw json.RawMessage, check *argcheck.Validator) (map[
 	return args, token, nil
 }
 
-// uniqueKeys refuses arguments that repeat a key at any depth, as the HTTP
-// layer refuses a message that repeats a member: decoding keeps the last
-// value while a host may show the person the first, so what was approved
-// would not be what runs.
-func uniqueKeys(raw json.RawMessage) error {
+// decodeArguments decodes the arguments as encoding/json does into a map,
+// refusing arguments that repeat a key at any depth, as the HTTP layer
+// refuses a message that repeats a member: decoding keeps the last value
+// while a host may show the person the first, so what was approved would
+// not be what runs. One pass (jsonscan.DecodeObject) does both.
+func decodeArguments(raw json.RawMessage) (map[string]any, error) {
+	args, err := jsonscan.DecodeObject(raw)
 	var dup *jsonscan.DuplicateKeyError
-	switch err := jsonscan.CheckUnique(raw); {
+	switch {
 	case errors.As(err, &dup):
-		return Errorf(InvalidArgument, "The arguments repeat the key %.64q.", dup.Key).
+		return nil, Errorf(InvalidArgument, "The arguments repeat the key %.64q.", dup.Key).
 			WithHint("Send each key once: a repeated key can be shown one way and read another.")
+	case errors.Is(err, jsonscan.ErrNotObject):
+		return nil, Errorf(InvalidArgument, "The arguments must be a JSON object.")
 	case err != nil:
-		return Errorf(InvalidArgument, "The arguments must be a JSON object with UTF-8 keys.")
+		return nil, Errorf(InvalidArgument, "The arguments must be a JSON object with UTF-8 keys.")
 	}
-	return nil
+	return args, nil
 }
 
 // gate enforces the confirmation gate. It returns nil when the token

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -178,13 +179,11 @@ func (c *Call) MayAsk(r mcp.InputRequest) bool {
 	return undeclared(c.ClientCapabilities(), mcp.InputRequestMap{"r": r}) == ""
 }
 
-// argsSum is the hex SHA-256 of the canonical arguments a state binds.
-func argsSum(args map[string]any) (string, error) {
-	sum, err := confirm.Fingerprint(args)
-	if err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(sum[:]), nil
+// argsSum is the hex SHA-256 of the canonical arguments (confirm.CanonicalValue)
+// a state binds: confirm.Fingerprint's, in hex.
+func argsSum(canon []byte) string {
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
 }
 
 // stateBinding is what a state's single-use token is bound to.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
 // schemaJSON encodes a tool's input schema once, at registration, to the
@@ -187,7 +189,7 @@ func (f *fields) key(k string) {
 }
 
 // str writes a string as encoding/json does (HTML characters escaped).
-func (f *fields) str(s string) { f.b.Write(appendHTMLString(f.b.AvailableBuffer(), s)) }
+func (f *fields) str(s string) { f.b.Write(jsonscan.AppendHTMLString(f.b.AvailableBuffer(), s)) }
 
 func (f *fields) value(v any) {
 	raw, err := json.Marshal(v)

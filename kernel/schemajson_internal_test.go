@@ -112,21 +112,3 @@ func BenchmarkSchemaJSON(b *testing.B) {
 		}
 	})
 }
-
-// FuzzAppendHTMLString: the one string encoder (fastpath.go, also used by schemajson.go) writes what encoding/json
-// writes, for any string (descriptions and patterns come from Go code and
-// from other servers' schemas).
-func FuzzAppendHTMLString(f *testing.F) {
-	for _, s := range []string{"", "plain", `q"b\s`, "<a href='x'>&amp;</a>", "\b\f\n\r\t\x00\x1f\x7f", "\xff\xfe\xc3", "é😀\u2028\u2029\ufffd", "\xed\xa0\x80"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendHTMLString(nil, s); string(got) != string(want) {
-			t.Fatalf("%q:\n got %s\nwant %s", s, got, want)
-		}
-	})
-}

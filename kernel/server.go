@@ -2,13 +2,8 @@ package kernel
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -105,7 +100,7 @@ type Server struct {
 	sealer    *seal.Sealer // requestState handles (mrtr.go)
 	audit     audit.Sink
 	logger    *slog.Logger
-	digestKey []byte
+	argDigest *argDigester // keyed hash of the arguments, for the audit (handler.go)
 	creds     []credential // declared credentials, values in closures
 	outage    outage
 	secrets   func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
@@ -195,10 +190,7 @@ func (s *Server) setDefaults() error {
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}
-	s.digestKey = make([]byte, 32)
-	if _, err := io.ReadFull(rand.Reader, s.digestKey); err != nil {
-		return err
-	}
+	s.argDigest = newArgDigester()
 	creds, err := checkCredentials(s.opts.Credentials, s.opts.BYOK)
 	if err != nil {
 		return err
@@ -323,17 +315,6 @@ func (s *Server) Tool(name string) (Tool, bool) {
 		return Tool{}, false
 	}
 	return *t, true
-}
-
-// argsDigest is a keyed hash of the canonical arguments, for the audit.
-func (s *Server) argsDigest(args map[string]any) string {
-	canon, err := confirm.CanonicalValue(args)
-	if err != nil {
-		return ""
-	}
-	m := hmac.New(sha256.New, s.digestKey)
-	m.Write(canon)
-	return hex.EncodeToString(m.Sum(nil)[:16])
 }
 
 // Context returns ctx with the server's error logger, for handlers that want

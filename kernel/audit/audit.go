@@ -6,7 +6,6 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"sync"
 	"time"
@@ -112,17 +111,32 @@ type JSONLines struct {
 // NewJSONLines returns a sink writing to w.
 func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{w: w} }
 
-// Write implements Sink.
+// Write implements Sink. A record is encoded as json.Marshal encodes it
+// (appendRecord), into a pooled buffer.
 func (j *JSONLines) Write(_ context.Context, r Record) {
-	b, err := json.Marshal(r)
+	bp := lineBufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledLine {
+			lineBufs.Put(bp)
+		}
+	}()
+	b, err := appendRecord((*bp)[:0], &r)
+	*bp = b
 	if err != nil {
 		return
 	}
 	b = append(b, '\n')
+	*bp = b
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	_, _ = j.w.Write(b)
+	_, _ = j.w.Write(b) // an io.Writer must not keep b
 }
+
+// lineBufs holds the buffers records are encoded in; one larger than
+// maxPooledLine is left to the collector.
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledLine = 16 << 10
 
 // Func adapts a function to a Sink.
 type Func func(ctx context.Context, r Record)

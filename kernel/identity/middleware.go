@@ -5,15 +5,18 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/bulwarkmcp/bulwark/kernel/internal/errorid"
 )
 
 // Middleware authenticates each request with auth. On success it stores the
 // Principal in the request context (see FromContext) and removes the
-// Authorization and X-API-Key headers from the request passed on (for every
-// scheme, None included), so that no later stage can forward or log the
-// client's token: upstream calls carry their own credentials. On refusal it answers with the status and challenge of
+// Authorization and X-API-Key headers, under any casing of their keys, from
+// the request passed on (for every scheme, None included), so that no later
+// stage can forward or log the client's token: upstream calls carry their
+// own credentials. The header map is copied only when there is one to
+// remove; the caller's request keeps its own. On refusal it answers with the status and challenge of
 // the *authError and a short JSON body
 //
 //	{"error":"invalid_token","message":"The access token is invalid or expired.","id":"3f9a1c2b7d4e6a01"}
@@ -32,16 +35,39 @@ func Middleware(auth Authenticator, logger *slog.Logger) func(http.Handler) http
 				return
 			}
 			r = r.WithContext(withPrincipal(r.Context(), p))
-			_, auth := r.Header[headerAuthorization]
-			_, key := r.Header[headerAPIKey]
-			if auth || key { // what Del would remove; a copy, so the caller's request keeps it
-				r.Header = r.Header.Clone()
-				r.Header.Del(headerAuthorization)
-				r.Header.Del(headerAPIKey)
+			if hasCredentialHeader(r.Header) { // a copy, so the caller's request keeps it
+				r.Header = withoutCredentialHeaders(r.Header)
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// isCredentialHeader reports whether a header key names Authorization or
+// X-API-Key in any casing: a key set into the map directly (not through
+// Header.Set) keeps the casing it was given, and Header.Del would miss it.
+func isCredentialHeader(k string) bool {
+	return strings.EqualFold(k, headerAuthorization) || strings.EqualFold(k, headerAPIKey)
+}
+
+func hasCredentialHeader(h http.Header) bool {
+	for k := range h {
+		if isCredentialHeader(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutCredentialHeaders is a copy of h without the credential headers.
+func withoutCredentialHeaders(h http.Header) http.Header {
+	out := h.Clone()
+	for k := range out {
+		if isCredentialHeader(k) {
+			delete(out, k)
+		}
+	}
+	return out
 }
 
 type refusalBody struct {

@@ -185,3 +185,69 @@ func TestChallengeString(t *testing.T) {
 		}
 	}
 }
+
+// TestMiddlewareStripsEveryCasing: credential headers never reach the next
+// handler, whatever the casing of their keys (a key put into the map
+// directly is not canonicalized, and Header.Del misses it), and the
+// caller's request keeps its own headers.
+func TestMiddlewareStripsEveryCasing(t *testing.T) {
+	for _, keys := range [][]string{
+		{"Authorization"}, {"X-Api-Key"}, {"authorization"}, {"AUTHORIZATION"},
+		{"x-api-key"}, {"X-API-KEY"}, {"X-API-Key"}, {"aUtHoRiZaTiOn", "x-Api-kEy"},
+		{"Authorization", "authorization", "X-Api-Key", "X-API-KEY"},
+	} {
+		t.Run(strings.Join(keys, "+"), func(t *testing.T) {
+			next := &echo{}
+			r := httptest.NewRequest("POST", "/mcp", nil)
+			r.RemoteAddr = "127.0.0.1:5555"
+			for _, k := range keys {
+				r.Header[k] = []string{"Bearer secret-" + k}
+			}
+			r.Header.Set("Dd-Api-Key", "byok")
+			Middleware(NewNone(nil), nil)(next).ServeHTTP(httptest.NewRecorder(), r)
+			if !next.ok {
+				t.Fatal("next handler not reached")
+			}
+			for k, v := range next.header {
+				if strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "X-Api-Key") || strings.Contains(strings.Join(v, ""), "secret-") {
+					t.Fatalf("credential header %q reached the handler: %v", k, next.header)
+				}
+			}
+			if next.header.Get("Dd-Api-Key") != "byok" {
+				t.Fatal("unrelated header removed")
+			}
+			for _, k := range keys {
+				if len(r.Header[k]) != 1 {
+					t.Fatalf("caller's request lost %q: %v", k, r.Header)
+				}
+			}
+		})
+	}
+}
+
+// TestMiddlewareKeepsHeaderMapWithoutCredentials: with no credential header
+// to remove, the next handler gets the request's own header map, not a copy.
+func TestMiddlewareKeepsHeaderMapWithoutCredentials(t *testing.T) {
+	next := &echo{}
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	r.RemoteAddr = "127.0.0.1:5555"
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Dd-Api-Key", "byok") // a provider credential, not the client's own
+	Middleware(NewNone(nil), nil)(next).ServeHTTP(httptest.NewRecorder(), r)
+	if reflect.ValueOf(next.header).UnsafePointer() != reflect.ValueOf(r.Header).UnsafePointer() {
+		t.Fatal("the header map was copied with nothing to remove")
+	}
+}
+
+func BenchmarkMiddlewareNoCredentials(b *testing.B) {
+	h := Middleware(NewNone(nil), nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	r := httptest.NewRequest("POST", "/mcp", nil)
+	r.RemoteAddr = "127.0.0.1:5555"
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	w := httptest.NewRecorder()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ServeHTTP(w, r)
+	}
+}
