@@ -60,7 +60,7 @@ func newFastPair(t testing.TB, limit int) fastPair {
 			Name: "odd_text", Description: "The same as text.", Policy: readPolicy,
 			Handle: func(context.Context, *kernel.Call, itemArgs) (kernel.Text, error) { return kernel.Text(oddChars), nil },
 		}))
-		srv, err := kernel.New(kernel.Info{Name: "test", Version: "v0"}, tools, &kernel.Options{
+		srv, err := kernel.New(kernel.Info{Name: "test", Version: "v0", Instructions: "Use <get_item> & \u2028 friends."}, tools, &kernel.Options{
 			Tiers: tiers, Limiter: lim, Now: clock, Envelope: untrusted.Envelope{Source: "test-api"},
 			Confirm: confirm.NewIssuer(nil, &confirm.Options{Rand: &mcptest.CountingReader{}, Now: clock}),
 		})
@@ -242,6 +242,22 @@ func fastTable() []fastRequest {
 		add("html in result", call(`46`, `"pro_report"`, item, m), nil)
 		add("odd characters in structured result", call(`47`, `"odd_chars"`, item, m), nil)
 		add("odd characters in text result", call(`48`, `"odd_text"`, item, m), nil)
+		disc := func(id, params string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover"` + params + `}`
+		}
+		add("server/discover", disc(`70`, `,"params":{"_meta":`+orEmpty(m)+`}`), nil)
+		add("server/discover string id", disc(`"d-1"`, `,"params":{"_meta":`+orEmpty(m)+`}`), nil)
+		add("server/discover no params", disc(`71`, ``), nil)
+		add("server/discover null params", disc(`72`, `,"params":null`), nil)
+		add("server/discover params array", disc(`73`, `,"params":[1]`), nil)
+		add("server/discover params string", disc(`74`, `,"params":"x"`), nil)
+		add("server/discover _meta array", disc(`75`, `,"params":{"_meta":[1]}`), nil)
+		add("server/discover extra member", disc(`76`, `,"params":{"cursor":"c","_meta":`+orEmpty(m)+`}`), nil)
+		add("server/discover progress token", disc(`77`, `,"params":{"_meta":`+strings.Replace(orEmpty(m), `{`, `{"progressToken":"p",`, 1)+`}`), nil)
+		add("server/discover null id", disc(`null`, `,"params":{"_meta":`+orEmpty(m)+`}`), nil)
+		add("server/discover Mcp-Method mismatch", disc(`78`, `,"params":{"_meta":`+orEmpty(m)+`}`), map[string]string{"Mcp-Method": "tools/list"})
+		add("server/discover Last-Event-ID", disc(`79`, `,"params":{"_meta":`+orEmpty(m)+`}`), map[string]string{"Last-Event-ID": "x"})
+		add("server/discover unauthenticated", disc(`80`, `,"params":{"_meta":`+orEmpty(m)+`}`), map[string]string{"Authorization": ""})
 	}
 	item2 := `{"zone":"example.com","name":"www"}`
 	qs = append(qs,
@@ -259,8 +275,25 @@ func fastTable() []fastRequest {
 		fastRequest{name: "2024-11-05", body: call(`55`, `"get_item"`, item2, ""), version: "2024-11-05"},
 		fastRequest{name: "2025-03-26", body: call(`56`, `"get_item"`, item2, ""), version: "2025-03-26"},
 		fastRequest{name: "2025-06-18", body: call(`57`, `"get_item"`, item2, ""), version: "2025-06-18"},
+		fastRequest{name: "discover unknown later version", body: discover(`81`, strings.ReplaceAll(modernMeta, "2026-07-28", "2099-01-01")), version: "2099-01-01", mirror: true},
+		fastRequest{name: "discover unknown old version", body: discover(`82`, ""), version: "2001-01-01", mirror: true},
+		fastRequest{name: "discover no version header", body: discover(`83`, ""), mirror: true},
+		fastRequest{name: "discover legacy with _meta version", body: discover(`84`, modernMeta), version: "2025-11-25", mirror: true},
+		fastRequest{name: "discover modern _meta version disagrees", body: discover(`85`, strings.Replace(modernMeta, "2026-07-28", "2025-11-25", 1)), version: "2026-07-28", mirror: true},
+		fastRequest{name: "discover modern without clientCapabilities", body: discover(`86`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), version: "2026-07-28", mirror: true},
+		fastRequest{name: "discover modern clientInfo wrong type", body: discover(`87`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":"c"}`), version: "2026-07-28", mirror: true},
+		fastRequest{name: "discover modern other capabilities", body: discover(`88`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"other","version":"9"}}`), version: "2026-07-28", mirror: true},
+		fastRequest{name: "discover modern log level", body: discover(`89`, strings.Replace(modernMeta, `{`, `{"io.modelcontextprotocol/logLevel":"debug",`, 1)), version: "2026-07-28", mirror: true},
 	)
 	return qs
+}
+
+// discover is a server/discover request with _meta meta ("" for none).
+func discover(id, meta string) string {
+	if meta == "" {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{}}`
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{"_meta":` + meta + `}}`
 }
 
 func orEmpty(s string) string {
@@ -295,6 +328,7 @@ func TestFastPathAnswers(t *testing.T) {
 	for _, q := range []fastRequest{
 		{name: "legacy", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""), version: "2025-11-25"},
 		{name: "modern", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, modernMeta), version: "2026-07-28", mirror: true},
+		{name: "server/discover", body: discover(`1`, modernMeta), version: "2026-07-28", mirror: true},
 	} {
 		allocs := func(h http.Handler) float64 {
 			return testing.AllocsPerRun(20, func() { h.ServeHTTP(httptest.NewRecorder(), q.build()) })
@@ -400,4 +434,20 @@ func TestFastPathBudget(t *testing.T) {
 		t.Fatalf("fast path allocates %d bytes for a 2 MiB _meta, the go-sdk path %d", fast, sdk)
 	}
 	t.Logf("bytes allocated per request: fast %d, go-sdk %d", fast, sdk)
+}
+
+// TestFastPathDiscover: a 2026-07-28 server/discover is answered (not an
+// error both paths happen to share) with the server's versions,
+// capabilities, instructions and identity.
+func TestFastPathDiscover(t *testing.T) {
+	p := newFastPair(t, 1000)
+	ex := p.compare(t, fastRequest{name: "discover", body: discover(`"x"`, modernMeta), version: "2026-07-28", mirror: true})
+	if ex.Status != 200 {
+		t.Fatalf("status %d: %s", ex.Status, ex.Body)
+	}
+	for _, want := range []string{`"id":"x"`, `"supportedVersions":[`, `"2026-07-28"`, `"capabilities":{`, `"instructions":"Use <get_item> & \u2028 friends."`, `"io.modelcontextprotocol/serverInfo":{"name":"test","version":"v0"}`} {
+		if !strings.Contains(ex.Body, want) {
+			t.Errorf("answer lacks %s: %s", want, ex.Body)
+		}
+	}
 }

@@ -41,8 +41,8 @@ type HTTPOptions struct {
 	// a "*" CORS list log a warning.
 	Env string
 	// DisableFastPath sends every request through the go-sdk's handler.
-	// By default the kernel answers stateless tools/call, tools/list and
-	// ping itself, with the same answers (fastpath.go).
+	// By default the kernel answers stateless tools/call, tools/list,
+	// ping and server/discover itself, with the same answers (fastpath.go).
 	DisableFastPath bool
 }
 
