@@ -76,6 +76,11 @@ func (c *Call) Credential(name string) (string, error) {
 // (it sent a progress token); otherwise it does nothing. The message is
 // cleaned like any upstream text.
 func (c *Call) Progress(ctx context.Context, done, total float64, message string) {
+	if st := fastStreamFrom(ctx); st != nil { // the fast path's event stream (fastpath_stream.go)
+		st.progress(&mcp.ProgressNotificationParams{ProgressToken: st.token, Progress: done, Total: total,
+			Message: c.secrets.String(untrusted.CleanString(message))})
+		return
+	}
 	if c.req == nil || c.req.Params == nil || c.req.Session == nil {
 		return
 	}

@@ -95,6 +95,14 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			}
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		case "tools/call":
+			if env.WantsNotifications { // 2026-07-28 only (see fastEligible)
+				if tok, ok := streamToken(env.Meta); ok {
+					s.fastCallStream(w, r, env, id, tok)
+					return
+				}
+				sdk.ServeHTTP(w, r)
+				return
+			}
 			s.fastCall(w, r, env, modern, id)
 		case "server/discover": // 2026-07-28 only (see fastEligible)
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, discover...), nil })
@@ -106,7 +114,7 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 // message, whether it speaks 2026-07-28, and its id as the go-sdk writes it.
 func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, ok bool) {
 	env, err := httpguard.RequestMessage(r)
-	if err != nil || env.ID == nil || env.Response || env.WantsNotifications || env.OtherParams {
+	if err != nil || env.ID == nil || env.Response || env.OtherParams {
 		return env, false, nil, false
 	}
 	switch env.Method {
@@ -142,6 +150,9 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 		return env, false, nil, false
 	}
 	if !modern && env.Method == "server/discover" { // the go-sdk answers -32601
+		return env, false, nil, false
+	}
+	if env.WantsNotifications && (!modern || env.Method != "tools/call") { // see fastpath_stream.go
 		return env, false, nil, false
 	}
 	id, ok = wireID(env.ID)

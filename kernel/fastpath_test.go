@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,18 @@ func newFastPair(t testing.TB, limit int) fastPair {
 			Policy: readPolicy,
 			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
 				return map[string]string{"v": oddChars, oddChars: "key"}, nil
+			},
+		}), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+			Name: "progress_steps", Description: "Reports progress four times, then answers (or fails when name is fail).",
+			Policy: readPolicy,
+			Handle: func(ctx context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {
+				for i := 1; i <= 4; i++ {
+					c.Progress(ctx, float64(i), 4, "step "+strconv.Itoa(i)+" "+oddChars)
+				}
+				if in.Name == "fail" {
+					return nil, kernel.Errorf(kernel.NotFound, "Item %q was not found.", in.Name)
+				}
+				return map[string]string{"done": in.Name}, nil
 			},
 		}), kernel.NewTool(kernel.Spec[itemArgs, kernel.Text]{
 			Name: "odd_text", Description: "The same as text.", Policy: readPolicy,
@@ -140,7 +153,7 @@ func (p fastPair) serve(q fastRequest, fast bool) exchange {
 	h.ServeHTTP(rec, q.build())
 	ex := exchange{Status: rec.Code, Header: map[string][]string{}, Body: rec.Body.String()}
 	for k, v := range rec.Header() {
-		if k == "Content-Type" || k == "Cache-Control" || k == "Retry-After" || k == "Www-Authenticate" || k == "Allow" || strings.HasPrefix(k, "Mcp-") {
+		if k == "Content-Type" || k == "Cache-Control" || k == "Connection" || k == "Retry-After" || k == "Www-Authenticate" || k == "Allow" || strings.HasPrefix(k, "Mcp-") {
 			ex.Header[k] = v
 		}
 	}
@@ -242,6 +255,25 @@ func fastTable() []fastRequest {
 		add("html in result", call(`46`, `"pro_report"`, item, m), nil)
 		add("odd characters in structured result", call(`47`, `"odd_chars"`, item, m), nil)
 		add("odd characters in text result", call(`48`, `"odd_text"`, item, m), nil)
+		prog := func(tok string) string { return strings.Replace(orEmpty(m), `{`, `{"progressToken":`+tok+`,`, 1) }
+		add("progress steps", call(`60`, `"progress_steps"`, item, prog(`"p"`)), nil)
+		add("progress steps number token", call(`61`, `"progress_steps"`, item, prog(`7`)), nil)
+		add("progress steps fractional token", call(`62`, `"progress_steps"`, item, prog(`1.5`)), nil)
+		add("progress steps exponent token", call(`63`, `"progress_steps"`, item, prog(`1e3`)), nil)
+		add("progress steps escaped token", call(`64`, `"progress_steps"`, item, prog(`"\u003c\u2028\ud800"`)), nil)
+		add("progress steps object token", call(`65`, `"progress_steps"`, item, prog(`{"a":1}`)), nil)
+		add("progress steps null token", call(`66`, `"progress_steps"`, item, prog(`null`)), nil)
+		add("progress steps bool token", call(`67`, `"progress_steps"`, item, prog(`true`)), nil)
+		add("progress then tool error", call(`68`, `"progress_steps"`, `{"zone":"z","name":"fail"}`, prog(`"p"`)), nil)
+		add("progress and log level", call(`69`, `"progress_steps"`, item, strings.Replace(prog(`"p"`), `{`, `{"io.modelcontextprotocol/logLevel":"debug",`, 1)), nil)
+		add("progress tier refusal", call(`90`, `"pro_report"`, item, prog(`"p"`)), map[string]string{"Authorization": "Bearer " + freeKey})
+		add("progress validation failure", call(`91`, `"progress_steps"`, `{"zone":"z"}`, prog(`"p"`)), nil)
+		add("progress unknown tool", call(`92`, `"no_such_tool"`, item, prog(`"p"`)), nil)
+		add("progress gated", call(`93`, `"delete_item"`, item, prog(`"p"`)), nil)
+		add("progress handler without progress", call(`94`, `"get_item"`, item, prog(`"p"`)), nil)
+		add("progress internal error", call(`95`, `"broken"`, item, prog(`"p"`)), nil)
+		add("progress ttl", call(`96`, `"change_ttl"`, `{"zone":"z","ttl":300}`, prog(`"p"`)), nil)
+		add("progress unauthenticated", call(`97`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Authorization": ""})
 		disc := func(id, params string) string {
 			return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover"` + params + `}`
 		}
@@ -329,6 +361,7 @@ func TestFastPathAnswers(t *testing.T) {
 		{name: "legacy", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""), version: "2025-11-25"},
 		{name: "modern", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, modernMeta), version: "2026-07-28", mirror: true},
 		{name: "server/discover", body: discover(`1`, modernMeta), version: "2026-07-28", mirror: true},
+		{name: "progress stream", body: call(`1`, `"progress_steps"`, `{"zone":"z","name":"n"}`, strings.Replace(modernMeta, `{`, `{"progressToken":"p",`, 1)), version: "2026-07-28", mirror: true},
 	} {
 		allocs := func(h http.Handler) float64 {
 			return testing.AllocsPerRun(20, func() { h.ServeHTTP(httptest.NewRecorder(), q.build()) })
@@ -353,6 +386,26 @@ func TestFastPathRateLimit(t *testing.T) {
 		ex := p.compare(t, fastRequest{name: v, body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, meta), version: v, mirror: true})
 		if want := map[bool]int{true: 429, false: 200}[i == 2]; ex.Status != want {
 			t.Fatalf("request %d: status %d, want %d", i, ex.Status, want)
+		}
+	}
+}
+
+// TestFastPathProgressRateLimit: a progress-reporting call refused by the
+// rate limit is the HTTP admission's 429 on both paths, not a stream.
+func TestFastPathProgressRateLimit(t *testing.T) {
+	p := newFastPair(t, 1)
+	meta := strings.Replace(modernMeta, `{`, `{"progressToken":"p",`, 1)
+	for i := range 2 {
+		ex := p.compare(t, fastRequest{name: "progress", body: call(`1`, `"progress_steps"`, `{"zone":"z","name":"n"}`, meta), version: "2026-07-28", mirror: true})
+		want, ct := 200, "text/event-stream"
+		if i == 1 {
+			want, ct = 429, "application/json"
+		}
+		if ex.Status != want || ex.Header["Content-Type"][0] != ct {
+			t.Fatalf("request %d: status %d %v, want %d %s", i, ex.Status, ex.Header["Content-Type"], want, ct)
+		}
+		if i == 0 && strings.Count(ex.Body, "notifications/progress") != 4 {
+			t.Fatalf("want 4 progress events: %s", ex.Body)
 		}
 	}
 }
