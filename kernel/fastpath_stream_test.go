@@ -134,3 +134,31 @@ func TestFastPathProgressBudget(t *testing.T) {
 		t.Errorf("goroutines: %d before the call, %d after the client left", before, n)
 	}
 }
+
+// BenchmarkFastPathProgress: a 2026-07-28 tools/call that reports progress
+// four times, answered as an event stream, with the fast path on (fast) and
+// off (go-sdk), in-process through the whole HTTP handler (every guard,
+// authentication, rate limit). docs/performance.md holds the ratio.
+func BenchmarkFastPathProgress(b *testing.B) {
+	p := newFastPair(b, 1<<30)
+	q := fastRequest{name: "progress", body: call(`1`, `"progress_steps"`, `{"zone":"z","name":"n"}`, strings.Replace(modernMeta, `{`, `{"progressToken":"p",`, 1)), version: "2026-07-28", mirror: true}
+	for _, path := range []struct {
+		name string
+		fast bool
+	}{{"fast", true}, {"go-sdk", false}} {
+		b.Run(path.name, func(b *testing.B) {
+			h := p.sdk
+			if path.fast {
+				h = p.fast
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, q.build())
+				if rec.Code != 200 || strings.Count(rec.Body.String(), "event: message") != 5 {
+					b.Fatalf("status %d: %.300s", rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}
