@@ -19,9 +19,10 @@ import (
 )
 
 // The fast path answers the stateless requests that need no session —
-// tools/call, tools/list, ping (legacy versions) and server/discover
-// (2026-07-28; its static result captured from the go-sdk once,
-// fastpath_discover.go) — straight from the message the guards
+// tools/call (as JSON, or, for a 2026-07-28 call with a progressToken, as
+// the go-sdk's event stream: fastpath_stream.go), tools/list, ping (legacy
+// versions) and server/discover (2026-07-28; its static result captured
+// from the go-sdk once, fastpath_discover.go) — straight from the message the guards
 // parsed once (httpguard.RequestMessage), instead of handing the body to the
 // go-sdk, which decodes it twice more and builds a session, a connection and
 // goroutines per request. It runs the same steps as the go-sdk's path
@@ -31,9 +32,10 @@ import (
 // FuzzFastPathEquivalence send every request through both and compare.
 //
 // Anything it is not sure of goes to the go-sdk as before: notifications and
-// responses, server/discover under a legacy version (-32601), requests
-// that ask for progress or log notifications (they need
-// the SDK's event stream), protocol versions other than the legacy ones and
+// responses, server/discover under a legacy version (-32601), legacy
+// requests that ask for progress (the go-sdk's session also forwards log
+// notifications there), requests with a log level, a progressToken that is
+// neither a string nor a number, protocol versions other than the legacy ones and
 // 2026-07-28, _meta protocol versions on legacy requests, params members the
 // kernel does not read (a cursor, a task, inputResponses, requestState),
 // Mcp-Param-* headers and tools with x-mcp-header parameters, calls that may
