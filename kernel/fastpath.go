@@ -19,8 +19,8 @@ import (
 )
 
 // The fast path answers the stateless requests that need no session —
-// tools/call (as JSON, or, for a 2026-07-28 call with a progressToken, as
-// the go-sdk's event stream: fastpath_stream.go), tools/list, ping (legacy
+// tools/call (as JSON, or, for a 2026-07-28 call with a progressToken or a
+// log level, as the go-sdk's event stream: fastpath_stream.go), tools/list, ping (legacy
 // versions) and server/discover (2026-07-28; its static result captured
 // from the go-sdk once, fastpath_discover.go) — straight from the message the guards
 // parsed once (httpguard.RequestMessage), instead of handing the body to the
@@ -34,8 +34,8 @@ import (
 // Anything it is not sure of goes to the go-sdk as before: notifications and
 // responses, server/discover under a legacy version (-32601), legacy
 // requests that ask for progress (the go-sdk's session also forwards log
-// notifications there), requests with a log level, a progressToken that is
-// neither a string nor a number, protocol versions other than the legacy ones and
+// notifications there), a progressToken that is neither a string nor a
+// number, a log level that is not a string, protocol versions other than the legacy ones and
 // 2026-07-28, _meta protocol versions on legacy requests, params members the
 // kernel does not read (a cursor, a task, inputResponses, requestState),
 // Mcp-Param-* headers and tools with x-mcp-header parameters, calls that may
@@ -98,8 +98,8 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		case "tools/call":
 			if env.WantsNotifications { // 2026-07-28 only (see fastEligible)
-				if tok, ok := streamToken(env.Meta); ok {
-					s.fastCallStream(w, r, env, id, tok)
+				if tok, level, ok := streamToken(env.Meta); ok {
+					s.fastCallStream(w, r, env, id, tok, level)
 					return
 				}
 				sdk.ServeHTTP(w, r)

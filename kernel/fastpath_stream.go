@@ -11,14 +11,16 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 )
 
-// A 2026-07-28 tools/call that carries a progressToken (and no log level)
-// is answered on the fast path as the go-sdk's stateless Streamable HTTP
-// handler answers it: an event stream (text/event-stream, Cache-Control
-// no-cache, no-transform, Connection keep-alive), one "event: message"
-// per message and no event ids — the progress notifications the handler
-// sends, in order, then the response. Legacy versions, where the go-sdk's
-// session also forwards log notifications, and requests with a log level
-// stay with the go-sdk.
+// A 2026-07-28 tools/call that carries a progressToken or a log level in
+// _meta is answered on the fast path as the go-sdk's stateless Streamable
+// HTTP handler answers it: an event stream (text/event-stream,
+// Cache-Control no-cache, no-transform, Connection keep-alive), one
+// "event: message" per message and no event ids — the progress and log
+// notifications the handler sends, in order, then the response. Log
+// notifications go out at or above the requested level, ordered as the
+// go-sdk orders them (an unknown level name counts as debug). Legacy
+// versions, where the go-sdk's session forwards log notifications by its
+// own rule, and tokens or levels of other JSON types stay with the go-sdk.
 //
 // Each event is written and flushed when the handler sends it: nothing is
 // queued, so a handler flooding progress to a client that does not read
@@ -28,7 +30,8 @@ import (
 
 // fastStream is the event stream of one request.
 type fastStream struct {
-	token any // the request's progressToken, as the go-sdk decodes it
+	token any    // the request's progressToken, as the go-sdk decodes it; nil for none
+	level string // the request's log level; "" sends no log notifications
 
 	mu      sync.Mutex
 	w       http.ResponseWriter
@@ -48,21 +51,47 @@ func fastStreamFrom(ctx context.Context) *fastStream {
 }
 
 // streamToken reports whether a request that wants notifications is one the
-// fast path streams: its _meta (already checked by modernMeta) has a string
-// or number progressToken and no log level. It returns the token.
-func streamToken(raw json.RawMessage) (any, bool) {
+// fast path streams: its _meta (already checked by modernMeta) has a
+// progressToken that is absent or a string or number, and a log level that
+// is absent or a string. It returns both.
+func streamToken(raw json.RawMessage) (token any, level string, ok bool) {
 	var meta map[string]any
 	if json.Unmarshal(raw, &meta) != nil {
-		return nil, false
+		return nil, "", false
 	}
-	if _, level := meta[mcp.MetaKeyLogLevel]; level {
-		return nil, false
+	if v, present := meta[mcp.MetaKeyLogLevel]; present {
+		if level, ok = v.(string); !ok {
+			return nil, "", false
+		}
 	}
 	switch tok := meta["progressToken"].(type) {
 	case string, float64:
-		return tok, true
+		return tok, level, true
+	case nil:
+		_, present := meta["progressToken"]
+		return nil, level, !present
 	}
-	return nil, false
+	return nil, "", false
+}
+
+// logLevels orders the MCP log levels as the go-sdk's compareLevels does
+// (by their slog levels); a name not listed counts as debug.
+var logLevels = map[mcp.LoggingLevel]int{"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7}
+
+// log sends a log notification as the go-sdk's ServerSession.Log writes it
+// for a 2026-07-28 request: only at or above the request's level.
+func (st *fastStream) log(p *mcp.LoggingMessageParams) {
+	if st.level == "" || logLevels[p.Level] < logLevels[mcp.LoggingLevel(st.level)] {
+		return
+	}
+	params, err := marshalWire(p)
+	if err != nil {
+		return
+	}
+	b := make([]byte, 0, len(params)+64)
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/message","params":`...)
+	b = append(b, params...)
+	st.event(append(b, '}'), false)
 }
 
 // progress sends a progress notification as the go-sdk's NotifyProgress
@@ -135,8 +164,8 @@ func (sw streamWriter) Write(b []byte) (int, error) {
 }
 
 // fastCallStream is fastCall answered as an event stream.
-func (s *Server) fastCallStream(w http.ResponseWriter, r *http.Request, env httpguard.Message, id []byte, token any) {
-	st := &fastStream{token: token, w: w}
+func (s *Server) fastCallStream(w http.ResponseWriter, r *http.Request, env httpguard.Message, id []byte, token any, level string) {
+	st := &fastStream{token: token, level: level, w: w}
 	r = r.WithContext(context.WithValue(r.Context(), fastStreamKey{}, st))
 	s.fastCall(streamWriter{st}, r, env, true, id)
 }

@@ -273,6 +273,15 @@ func fastTable() []fastRequest {
 		add("progress handler without progress", call(`94`, `"get_item"`, item, prog(`"p"`)), nil)
 		add("progress internal error", call(`95`, `"broken"`, item, prog(`"p"`)), nil)
 		add("progress ttl", call(`96`, `"change_ttl"`, `{"zone":"z","ttl":300}`, prog(`"p"`)), nil)
+		lvl := func(level string) string {
+			return strings.Replace(orEmpty(m), `{`, `{"io.modelcontextprotocol/logLevel":`+level+`,`, 1)
+		}
+		for i, level := range []string{`"debug"`, `"info"`, `"warning"`, `"emergency"`, `"bogus"`, `""`, `null`, `5`, `{"a":1}`, `"\u0069nfo"`} {
+			add("log level "+level, call(strconv.Itoa(100+i), `"change_ttl"`, `{"zone":"z","ttl":300}`, lvl(level)), nil)
+			add("log level and progress "+level, call(strconv.Itoa(120+i), `"change_ttl"`, `{"zone":"z","ttl":300}`, strings.Replace(lvl(level), `{`, `{"progressToken":"p",`, 1)), nil)
+		}
+		add("log level tool without log", call(`140`, `"progress_steps"`, item, lvl(`"debug"`)), nil)
+		add("log level tool error", call(`141`, `"change_ttl"`, `{"zone":"z","ttl":5}`, lvl(`"debug"`)), nil)
 		add("progress unauthenticated", call(`97`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Authorization": ""})
 		disc := func(id, params string) string {
 			return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover"` + params + `}`
@@ -361,6 +370,7 @@ func TestFastPathAnswers(t *testing.T) {
 		{name: "legacy", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""), version: "2025-11-25"},
 		{name: "modern", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, modernMeta), version: "2026-07-28", mirror: true},
 		{name: "server/discover", body: discover(`1`, modernMeta), version: "2026-07-28", mirror: true},
+		{name: "log level stream", body: call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, strings.Replace(modernMeta, `{`, `{"io.modelcontextprotocol/logLevel":"info",`, 1)), version: "2026-07-28", mirror: true},
 		{name: "progress stream", body: call(`1`, `"progress_steps"`, `{"zone":"z","name":"n"}`, strings.Replace(modernMeta, `{`, `{"progressToken":"p",`, 1)), version: "2026-07-28", mirror: true},
 	} {
 		allocs := func(h http.Handler) float64 {
@@ -406,6 +416,19 @@ func TestFastPathProgressRateLimit(t *testing.T) {
 		}
 		if i == 0 && strings.Count(ex.Body, "notifications/progress") != 4 {
 			t.Fatalf("want 4 progress events: %s", ex.Body)
+		}
+	}
+}
+
+// TestFastPathLogLevel: a 2026-07-28 call with a log level gets the log
+// notifications at or above it on its event stream, and none below it.
+func TestFastPathLogLevel(t *testing.T) {
+	p := newFastPair(t, 1000)
+	for level, want := range map[string]int{"debug": 1, "info": 1, "warning": 0, "bogus": 1} {
+		meta := strings.Replace(modernMeta, `{`, `{"io.modelcontextprotocol/logLevel":"`+level+`",`, 1)
+		ex := p.compare(t, fastRequest{name: level, body: call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, meta), version: "2026-07-28", mirror: true})
+		if got := strings.Count(ex.Body, `"notifications/message"`); ex.Status != 200 || got != want || !strings.Contains(ex.Body, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\"") {
+			t.Errorf("level %s: status %d, %d log notifications (want %d): %s", level, ex.Status, got, want, ex.Body)
 		}
 	}
 }

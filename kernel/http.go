@@ -43,7 +43,7 @@ type HTTPOptions struct {
 	// DisableFastPath sends every request through the go-sdk's handler.
 	// By default the kernel answers stateless tools/call, tools/list,
 	// ping and server/discover itself (a 2026-07-28 call with a progress
-	// token as an event stream), with the same answers (fastpath.go).
+	// token or a log level as an event stream), with the same answers (fastpath.go).
 	DisableFastPath bool
 }
 
