@@ -64,8 +64,8 @@
 // After step 10, stateless tools/call, tools/list, ping and (2026-07-28)
 // server/discover are answered by the kernel's fast path (fastpath.go) from
 // the message parsed in step 9, through the same functions for steps 10 to
-// 17 (admitCall and the tool's handler); a 2026-07-28 tools/call with a
-// progressToken or a log level is answered as the go-sdk's event stream,
+// 17 (admitCall and the tool's handler); a tools/call with a progressToken
+// or (2026-07-28) a log level is answered as the go-sdk's event stream,
 // each notification written as the handler sends it (fastpath_stream.go), and
 // server/discover's result is the go-sdk's own, captured once
 // (fastpath_discover.go). Everything else, and everything when HTTPOptions.DisableFastPath

@@ -19,7 +19,7 @@ import (
 )
 
 // The fast path answers the stateless requests that need no session —
-// tools/call (as JSON, or, for a 2026-07-28 call with a progressToken or a
+// tools/call (as JSON, or, for a call with a progressToken or a 2026-07-28
 // log level, as the go-sdk's event stream: fastpath_stream.go), tools/list, ping (legacy
 // versions) and server/discover (2026-07-28; its static result captured
 // from the go-sdk once, fastpath_discover.go) — straight from the message the guards
@@ -32,10 +32,10 @@ import (
 // FuzzFastPathEquivalence send every request through both and compare.
 //
 // Anything it is not sure of goes to the go-sdk as before: notifications and
-// responses, server/discover under a legacy version (-32601), legacy
-// requests that ask for progress (the go-sdk's session also forwards log
-// notifications there), a progressToken that is neither a string nor a
-// number, a log level that is not a string, protocol versions other than the legacy ones and
+// responses, server/discover under a legacy version (-32601), a
+// progressToken that is neither a string nor a number, a log level that is
+// not a string, legacy requests that want notifications without a token,
+// protocol versions other than the legacy ones and
 // 2026-07-28, _meta protocol versions on legacy requests, params members the
 // kernel does not read (a cursor, a task, inputResponses, requestState),
 // Mcp-Param-* headers and tools with x-mcp-header parameters, calls that may
@@ -97,9 +97,9 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			}
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		case "tools/call":
-			if env.WantsNotifications { // 2026-07-28 only (see fastEligible)
-				if tok, level, ok := streamToken(env.Meta); ok {
-					s.fastCallStream(w, r, env, id, tok, level)
+			if env.WantsNotifications {
+				if tok, level, ok := streamToken(env.Meta, modern); ok {
+					s.fastCallStream(w, r, env, modern, id, tok, level)
 					return
 				}
 				sdk.ServeHTTP(w, r)
@@ -154,7 +154,7 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 	if !modern && env.Method == "server/discover" { // the go-sdk answers -32601
 		return env, false, nil, false
 	}
-	if env.WantsNotifications && (!modern || env.Method != "tools/call") { // see fastpath_stream.go
+	if env.WantsNotifications && env.Method != "tools/call" { // see fastpath_stream.go
 		return env, false, nil, false
 	}
 	id, ok = wireID(env.ID)

@@ -11,16 +11,18 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 )
 
-// A 2026-07-28 tools/call that carries a progressToken or a log level in
+// A tools/call that carries a progressToken or (2026-07-28) a log level in
 // _meta is answered on the fast path as the go-sdk's stateless Streamable
 // HTTP handler answers it: an event stream (text/event-stream,
 // Cache-Control no-cache, no-transform, Connection keep-alive), one
 // "event: message" per message and no event ids — the progress and log
 // notifications the handler sends, in order, then the response. Log
-// notifications go out at or above the requested level, ordered as the
-// go-sdk orders them (an unknown level name counts as debug). Legacy
-// versions, where the go-sdk's session forwards log notifications by its
-// own rule, and tokens or levels of other JSON types stay with the go-sdk.
+// notifications go out at or above the level: the request's in 2026-07-28
+// (none without one; an unknown level name counts as debug, as in the
+// go-sdk's compareLevels), "info" under a legacy version (the go-sdk's
+// stateless session for a legacy request starts at info and ignores _meta).
+// Tokens or levels of other JSON types, and legacy requests that want
+// notifications without a token, stay with the go-sdk.
 //
 // Each event is written and flushed when the handler sends it: nothing is
 // queued, so a handler flooding progress to a client that does not read
@@ -51,12 +53,21 @@ func fastStreamFrom(ctx context.Context) *fastStream {
 }
 
 // streamToken reports whether a request that wants notifications is one the
-// fast path streams: its _meta (already checked by modernMeta) has a
-// progressToken that is absent or a string or number, and a log level that
-// is absent or a string. It returns both.
-func streamToken(raw json.RawMessage) (token any, level string, ok bool) {
+// fast path streams: in 2026-07-28 its _meta (already checked by
+// modernMeta) has a progressToken that is absent or a string or number, and
+// a log level that is absent or a string; under a legacy version it has a
+// string or number progressToken (the level is then "info"). It returns
+// both.
+func streamToken(raw json.RawMessage, modern bool) (token any, level string, ok bool) {
 	var meta map[string]any
 	if json.Unmarshal(raw, &meta) != nil {
+		return nil, "", false
+	}
+	if !modern {
+		switch tok := meta["progressToken"].(type) {
+		case string, float64:
+			return tok, "info", true
+		}
 		return nil, "", false
 	}
 	if v, present := meta[mcp.MetaKeyLogLevel]; present {
@@ -164,8 +175,8 @@ func (sw streamWriter) Write(b []byte) (int, error) {
 }
 
 // fastCallStream is fastCall answered as an event stream.
-func (s *Server) fastCallStream(w http.ResponseWriter, r *http.Request, env httpguard.Message, id []byte, token any, level string) {
+func (s *Server) fastCallStream(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte, token any, level string) {
 	st := &fastStream{token: token, level: level, w: w}
 	r = r.WithContext(context.WithValue(r.Context(), fastStreamKey{}, st))
-	s.fastCall(streamWriter{st}, r, env, true, id)
+	s.fastCall(streamWriter{st}, r, env, modern, id)
 }

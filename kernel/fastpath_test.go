@@ -255,7 +255,7 @@ func fastTable() []fastRequest {
 		add("html in result", call(`46`, `"pro_report"`, item, m), nil)
 		add("odd characters in structured result", call(`47`, `"odd_chars"`, item, m), nil)
 		add("odd characters in text result", call(`48`, `"odd_text"`, item, m), nil)
-		prog := func(tok string) string { return strings.Replace(orEmpty(m), `{`, `{"progressToken":`+tok+`,`, 1) }
+		prog := func(tok string) string { return withMeta(m, `"progressToken":`+tok) }
 		add("progress steps", call(`60`, `"progress_steps"`, item, prog(`"p"`)), nil)
 		add("progress steps number token", call(`61`, `"progress_steps"`, item, prog(`7`)), nil)
 		add("progress steps fractional token", call(`62`, `"progress_steps"`, item, prog(`1.5`)), nil)
@@ -265,7 +265,7 @@ func fastTable() []fastRequest {
 		add("progress steps null token", call(`66`, `"progress_steps"`, item, prog(`null`)), nil)
 		add("progress steps bool token", call(`67`, `"progress_steps"`, item, prog(`true`)), nil)
 		add("progress then tool error", call(`68`, `"progress_steps"`, `{"zone":"z","name":"fail"}`, prog(`"p"`)), nil)
-		add("progress and log level", call(`69`, `"progress_steps"`, item, strings.Replace(prog(`"p"`), `{`, `{"io.modelcontextprotocol/logLevel":"debug",`, 1)), nil)
+		add("progress and log level", call(`69`, `"progress_steps"`, item, withMeta(prog(`"p"`), `"io.modelcontextprotocol/logLevel":"debug"`)), nil)
 		add("progress tier refusal", call(`90`, `"pro_report"`, item, prog(`"p"`)), map[string]string{"Authorization": "Bearer " + freeKey})
 		add("progress validation failure", call(`91`, `"progress_steps"`, `{"zone":"z"}`, prog(`"p"`)), nil)
 		add("progress unknown tool", call(`92`, `"no_such_tool"`, item, prog(`"p"`)), nil)
@@ -273,12 +273,10 @@ func fastTable() []fastRequest {
 		add("progress handler without progress", call(`94`, `"get_item"`, item, prog(`"p"`)), nil)
 		add("progress internal error", call(`95`, `"broken"`, item, prog(`"p"`)), nil)
 		add("progress ttl", call(`96`, `"change_ttl"`, `{"zone":"z","ttl":300}`, prog(`"p"`)), nil)
-		lvl := func(level string) string {
-			return strings.Replace(orEmpty(m), `{`, `{"io.modelcontextprotocol/logLevel":`+level+`,`, 1)
-		}
+		lvl := func(level string) string { return withMeta(m, `"io.modelcontextprotocol/logLevel":`+level) }
 		for i, level := range []string{`"debug"`, `"info"`, `"warning"`, `"emergency"`, `"bogus"`, `""`, `null`, `5`, `{"a":1}`, `"\u0069nfo"`} {
 			add("log level "+level, call(strconv.Itoa(100+i), `"change_ttl"`, `{"zone":"z","ttl":300}`, lvl(level)), nil)
-			add("log level and progress "+level, call(strconv.Itoa(120+i), `"change_ttl"`, `{"zone":"z","ttl":300}`, strings.Replace(lvl(level), `{`, `{"progressToken":"p",`, 1)), nil)
+			add("log level and progress "+level, call(strconv.Itoa(120+i), `"change_ttl"`, `{"zone":"z","ttl":300}`, withMeta(lvl(level), `"progressToken":"p"`)), nil)
 		}
 		add("log level tool without log", call(`140`, `"progress_steps"`, item, lvl(`"debug"`)), nil)
 		add("log level tool error", call(`141`, `"change_ttl"`, `{"zone":"z","ttl":5}`, lvl(`"debug"`)), nil)
@@ -337,6 +335,14 @@ func discover(id, meta string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{"_meta":` + meta + `}}`
 }
 
+// withMeta adds the member member to the _meta object meta ("" for none).
+func withMeta(meta, member string) string {
+	if meta == "" || meta == "{}" {
+		return "{" + member + "}"
+	}
+	return "{" + member + "," + meta[1:]
+}
+
 func orEmpty(s string) string {
 	if s == "" {
 		return "{}"
@@ -370,6 +376,7 @@ func TestFastPathAnswers(t *testing.T) {
 		{name: "legacy", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""), version: "2025-11-25"},
 		{name: "modern", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, modernMeta), version: "2026-07-28", mirror: true},
 		{name: "server/discover", body: discover(`1`, modernMeta), version: "2026-07-28", mirror: true},
+		{name: "legacy progress stream", body: call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, `{"progressToken":"p"}`), version: "2025-11-25"},
 		{name: "log level stream", body: call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, strings.Replace(modernMeta, `{`, `{"io.modelcontextprotocol/logLevel":"info",`, 1)), version: "2026-07-28", mirror: true},
 		{name: "progress stream", body: call(`1`, `"progress_steps"`, `{"zone":"z","name":"n"}`, strings.Replace(modernMeta, `{`, `{"progressToken":"p",`, 1)), version: "2026-07-28", mirror: true},
 	} {

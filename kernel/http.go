@@ -42,8 +42,8 @@ type HTTPOptions struct {
 	Env string
 	// DisableFastPath sends every request through the go-sdk's handler.
 	// By default the kernel answers stateless tools/call, tools/list,
-	// ping and server/discover itself (a 2026-07-28 call with a progress
-	// token or a log level as an event stream), with the same answers (fastpath.go).
+	// ping and server/discover itself (a call with a progress token or a
+	// 2026-07-28 log level as an event stream), with the same answers (fastpath.go).
 	DisableFastPath bool
 }
 
