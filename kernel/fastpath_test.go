@@ -273,6 +273,10 @@ func fastTable() []fastRequest {
 		add("progress handler without progress", call(`94`, `"get_item"`, item, prog(`"p"`)), nil)
 		add("progress internal error", call(`95`, `"broken"`, item, prog(`"p"`)), nil)
 		add("progress ttl", call(`96`, `"change_ttl"`, `{"zone":"z","ttl":300}`, prog(`"p"`)), nil)
+		add("progress Accept JSON only", call(`98`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Accept": "application/json"})
+		add("progress Accept stream only", call(`99`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Accept": "text/event-stream"})
+		add("progress Accept wildcard", call(`150`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Accept": "*/*"})
+		add("progress Accept with q", call(`151`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Accept": "application/json;q=0.5, text/event-stream;q=0"})
 		lvl := func(level string) string { return withMeta(m, `"io.modelcontextprotocol/logLevel":`+level) }
 		for i, level := range []string{`"debug"`, `"info"`, `"warning"`, `"emergency"`, `"bogus"`, `""`, `null`, `5`, `{"a":1}`, `"\u0069nfo"`} {
 			add("log level "+level, call(strconv.Itoa(100+i), `"change_ttl"`, `{"zone":"z","ttl":300}`, lvl(level)), nil)
