@@ -76,6 +76,13 @@ func (c *Call) Credential(name string) (string, error) {
 // (it sent a progress token); otherwise it does nothing. The message is
 // cleaned like any upstream text.
 func (c *Call) Progress(ctx context.Context, done, total float64, message string) {
+	if st := fastStreamFrom(ctx); st != nil { // the fast path's event stream (fastpath_stream.go)
+		if st.token != nil {
+			st.progress(&mcp.ProgressNotificationParams{ProgressToken: st.token, Progress: done, Total: total,
+				Message: c.secrets.String(untrusted.CleanString(message))})
+		}
+		return
+	}
 	if c.req == nil || c.req.Params == nil || c.req.Session == nil {
 		return
 	}
@@ -104,14 +111,19 @@ func (c *Call) Log(ctx context.Context, level slog.Level, message string, data a
 		}
 	}
 	c.server.logger.Log(ctx, level, message, "tool", c.Tool, "principal", c.Principal.ID)
-	if c.req == nil || c.req.Session == nil {
-		return
-	}
-	_ = c.req.Session.Log(ctx, &mcp.LoggingMessageParams{
+	params := &mcp.LoggingMessageParams{
 		Level:  mcpLevel(level),
 		Logger: c.server.name,
 		Data:   map[string]any{"message": message, "data": clean},
-	})
+	}
+	if st := fastStreamFrom(ctx); st != nil { // the fast path's event stream (fastpath_stream.go)
+		st.log(params)
+		return
+	}
+	if c.req == nil || c.req.Session == nil {
+		return
+	}
+	_ = c.req.Session.Log(ctx, params)
 }
 
 func mcpLevel(l slog.Level) mcp.LoggingLevel {

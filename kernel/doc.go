@@ -61,10 +61,14 @@
 // it may read (a zone id to its name), but no upstream write is made before
 // the gate.
 //
-// After step 10, stateless tools/call, tools/list and ping are answered by
-// the kernel's fast path (fastpath.go) from the message parsed in step 9,
-// through the same functions for steps 10 to 17 (admitCall and the tool's
-// handler); everything else, and everything when HTTPOptions.DisableFastPath
+// After step 10, stateless tools/call, tools/list, ping and (2026-07-28)
+// server/discover are answered by the kernel's fast path (fastpath.go) from
+// the message parsed in step 9, through the same functions for steps 10 to
+// 17 (admitCall and the tool's handler); a tools/call with a progressToken
+// or (2026-07-28) a log level is answered as the go-sdk's event stream,
+// each notification written as the handler sends it (fastpath_stream.go), and
+// server/discover's result is the go-sdk's own, captured once
+// (fastpath_discover.go). Everything else, and everything when HTTPOptions.DisableFastPath
 // is set, goes through the go-sdk's handler. Both give the same answers
 // (TestFastPathEquivalence, FuzzFastPathEquivalence).
 //

@@ -18,7 +18,10 @@ import (
 )
 
 // The fast path answers the stateless requests that need no session —
-// tools/call, tools/list and ping — straight from the message the guards
+// tools/call (as JSON, or, for a call with a progressToken or a 2026-07-28
+// log level, as the go-sdk's event stream: fastpath_stream.go), tools/list, ping (legacy
+// versions) and server/discover (2026-07-28; its static result captured
+// from the go-sdk once, fastpath_discover.go) — straight from the message the guards
 // parsed once (httpguard.RequestMessage), instead of handing the body to the
 // go-sdk, which decodes it twice more and builds a session, a connection and
 // goroutines per request. It runs the same steps as the go-sdk's path
@@ -28,8 +31,10 @@ import (
 // FuzzFastPathEquivalence send every request through both and compare.
 //
 // Anything it is not sure of goes to the go-sdk as before: notifications and
-// responses, requests that ask for progress or log notifications (they need
-// the SDK's event stream), protocol versions other than the legacy ones and
+// responses, server/discover under a legacy version (-32601), a
+// progressToken that is neither a string nor a number, a log level that is
+// not a string, legacy requests that want notifications without a token,
+// protocol versions other than the legacy ones and
 // 2026-07-28, _meta protocol versions on legacy requests, params members the
 // kernel does not read (a cursor, a task, inputResponses, requestState),
 // Mcp-Param-* headers and tools with x-mcp-header parameters, calls that may
@@ -74,9 +79,10 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 		s.logger.Warn("fast path off: encoding tools/list failed", "error", err.Error())
 		return sdk
 	}
+	discover := discoverResult(sdk) // nil: the go-sdk answers server/discover
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		env, modern, id, ok := s.fastEligible(r)
-		if !ok {
+		if !ok || (env.Method == "server/discover" && discover == nil) {
 			sdk.ServeHTTP(w, r)
 			return
 		}
@@ -90,7 +96,17 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			}
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		case "tools/call":
+			if env.WantsNotifications {
+				if tok, level, ok := streamToken(env.Meta, modern); ok {
+					s.fastCallStream(w, r, env, modern, id, tok, level)
+					return
+				}
+				sdk.ServeHTTP(w, r)
+				return
+			}
 			s.fastCall(w, r, env, modern, id)
+		case "server/discover": // 2026-07-28 only (see fastEligible)
+			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, discover...), nil })
 		}
 	})
 }
@@ -99,11 +115,11 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 // message, whether it speaks 2026-07-28, and its id as the go-sdk writes it.
 func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, ok bool) {
 	env, err := httpguard.RequestMessage(r)
-	if err != nil || env.ID == nil || env.Response || env.WantsNotifications || env.OtherParams {
+	if err != nil || env.ID == nil || env.Response || env.OtherParams {
 		return env, false, nil, false
 	}
 	switch env.Method {
-	case "ping":
+	case "ping", "server/discover":
 	case "tools/list":
 		// Under an authorization policy the list is filtered per principal
 		// by the go-sdk path's listMiddleware (authorize.go): one filter, in
@@ -132,6 +148,12 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 		return env, false, nil, false
 	}
 	if modern && (env.Method == "ping" || !modernMeta(env.Meta)) { // 2026-07-28 has no ping: the go-sdk answers 404
+		return env, false, nil, false
+	}
+	if !modern && env.Method == "server/discover" { // the go-sdk answers -32601
+		return env, false, nil, false
+	}
+	if env.WantsNotifications && env.Method != "tools/call" { // see fastpath_stream.go
 		return env, false, nil, false
 	}
 	id, ok = wireID(env.ID)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,11 +57,23 @@ func newFastPair(t testing.TB, limit int) fastPair {
 			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
 				return map[string]string{"v": oddChars, oddChars: "key"}, nil
 			},
+		}), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+			Name: "progress_steps", Description: "Reports progress four times, then answers (or fails when name is fail).",
+			Policy: readPolicy,
+			Handle: func(ctx context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {
+				for i := 1; i <= 4; i++ {
+					c.Progress(ctx, float64(i), 4, "step "+strconv.Itoa(i)+" "+oddChars)
+				}
+				if in.Name == "fail" {
+					return nil, kernel.Errorf(kernel.NotFound, "Item %q was not found.", in.Name)
+				}
+				return map[string]string{"done": in.Name}, nil
+			},
 		}), kernel.NewTool(kernel.Spec[itemArgs, kernel.Text]{
 			Name: "odd_text", Description: "The same as text.", Policy: readPolicy,
 			Handle: func(context.Context, *kernel.Call, itemArgs) (kernel.Text, error) { return kernel.Text(oddChars), nil },
 		}))
-		srv, err := kernel.New(kernel.Info{Name: "test", Version: "v0"}, tools, &kernel.Options{
+		srv, err := kernel.New(kernel.Info{Name: "test", Version: "v0", Instructions: "Use <get_item> & \u2028 friends."}, tools, &kernel.Options{
 			Tiers: tiers, Limiter: lim, Now: clock, Envelope: untrusted.Envelope{Source: "test-api"},
 			Confirm: confirm.NewIssuer(nil, &confirm.Options{Rand: &mcptest.CountingReader{}, Now: clock}),
 		})
@@ -140,7 +153,7 @@ func (p fastPair) serve(q fastRequest, fast bool) exchange {
 	h.ServeHTTP(rec, q.build())
 	ex := exchange{Status: rec.Code, Header: map[string][]string{}, Body: rec.Body.String()}
 	for k, v := range rec.Header() {
-		if k == "Content-Type" || k == "Cache-Control" || k == "Retry-After" || k == "Www-Authenticate" || k == "Allow" || strings.HasPrefix(k, "Mcp-") {
+		if k == "Content-Type" || k == "Cache-Control" || k == "Connection" || k == "Retry-After" || k == "Www-Authenticate" || k == "Allow" || strings.HasPrefix(k, "Mcp-") {
 			ex.Header[k] = v
 		}
 	}
@@ -242,6 +255,52 @@ func fastTable() []fastRequest {
 		add("html in result", call(`46`, `"pro_report"`, item, m), nil)
 		add("odd characters in structured result", call(`47`, `"odd_chars"`, item, m), nil)
 		add("odd characters in text result", call(`48`, `"odd_text"`, item, m), nil)
+		prog := func(tok string) string { return withMeta(m, `"progressToken":`+tok) }
+		add("progress steps", call(`60`, `"progress_steps"`, item, prog(`"p"`)), nil)
+		add("progress steps number token", call(`61`, `"progress_steps"`, item, prog(`7`)), nil)
+		add("progress steps fractional token", call(`62`, `"progress_steps"`, item, prog(`1.5`)), nil)
+		add("progress steps exponent token", call(`63`, `"progress_steps"`, item, prog(`1e3`)), nil)
+		add("progress steps escaped token", call(`64`, `"progress_steps"`, item, prog(`"\u003c\u2028\ud800"`)), nil)
+		add("progress steps object token", call(`65`, `"progress_steps"`, item, prog(`{"a":1}`)), nil)
+		add("progress steps null token", call(`66`, `"progress_steps"`, item, prog(`null`)), nil)
+		add("progress steps bool token", call(`67`, `"progress_steps"`, item, prog(`true`)), nil)
+		add("progress then tool error", call(`68`, `"progress_steps"`, `{"zone":"z","name":"fail"}`, prog(`"p"`)), nil)
+		add("progress and log level", call(`69`, `"progress_steps"`, item, withMeta(prog(`"p"`), `"io.modelcontextprotocol/logLevel":"debug"`)), nil)
+		add("progress tier refusal", call(`90`, `"pro_report"`, item, prog(`"p"`)), map[string]string{"Authorization": "Bearer " + freeKey})
+		add("progress validation failure", call(`91`, `"progress_steps"`, `{"zone":"z"}`, prog(`"p"`)), nil)
+		add("progress unknown tool", call(`92`, `"no_such_tool"`, item, prog(`"p"`)), nil)
+		add("progress gated", call(`93`, `"delete_item"`, item, prog(`"p"`)), nil)
+		add("progress handler without progress", call(`94`, `"get_item"`, item, prog(`"p"`)), nil)
+		add("progress internal error", call(`95`, `"broken"`, item, prog(`"p"`)), nil)
+		add("progress ttl", call(`96`, `"change_ttl"`, `{"zone":"z","ttl":300}`, prog(`"p"`)), nil)
+		add("progress Accept JSON only", call(`98`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Accept": "application/json"})
+		add("progress Accept stream only", call(`99`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Accept": "text/event-stream"})
+		add("progress Accept wildcard", call(`150`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Accept": "*/*"})
+		add("progress Accept with q", call(`151`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Accept": "application/json;q=0.5, text/event-stream;q=0"})
+		lvl := func(level string) string { return withMeta(m, `"io.modelcontextprotocol/logLevel":`+level) }
+		for i, level := range []string{`"debug"`, `"info"`, `"warning"`, `"emergency"`, `"bogus"`, `""`, `null`, `5`, `{"a":1}`, `"\u0069nfo"`} {
+			add("log level "+level, call(strconv.Itoa(100+i), `"change_ttl"`, `{"zone":"z","ttl":300}`, lvl(level)), nil)
+			add("log level and progress "+level, call(strconv.Itoa(120+i), `"change_ttl"`, `{"zone":"z","ttl":300}`, withMeta(lvl(level), `"progressToken":"p"`)), nil)
+		}
+		add("log level tool without log", call(`140`, `"progress_steps"`, item, lvl(`"debug"`)), nil)
+		add("log level tool error", call(`141`, `"change_ttl"`, `{"zone":"z","ttl":5}`, lvl(`"debug"`)), nil)
+		add("progress unauthenticated", call(`97`, `"progress_steps"`, item, prog(`"p"`)), map[string]string{"Authorization": ""})
+		disc := func(id, params string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover"` + params + `}`
+		}
+		add("server/discover", disc(`70`, `,"params":{"_meta":`+orEmpty(m)+`}`), nil)
+		add("server/discover string id", disc(`"d-1"`, `,"params":{"_meta":`+orEmpty(m)+`}`), nil)
+		add("server/discover no params", disc(`71`, ``), nil)
+		add("server/discover null params", disc(`72`, `,"params":null`), nil)
+		add("server/discover params array", disc(`73`, `,"params":[1]`), nil)
+		add("server/discover params string", disc(`74`, `,"params":"x"`), nil)
+		add("server/discover _meta array", disc(`75`, `,"params":{"_meta":[1]}`), nil)
+		add("server/discover extra member", disc(`76`, `,"params":{"cursor":"c","_meta":`+orEmpty(m)+`}`), nil)
+		add("server/discover progress token", disc(`77`, `,"params":{"_meta":`+strings.Replace(orEmpty(m), `{`, `{"progressToken":"p",`, 1)+`}`), nil)
+		add("server/discover null id", disc(`null`, `,"params":{"_meta":`+orEmpty(m)+`}`), nil)
+		add("server/discover Mcp-Method mismatch", disc(`78`, `,"params":{"_meta":`+orEmpty(m)+`}`), map[string]string{"Mcp-Method": "tools/list"})
+		add("server/discover Last-Event-ID", disc(`79`, `,"params":{"_meta":`+orEmpty(m)+`}`), map[string]string{"Last-Event-ID": "x"})
+		add("server/discover unauthenticated", disc(`80`, `,"params":{"_meta":`+orEmpty(m)+`}`), map[string]string{"Authorization": ""})
 	}
 	item2 := `{"zone":"example.com","name":"www"}`
 	qs = append(qs,
@@ -259,8 +318,33 @@ func fastTable() []fastRequest {
 		fastRequest{name: "2024-11-05", body: call(`55`, `"get_item"`, item2, ""), version: "2024-11-05"},
 		fastRequest{name: "2025-03-26", body: call(`56`, `"get_item"`, item2, ""), version: "2025-03-26"},
 		fastRequest{name: "2025-06-18", body: call(`57`, `"get_item"`, item2, ""), version: "2025-06-18"},
+		fastRequest{name: "discover unknown later version", body: discover(`81`, strings.ReplaceAll(modernMeta, "2026-07-28", "2099-01-01")), version: "2099-01-01", mirror: true},
+		fastRequest{name: "discover unknown old version", body: discover(`82`, ""), version: "2001-01-01", mirror: true},
+		fastRequest{name: "discover no version header", body: discover(`83`, ""), mirror: true},
+		fastRequest{name: "discover legacy with _meta version", body: discover(`84`, modernMeta), version: "2025-11-25", mirror: true},
+		fastRequest{name: "discover modern _meta version disagrees", body: discover(`85`, strings.Replace(modernMeta, "2026-07-28", "2025-11-25", 1)), version: "2026-07-28", mirror: true},
+		fastRequest{name: "discover modern without clientCapabilities", body: discover(`86`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), version: "2026-07-28", mirror: true},
+		fastRequest{name: "discover modern clientInfo wrong type", body: discover(`87`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":"c"}`), version: "2026-07-28", mirror: true},
+		fastRequest{name: "discover modern other capabilities", body: discover(`88`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"other","version":"9"}}`), version: "2026-07-28", mirror: true},
+		fastRequest{name: "discover modern log level", body: discover(`89`, strings.Replace(modernMeta, `{`, `{"io.modelcontextprotocol/logLevel":"debug",`, 1)), version: "2026-07-28", mirror: true},
 	)
 	return qs
+}
+
+// discover is a server/discover request with _meta meta ("" for none).
+func discover(id, meta string) string {
+	if meta == "" {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{}}`
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{"_meta":` + meta + `}}`
+}
+
+// withMeta adds the member member to the _meta object meta ("" for none).
+func withMeta(meta, member string) string {
+	if meta == "" || meta == "{}" {
+		return "{" + member + "}"
+	}
+	return "{" + member + "," + meta[1:]
 }
 
 func orEmpty(s string) string {
@@ -295,6 +379,10 @@ func TestFastPathAnswers(t *testing.T) {
 	for _, q := range []fastRequest{
 		{name: "legacy", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""), version: "2025-11-25"},
 		{name: "modern", body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, modernMeta), version: "2026-07-28", mirror: true},
+		{name: "server/discover", body: discover(`1`, modernMeta), version: "2026-07-28", mirror: true},
+		{name: "legacy progress stream", body: call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, `{"progressToken":"p"}`), version: "2025-11-25"},
+		{name: "log level stream", body: call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, strings.Replace(modernMeta, `{`, `{"io.modelcontextprotocol/logLevel":"info",`, 1)), version: "2026-07-28", mirror: true},
+		{name: "progress stream", body: call(`1`, `"progress_steps"`, `{"zone":"z","name":"n"}`, strings.Replace(modernMeta, `{`, `{"progressToken":"p",`, 1)), version: "2026-07-28", mirror: true},
 	} {
 		allocs := func(h http.Handler) float64 {
 			return testing.AllocsPerRun(20, func() { h.ServeHTTP(httptest.NewRecorder(), q.build()) })
@@ -319,6 +407,39 @@ func TestFastPathRateLimit(t *testing.T) {
 		ex := p.compare(t, fastRequest{name: v, body: call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, meta), version: v, mirror: true})
 		if want := map[bool]int{true: 429, false: 200}[i == 2]; ex.Status != want {
 			t.Fatalf("request %d: status %d, want %d", i, ex.Status, want)
+		}
+	}
+}
+
+// TestFastPathProgressRateLimit: a progress-reporting call refused by the
+// rate limit is the HTTP admission's 429 on both paths, not a stream.
+func TestFastPathProgressRateLimit(t *testing.T) {
+	p := newFastPair(t, 1)
+	meta := strings.Replace(modernMeta, `{`, `{"progressToken":"p",`, 1)
+	for i := range 2 {
+		ex := p.compare(t, fastRequest{name: "progress", body: call(`1`, `"progress_steps"`, `{"zone":"z","name":"n"}`, meta), version: "2026-07-28", mirror: true})
+		want, ct := 200, "text/event-stream"
+		if i == 1 {
+			want, ct = 429, "application/json"
+		}
+		if ex.Status != want || ex.Header["Content-Type"][0] != ct {
+			t.Fatalf("request %d: status %d %v, want %d %s", i, ex.Status, ex.Header["Content-Type"], want, ct)
+		}
+		if i == 0 && strings.Count(ex.Body, "notifications/progress") != 4 {
+			t.Fatalf("want 4 progress events: %s", ex.Body)
+		}
+	}
+}
+
+// TestFastPathLogLevel: a 2026-07-28 call with a log level gets the log
+// notifications at or above it on its event stream, and none below it.
+func TestFastPathLogLevel(t *testing.T) {
+	p := newFastPair(t, 1000)
+	for level, want := range map[string]int{"debug": 1, "info": 1, "warning": 0, "bogus": 1} {
+		meta := strings.Replace(modernMeta, `{`, `{"io.modelcontextprotocol/logLevel":"`+level+`",`, 1)
+		ex := p.compare(t, fastRequest{name: level, body: call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, meta), version: "2026-07-28", mirror: true})
+		if got := strings.Count(ex.Body, `"notifications/message"`); ex.Status != 200 || got != want || !strings.Contains(ex.Body, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\"") {
+			t.Errorf("level %s: status %d, %d log notifications (want %d): %s", level, ex.Status, got, want, ex.Body)
 		}
 	}
 }
@@ -400,4 +521,20 @@ func TestFastPathBudget(t *testing.T) {
 		t.Fatalf("fast path allocates %d bytes for a 2 MiB _meta, the go-sdk path %d", fast, sdk)
 	}
 	t.Logf("bytes allocated per request: fast %d, go-sdk %d", fast, sdk)
+}
+
+// TestFastPathDiscover: a 2026-07-28 server/discover is answered (not an
+// error both paths happen to share) with the server's versions,
+// capabilities, instructions and identity.
+func TestFastPathDiscover(t *testing.T) {
+	p := newFastPair(t, 1000)
+	ex := p.compare(t, fastRequest{name: "discover", body: discover(`"x"`, modernMeta), version: "2026-07-28", mirror: true})
+	if ex.Status != 200 {
+		t.Fatalf("status %d: %s", ex.Status, ex.Body)
+	}
+	for _, want := range []string{`"id":"x"`, `"supportedVersions":[`, `"2026-07-28"`, `"capabilities":{`, `"instructions":"Use <get_item> & \u2028 friends."`, `"io.modelcontextprotocol/serverInfo":{"name":"test","version":"v0"}`} {
+		if !strings.Contains(ex.Body, want) {
+			t.Errorf("answer lacks %s: %s", want, ex.Body)
+		}
+	}
 }

@@ -41,8 +41,9 @@ type HTTPOptions struct {
 	// a "*" CORS list log a warning.
 	Env string
 	// DisableFastPath sends every request through the go-sdk's handler.
-	// By default the kernel answers stateless tools/call, tools/list and
-	// ping itself, with the same answers (fastpath.go).
+	// By default the kernel answers stateless tools/call, tools/list,
+	// ping and server/discover itself (a call with a progress token or a
+	// 2026-07-28 log level as an event stream), with the same answers (fastpath.go).
 	DisableFastPath bool
 }
 

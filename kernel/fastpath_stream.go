@@ -1,0 +1,182 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+)
+
+// A tools/call that carries a progressToken or (2026-07-28) a log level in
+// _meta is answered on the fast path as the go-sdk's stateless Streamable
+// HTTP handler answers it: an event stream (text/event-stream,
+// Cache-Control no-cache, no-transform, Connection keep-alive), one
+// "event: message" per message and no event ids — the progress and log
+// notifications the handler sends, in order, then the response. Log
+// notifications go out at or above the level: the request's in 2026-07-28
+// (none without one; an unknown level name counts as debug, as in the
+// go-sdk's compareLevels), "info" under a legacy version (the go-sdk's
+// stateless session for a legacy request starts at info and ignores _meta).
+// Tokens or levels of other JSON types, and legacy requests that want
+// notifications without a token, stay with the go-sdk.
+//
+// Each event is written and flushed when the handler sends it: nothing is
+// queued, so a handler flooding progress to a client that does not read
+// blocks in the socket write (net/http's buffer) instead of growing memory,
+// and the fast path starts no goroutine a disconnected client could leak
+// (the handler's context is the request's: cancelled on disconnect).
+
+// fastStream is the event stream of one request.
+type fastStream struct {
+	token any    // the request's progressToken, as the go-sdk decodes it; nil for none
+	level string // the request's log level; "" sends no log notifications
+
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	header  http.Header // what writeFast sets, discarded: the stream has its own
+	status  int
+	started bool
+	done    bool // the response is written: later notifications are dropped
+}
+
+type fastStreamKey struct{}
+
+// fastStreamFrom returns the event stream a call's progress goes to on the
+// fast path, or nil.
+func fastStreamFrom(ctx context.Context) *fastStream {
+	st, _ := ctx.Value(fastStreamKey{}).(*fastStream)
+	return st
+}
+
+// streamToken reports whether a request that wants notifications is one the
+// fast path streams: in 2026-07-28 its _meta (already checked by
+// modernMeta) has a progressToken that is absent or a string or number, and
+// a log level that is absent or a string; under a legacy version it has a
+// string or number progressToken (the level is then "info"). It returns
+// both.
+func streamToken(raw json.RawMessage, modern bool) (token any, level string, ok bool) {
+	var meta map[string]any
+	if json.Unmarshal(raw, &meta) != nil {
+		return nil, "", false
+	}
+	if !modern {
+		switch tok := meta["progressToken"].(type) {
+		case string, float64:
+			return tok, "info", true
+		}
+		return nil, "", false
+	}
+	if v, present := meta[mcp.MetaKeyLogLevel]; present {
+		if level, ok = v.(string); !ok {
+			return nil, "", false
+		}
+	}
+	switch tok := meta["progressToken"].(type) {
+	case string, float64:
+		return tok, level, true
+	case nil:
+		_, present := meta["progressToken"]
+		return nil, level, !present
+	}
+	return nil, "", false
+}
+
+// logLevels orders the MCP log levels as the go-sdk's compareLevels does
+// (by their slog levels); a name not listed counts as debug.
+var logLevels = map[mcp.LoggingLevel]int{"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7}
+
+// log sends a log notification as the go-sdk's ServerSession.Log writes it
+// for a 2026-07-28 request: only at or above the request's level.
+func (st *fastStream) log(p *mcp.LoggingMessageParams) {
+	if st.level == "" || logLevels[p.Level] < logLevels[mcp.LoggingLevel(st.level)] {
+		return
+	}
+	params, err := marshalWire(p)
+	if err != nil {
+		return
+	}
+	b := make([]byte, 0, len(params)+64)
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/message","params":`...)
+	b = append(b, params...)
+	st.event(append(b, '}'), false)
+}
+
+// progress sends a progress notification as the go-sdk's NotifyProgress
+// writes it on the request's stream.
+func (st *fastStream) progress(p *mcp.ProgressNotificationParams) {
+	params, err := marshalWire(p)
+	if err != nil {
+		return
+	}
+	b := make([]byte, 0, len(params)+64)
+	b = append(b, `{"jsonrpc":"2.0","method":"notifications/progress","params":`...)
+	b = append(b, params...)
+	st.event(append(b, '}'), false)
+}
+
+// event writes one SSE event, the headers first; last marks the response.
+func (st *fastStream) event(msg []byte, last bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return
+	}
+	st.done = last
+	if !st.started {
+		st.started = true
+		h := st.w.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Connection", "keep-alive")
+		h.Set("Content-Type", "text/event-stream")
+		st.w.WriteHeader(http.StatusOK)
+	}
+	// A write error (the client left) is the handler's context's to report.
+	_, _ = st.w.Write([]byte("event: message\ndata: "))
+	_, _ = st.w.Write(msg)
+	_, _ = st.w.Write([]byte("\n\n"))
+	_ = http.NewResponseController(st.w).Flush()
+}
+
+// streamWriter is the http.ResponseWriter fastCall writes its response to:
+// writeFast's one JSON body becomes the stream's last event; anything else
+// (an internal error before any event) passes through unchanged.
+type streamWriter struct{ st *fastStream }
+
+func (sw streamWriter) Header() http.Header {
+	if sw.st.header == nil {
+		sw.st.header = http.Header{}
+	}
+	return sw.st.header
+}
+
+func (sw streamWriter) WriteHeader(code int) { sw.st.status = code }
+
+func (sw streamWriter) Write(b []byte) (int, error) {
+	st := sw.st
+	if st.status == http.StatusOK || st.status == 0 {
+		st.event(b, true)
+		return len(b), nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.started || st.done {
+		return len(b), nil // unreachable: fastCall's errors come before any event
+	}
+	st.done = true
+	for k, v := range st.header {
+		st.w.Header()[k] = v
+	}
+	st.w.WriteHeader(st.status)
+	return st.w.Write(b)
+}
+
+// fastCallStream is fastCall answered as an event stream.
+func (s *Server) fastCallStream(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte, token any, level string) {
+	st := &fastStream{token: token, level: level, w: w}
+	r = r.WithContext(context.WithValue(r.Context(), fastStreamKey{}, st))
+	s.fastCall(streamWriter{st}, r, env, modern, id)
+}
