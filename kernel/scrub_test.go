@@ -17,6 +17,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
@@ -272,5 +273,48 @@ func TestCallScrub(t *testing.T) {
 	out, n := (&kernel.Call{}).Scrub([]byte(answer), derived)
 	if n != 2 || !strings.Contains(string(out), serverToken) {
 		t.Errorf("outside a call: %s, %d replacements", out, n)
+	}
+}
+
+// TestFastPathStreamIsScrubbed: over HTTP, on the fast path and on the
+// go-sdk path, a call that asks for progress and a log level is answered as
+// an event stream, and nothing of the configured credential reaches that
+// stream — progress, log notifications or result — in any echo form.
+func TestFastPathStreamIsScrubbed(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{echoTool()}, &kernel.Options{
+			Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: serverToken}},
+			Logger:      slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: fastAddr, DisableFastPath: disable,
+			Guards: httpguard.PipelineOptions{DisableFlood: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for form := range echoForms {
+			t.Run(fmt.Sprintf("sdk=%v/%s", disable, form), func(t *testing.T) {
+				body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"form":"` + form +
+					`"},"_meta":{"progressToken":"p1","io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+				q := fastRequest{body: body, version: "2026-07-28", mirror: true}
+				r := q.build()
+				r.Header.Del("Authorization")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != 200 {
+					t.Fatalf("status %d: %.300s", w.Code, w.Body.String())
+				}
+				wire := w.Body.String()
+				if ct := w.Header().Get("Content-Type"); ct != "text/event-stream" {
+					t.Fatalf("answered as %q, not an event stream", ct)
+				}
+				if form == "notifications" && (!strings.Contains(wire, "notifications/progress") || !strings.Contains(wire, "notifications/message") || !strings.Contains(wire, "[redacted]")) {
+					t.Fatalf("the stream lacks the scrubbed progress and log notifications: %.800s", wire)
+				}
+				lacksSecret(t, "stream", wire, serverToken)
+			})
+		}
 	}
 }
