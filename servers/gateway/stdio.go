@@ -80,9 +80,13 @@ func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *
 		close(p.done)
 	}()
 	go logStderr(errR, u.Name, logger, scrub)
-	t := &mcp.IOTransport{Reader: outR, Writer: inW, MaxLineLength: 2*u.maxResult() + 64<<10} // base64 and JSON escapes grow a result
+	t := &stdioTransport{r: outR, w: inW, maxLine: maxLine(u)}
 	return p, t, nil
 }
+
+// maxLine caps one message line from a child: base64 and JSON escapes grow
+// a result, so twice the result cap and room for the envelope.
+func maxLine(u *Upstream) int { return 2*u.maxResult() + 64<<10 }
 
 // kill ends the child and everything in its process group, and waits for it.
 func (p *process) kill() {

@@ -1,0 +1,200 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioTransport is the MCP transport over a spawned child's stdin and
+// stdout: newline-delimited JSON-RPC read with one reused buffer. The
+// go-sdk's IOTransport builds a JSON decoder and its 32 KiB buffer for
+// every message, which was a tenth of a relayed call's CPU and much of its
+// garbage (docs/performance.md).
+//
+// A line longer than maxLine is an error: the connection ends and the
+// supervisor restarts the upstream; at most maxLine bytes of it are ever
+// held. JSON-RPC batches (removed from MCP in 2025-06-18) are refused the
+// same way.
+type stdioTransport struct {
+	r       io.ReadCloser // the child's stdout
+	w       io.WriteCloser
+	maxLine int
+}
+
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		w:        t.w,
+		r:        t.r,
+		incoming: make(chan readResult),
+		closed:   make(chan struct{}),
+	}
+	go c.readLoop(newLineReader(t.r, t.maxLine))
+	return c, nil
+}
+
+type readResult struct {
+	msg jsonrpc.Message
+	err error
+}
+
+type stdioConn struct {
+	writeMu sync.Mutex
+	w       io.WriteCloser
+	wbuf    []byte // guarded by writeMu
+	r       io.ReadCloser
+
+	incoming chan readResult
+	closed   chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// readLoop decodes one message a line and hands it to Read, until an error
+// (delivered, then the loop ends) or Close.
+func (c *stdioConn) readLoop(lr *lineReader) {
+	for {
+		line, err := lr.next()
+		var msg jsonrpc.Message
+		if err == nil {
+			if line[0] == '[' {
+				err = errors.New("upstream sent a JSON-RPC batch, which this gateway does not accept")
+			} else if msg, err = jsonrpc.DecodeMessage(line); err != nil {
+				err = fmt.Errorf("decoding upstream message: %w", err)
+			}
+		}
+		select {
+		case c.incoming <- readResult{msg, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-c.incoming:
+		return r.msg, r.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("marshaling message: %w", err)
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	// One write per message, so a message and its newline reach the child
+	// together; the buffer is reused while it stays small.
+	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
+	_, err = c.w.Write(c.wbuf)
+	if cap(c.wbuf) > 64<<10 {
+		c.wbuf = nil
+	}
+	return err
+}
+
+// Close closes the child's stdin and stdout (which ends the read loop);
+// the supervisor kills the child and its process group (process.kill).
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = errors.Join(c.w.Close(), c.r.Close())
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// errLineTooLong: the upstream sent a line over the cap.
+var errLineTooLong = errors.New("upstream sent a message line over the size cap")
+
+// lineReader reads newline-delimited lines, each at most max bytes
+// (without its line ending), through one reused buffer.
+type lineReader struct {
+	br   *bufio.Reader
+	max  int
+	long []byte // a line that did not fit br's buffer, reused
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, min(max+2, 64<<10)), max: max}
+}
+
+// next returns the next non-blank line without its "\n" or "\r\n", valid
+// until the following call. A line over max is errLineTooLong, reported
+// once max bytes of it have been seen, without reading the rest.
+func (l *lineReader) next() ([]byte, error) {
+	for {
+		line, err := l.line()
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, nil
+		}
+	}
+}
+
+func (l *lineReader) line() ([]byte, error) {
+	if cap(l.long) > 1<<20 { // a big line once does not pin its memory
+		l.long = nil
+	}
+	l.long = l.long[:0]
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			var line []byte
+			if len(l.long) == 0 {
+				line = chunk
+			} else {
+				l.long = append(l.long, chunk...)
+				line = l.long
+			}
+			line = bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'})
+			if len(line) > l.max {
+				return nil, errLineTooLong
+			}
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(l.long)+len(chunk) > l.max+1 { // +1: a "\r" may still end it
+				return nil, errLineTooLong
+			}
+			l.long = append(l.long, chunk...)
+		default:
+			if err == io.EOF && len(l.long)+len(chunk) > 0 {
+				// A last line without its newline still counts; EOF follows.
+				l.long = append(l.long, chunk...)
+				line := bytes.TrimSuffix(l.long, []byte{'\r'})
+				if len(line) > l.max {
+					return nil, errLineTooLong
+				}
+				return line, nil
+			}
+			return nil, err
+		}
+	}
+}
