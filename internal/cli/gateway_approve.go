@@ -157,14 +157,7 @@ func (a *gatewayApprove) pinPath(env Env) (string, error) {
 		}
 		return a.pins, nil
 	}
-	dir := a.dataDir
-	if dir == "" {
-		getenv := env.Getenv
-		if getenv == nil {
-			getenv = func(string) string { return "" }
-		}
-		dir = pin.DefaultDir(getenv)
-	}
+	dir := gatewayDataDir(a.dataDir, env)
 	if dir == "" {
 		return "", fmt.Errorf("%w: no data directory: set -data-dir (HOME is not set)", errUsage)
 	}

@@ -46,14 +46,7 @@ func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, cl
 	if c.redisURL.value != "" && c.config != "" {
 		return redisPins(c.redisURL, id, opts)
 	}
-	dir := c.dataDir
-	if dir == "" {
-		getenv := env.Getenv
-		if getenv == nil {
-			getenv = func(string) string { return "" }
-		}
-		dir = pin.DefaultDir(getenv)
-	}
+	dir := gatewayDataDir(c.dataDir, env)
 	if dir == "" {
 		return nil, nil, fmt.Errorf("%w: no data directory for the tool pins: set -data-dir (HOME is not set)", errUsage)
 	}
@@ -87,4 +80,18 @@ func redisPins(url secret, id string, opts *pin.Options) (*pin.Store, func(), er
 		return nil, nil, err
 	}
 	return st, func() { _ = client.Close() }, nil
+}
+
+// gatewayDataDir is the gateway's data directory: -data-dir, else
+// pin.DefaultDir of the environment; "" when neither gives one. The gateway
+// and `bulwark gateway approve` must agree on it, so both call this.
+func gatewayDataDir(flag string, env Env) string {
+	if flag != "" {
+		return flag
+	}
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	return pin.DefaultDir(getenv)
 }

@@ -92,3 +92,18 @@ func Remove(path string, opts *Options) error {
 	}
 	return nil
 }
+
+// DataDir is where bulwark keeps its files of one kind (name: "zones",
+// "gateway", …) unless configured otherwise: $XDG_DATA_HOME/bulwark/name
+// when XDG_DATA_HOME is absolute, else $HOME/.local/share/bulwark/name; ""
+// when neither is set. getenv reads the environment (os.Getenv, or a
+// test's map).
+func DataDir(getenv func(string) string, name string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "bulwark", name)
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "bulwark", name)
+	}
+	return ""
+}

@@ -134,3 +134,19 @@ func TestLockExcludes(t *testing.T) {
 		t.Fatalf("lock file mode %v, %v", fi.Mode().Perm(), err)
 	}
 }
+
+func TestDataDir(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, "/x/bulwark/zones"},
+		{map[string]string{"XDG_DATA_HOME": "relative", "HOME": "/h"}, "/h/.local/share/bulwark/zones"},
+		{map[string]string{"HOME": "/h"}, "/h/.local/share/bulwark/zones"},
+		{map[string]string{}, ""},
+	} {
+		if got := atomicfile.DataDir(func(k string) string { return c.env[k] }, "zones"); got != filepath.FromSlash(c.want) {
+			t.Errorf("%v: %q, want %q", c.env, got, c.want)
+		}
+	}
+}

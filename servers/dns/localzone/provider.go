@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bulwarkmcp/bulwark/kernel/atomicfile"
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 	mdns "github.com/miekg/dns"
 )
@@ -117,13 +118,7 @@ func validHost(name string) bool {
 // $XDG_DATA_HOME/bulwark/zones, else $HOME/.local/share/bulwark/zones;
 // "" when neither variable is set.
 func DefaultDir(getenv func(string) string) string {
-	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "bulwark", "zones")
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".local", "share", "bulwark", "zones")
-	}
-	return ""
+	return atomicfile.DataDir(getenv, "zones")
 }
 
 // Name is "local".

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+
+	"github.com/bulwarkmcp/bulwark/kernel/atomicfile"
 )
 
 // FileSuffix ends the name of every pin file.
@@ -16,13 +18,7 @@ const FileSuffix = ".pins.json"
 // ~/.local/share/bulwark/gateway; "" when neither HOME nor an absolute
 // XDG_DATA_HOME is set.
 func DefaultDir(getenv func(string) string) string {
-	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "bulwark", "gateway")
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".local", "share", "bulwark", "gateway")
-	}
-	return ""
+	return atomicfile.DataDir(getenv, "gateway")
 }
 
 // PathFor is the pin file in dir of one gateway: id names the gateway — the
