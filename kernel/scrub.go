@@ -307,3 +307,29 @@ func (s *Server) callSecrets(c *Call) *scrubber {
 	}
 	return s.secrets().with(vals...)
 }
+
+// Scrubber is the kernel's credential scrubber for text that leaves outside
+// a call — a child process's log line, a connection's error — so that a
+// server never needs a second one: it finds each value in every form the
+// kernel finds it in results (as it is, JSON-escaped, base64, a prefix
+// before a cut). The zero value and nil remove nothing.
+type Scrubber struct{ sc *scrubber }
+
+// NewScrubber returns a Scrubber for the non-empty values.
+func NewScrubber(values ...string) *Scrubber { return &Scrubber{sc: newScrubber(values...)} }
+
+// With returns a Scrubber that also removes values; s is unchanged.
+func (s *Scrubber) With(values ...string) *Scrubber {
+	if s == nil {
+		return NewScrubber(values...)
+	}
+	return &Scrubber{sc: s.sc.with(values...)}
+}
+
+// String returns t with every form of every value replaced by [redacted].
+func (s *Scrubber) String(t string) string {
+	if s == nil {
+		return t
+	}
+	return s.sc.String(t)
+}

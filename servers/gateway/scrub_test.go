@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"encoding/base64"
 	"strings"
 	"testing"
 )
@@ -47,4 +48,21 @@ func FuzzScrubber(f *testing.F) {
 			t.Fatalf("the secret %q survives in %q", secret, out)
 		}
 	})
+}
+
+// TestScrubberFindsEncodedForms: a known credential is removed from a log
+// line in the forms the kernel's scrubber finds (JSON-escaped, base64 as
+// in an echoed Basic header), not only as written.
+func TestScrubberFindsEncodedForms(t *testing.T) {
+	s := &scrubber{}
+	secret := "s3cr3t/value+12345<x>"
+	s.add(secret)
+	for _, line := range []string{
+		"sent Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+secret)),
+		`{"v":"s3cr3t/value+12345\u003cx\u003e"}`,
+	} {
+		if out := s.text(line); !strings.Contains(out, "[redacted]") || strings.Contains(out, "MTIzNDU") || strings.Contains(out, "value+12345") {
+			t.Errorf("text(%q) = %q", line, out)
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
@@ -151,29 +152,31 @@ func readLine(br *bufio.Reader) (string, error) {
 }
 
 // scrubber removes the credentials the gateway knows (values of secret-named
-// variables it passes to children, upstream credentials) and anything
-// written as a secret-named key and a value, from text bound for the log.
+// variables it passes to children, upstream credentials) — through the
+// kernel's scrubber, so in every form the kernel finds them in results —
+// and anything a child writes as a secret-named key and a value, from text
+// bound for the log or an error.
 type scrubber struct {
-	mu     sync.RWMutex
-	values []string
+	mu    sync.RWMutex
+	known *kernel.Scrubber
 }
 
 var secretAssign = regexp.MustCompile(`(?i)((?:api[_-]?key|token|secret|passw(?:or)?d|credential|authorization|bearer)["']?\s*[:=]?\s*["']?(?:(?:bearer|basic)\s+)?)([^\s"',;]{6,})`)
 
+// add scrubs v from now on; values under 6 bytes are too short to remove
+// from a log line without removing ordinary words.
 func (s *scrubber) add(v string) {
 	if len(v) < 6 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.values = append(s.values, v)
+	s.known = s.known.With(v)
 }
 
 func (s *scrubber) text(t string) string {
 	s.mu.RLock()
-	for _, v := range s.values {
-		t = strings.ReplaceAll(t, v, untrusted.Redacted)
-	}
+	t = s.known.String(t)
 	s.mu.RUnlock()
 	return secretAssign.ReplaceAllString(t, "${1}"+untrusted.Redacted)
 }
