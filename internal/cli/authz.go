@@ -119,6 +119,19 @@ func (c *authzCheck) tools(dir string) (string, []kernel.Tool, error) {
 }
 
 func (c *authzCheck) schema(env Env) error {
+	return c.withTools(func(name string, tools []kernel.Tool) error {
+		s, err := kernel.AuthzSchema(name, tools)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprint(env.Stdout, s)
+		return err
+	})
+}
+
+// withTools runs fn with the server's tools on a harmless backend in a
+// temporary directory, removed afterwards.
+func (c *authzCheck) withTools(fn func(name string, tools []kernel.Tool) error) error {
 	dir, err := os.MkdirTemp("", "bulwark-authz-")
 	if err != nil {
 		return err
@@ -128,12 +141,7 @@ func (c *authzCheck) schema(env Env) error {
 	if err != nil {
 		return err
 	}
-	s, err := kernel.AuthzSchema(name, tools)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprint(env.Stdout, s)
-	return err
+	return fn(name, tools)
 }
 
 func (c *authzCheck) check(ctx context.Context, env Env) error {
@@ -146,44 +154,37 @@ func (c *authzCheck) check(ctx context.Context, env Env) error {
 	if !json.Valid([]byte(c.args)) {
 		return fmt.Errorf("%w: -args is not JSON", errUsage)
 	}
-	dir, err := os.MkdirTemp("", "bulwark-authz-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	name, tools, err := c.tools(dir)
-	if err != nil {
-		return err
-	}
-	ks, err := kernel.New(kernel.Info{Name: name}, tools, &kernel.Options{Authz: &authz.Config{PolicyFile: c.policy, EntitiesFile: c.entities}})
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	p := identity.Principal{ID: c.principal, Plan: c.plan, Scheme: c.auth}
-	d, res, err := ks.CheckAuthz(ctx, p, c.transport, c.tool, json.RawMessage(c.args))
-	if err != nil {
-		var te *kernel.Error
-		if errors.As(err, &te) {
-			return fmt.Errorf("%w: %s", errUsage, te.Message)
+	return c.withTools(func(name string, tools []kernel.Tool) error {
+		ks, err := kernel.New(kernel.Info{Name: name}, tools, &kernel.Options{Authz: &authz.Config{PolicyFile: c.policy, EntitiesFile: c.entities}})
+		if err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		return err
-	}
-	verdict := "DENY"
-	if d.Allow {
-		verdict = "ALLOW"
-	}
-	target := "Server::" + fmt.Sprintf("%q", name)
-	if res.Type != "" {
-		target = res.Type + "::" + fmt.Sprintf("%q", res.ID)
-	}
-	fmt.Fprintf(env.Stdout, "%s\nprincipal: User::%q\naction:    Action::%q\nresource:  %s\n", verdict, c.principal, c.tool, target)
-	switch {
-	case len(d.Errors) > 0:
-		fmt.Fprintf(env.Stdout, "evaluation failed in: %s (an error denies)\n", strings.Join(d.Errors, ", "))
-	case len(d.Policies) > 0:
-		fmt.Fprintf(env.Stdout, "decided by: %s\n", strings.Join(d.Policies, ", "))
-	default:
-		fmt.Fprintln(env.Stdout, "decided by: no policy permits it (deny by default)")
-	}
-	return nil
+		p := identity.Principal{ID: c.principal, Plan: c.plan, Scheme: c.auth}
+		d, res, err := ks.CheckAuthz(ctx, p, c.transport, c.tool, json.RawMessage(c.args))
+		if err != nil {
+			var te *kernel.Error
+			if errors.As(err, &te) {
+				return fmt.Errorf("%w: %s", errUsage, te.Message)
+			}
+			return err
+		}
+		verdict := "DENY"
+		if d.Allow {
+			verdict = "ALLOW"
+		}
+		target := "Server::" + fmt.Sprintf("%q", name)
+		if res.Type != "" {
+			target = res.Type + "::" + fmt.Sprintf("%q", res.ID)
+		}
+		fmt.Fprintf(env.Stdout, "%s\nprincipal: User::%q\naction:    Action::%q\nresource:  %s\n", verdict, c.principal, c.tool, target)
+		switch {
+		case len(d.Errors) > 0:
+			fmt.Fprintf(env.Stdout, "evaluation failed in: %s (an error denies)\n", strings.Join(d.Errors, ", "))
+		case len(d.Policies) > 0:
+			fmt.Fprintf(env.Stdout, "decided by: %s\n", strings.Join(d.Policies, ", "))
+		default:
+			fmt.Fprintln(env.Stdout, "decided by: no policy permits it (deny by default)")
+		}
+		return nil
+	})
 }
