@@ -62,6 +62,8 @@ func runAuthz(ctx context.Context, env Env, args []string) int {
 		fs.StringVar(&c.entities, "entities", "", "the Cedar JSON entities `FILE` (optional)")
 		fs.StringVar(&c.principal, "principal", "", "the caller's id (an API key's id, an OAuth subject, or local)")
 		fs.StringVar(&c.plan, "plan", "", "the caller's plan")
+		fs.StringVar(&c.groups, "groups", "", "the caller's groups, comma-separated (as an API-key file's groups= or a token's groups claim gives them)")
+		fs.StringVar(&c.scopes, "scopes", "", "the caller's OAuth scopes, comma-separated")
 		fs.StringVar(&c.auth, "auth", identity.SchemeAPIKey, "how the caller authenticated: none, apikey or oauth")
 		fs.StringVar(&c.transport, "transport", "http", "the transport of the call: http or stdio")
 		fs.StringVar(&c.tool, "tool", "", "the tool")
@@ -91,6 +93,7 @@ func runAuthz(ctx context.Context, env Env, args []string) int {
 
 type authzCheck struct {
 	server, policy, entities, principal, plan, auth, transport, tool, args string
+	groups, scopes                                                         string
 }
 
 // tools builds the server's tools on a harmless backend: an empty local
@@ -159,7 +162,7 @@ func (c *authzCheck) check(ctx context.Context, env Env) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		p := identity.Principal{ID: c.principal, Plan: c.plan, Scheme: c.auth}
+		p := identity.Principal{ID: c.principal, Plan: c.plan, Scheme: c.auth, Groups: splitList(c.groups), Scopes: splitList(c.scopes)}
 		d, res, err := ks.CheckAuthz(ctx, p, c.transport, c.tool, json.RawMessage(c.args))
 		if err != nil {
 			var te *kernel.Error

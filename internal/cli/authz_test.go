@@ -47,6 +47,17 @@ func TestAuthzCheck(t *testing.T) {
 			}
 		}
 	}
+	// Groups and scopes given on the command line reach the decision, as an
+	// API-key file's groups= or a token's claims would.
+	grp := writeFile(t, "g.cedar", `@id("ops-read") permit (principal, action == Action::"get_zone", resource) when { principal.groups.contains("ops") && principal.scopes.contains("dns:read") };`)
+	for _, tc := range []struct {
+		groups, scopes, want string
+	}{{"dev, ops", "dns:read", "decided by: ops-read"}, {"dev", "dns:read", "DENY"}, {"ops", "", "DENY"}} {
+		code, out, errs := run(t, nil, "authz", "check", "-server", "dns", "-policy", grp, "-principal", "carol", "-groups", tc.groups, "-scopes", tc.scopes, "-tool", "get_zone", "-args", `{"zone": "a.example"}`)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("groups %q scopes %q: code %d, out %q (stderr %q), want %q", tc.groups, tc.scopes, code, out, errs, tc.want)
+		}
+	}
 	code, _, errs := run(t, nil, "authz", "check", "-server", "dns", "-policy", pol, "-principal", "a", "-tool", "get_zone", "-args", `{"zone": 7}`)
 	if code != 2 || !strings.Contains(errs, "zone") {
 		t.Errorf("bad arguments: code %d, %q", code, errs)
