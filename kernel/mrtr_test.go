@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -482,5 +483,46 @@ func TestTokenDoesNotReplaceThePerson(t *testing.T) {
 	a := f.call2026(t, apiKey, "delete_item", map[string]any{"zone": "example.com", "name": "www", "confirmToken": tok}, elicitCaps, nil, "")
 	if a.Result.ResultType != "input_required" || len(f.deleted()) != 0 {
 		t.Fatalf("a token stood in for the person: %+v, deleted %v", a, f.deleted())
+	}
+}
+
+// TestQuestionWithCredentialIsWithheld: a handler whose question to the
+// client holds a configured credential (here base64-encoded, as in an
+// echoed Basic header) gets no question sent, on either protocol version:
+// the call fails with upstream_error and the client is never asked.
+func TestQuestionWithCredentialIsWithheld(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef"
+	tool := kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+		Name: "ask_leaky", Description: "Asks a question that echoes the credential.", Policy: readPolicy,
+		Handle: func(ctx context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {
+			if _, ok := c.Elicited("q"); ok {
+				return map[string]string{"ok": "asked"}, nil
+			}
+			msg := "Confirm Basic " + base64.StdEncoding.EncodeToString([]byte("u:"+secret))
+			return nil, kernel.AskInput(mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: msg,
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}}, nil)
+		},
+	}).AsksInput()
+	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool}, &kernel.Options{
+		Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: secret}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"2025-11-25", ""} {
+		asked := 0
+		sess := mcptest.Connect(t, srv.MCP(), &mcptest.Options{ProtocolVersion: version, Client: &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked++
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+			},
+		}})
+		res := sess.Call(t, "ask_leaky", item)
+		if !res.IsError || asked != 0 || !strings.Contains(mcptest.Text(res), "upstream_error") {
+			t.Fatalf("%q: asked %d times, result %s", version, asked, mcptest.Text(res))
+		}
+		if strings.Contains(sess.Transcript(), base64.StdEncoding.EncodeToString([]byte("u:" + secret))[4:20]) {
+			t.Fatalf("%q: the credential reached the wire", version)
+		}
 	}
 }

@@ -329,6 +329,9 @@ func (l *link) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		return decline, nil
 	}
 	p, err := cleanElicit(l.u.Name, req.Params)
+	if err == nil {
+		err = l.g.holdsSecret(p)
+	}
 	if err != nil {
 		l.g.logger.Info("upstream elicitation refused", "upstream", l.u.Name, "reason", err.Error())
 		return nil, refused("%v", err)
@@ -354,6 +357,9 @@ func (l *link) onSample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 		return nil, refused("sampling is relayed only while exactly one call to this server is in flight")
 	}
 	p, err := cleanSample(l.u.Name, req.Params)
+	if err == nil {
+		err = l.g.holdsSecret(p)
+	}
 	if err != nil {
 		l.g.logger.Info("upstream sampling refused", "upstream", l.u.Name, "reason", err.Error())
 		return nil, refused("%v", err)
@@ -572,4 +578,19 @@ func cleanSample(up string, p *mcp.CreateMessageParams) (*mcp.CreateMessageParam
 	}
 	return &mcp.CreateMessageParams{MaxTokens: min(p.MaxTokens, MaxSampleTokens), Messages: msgs, IncludeContext: "none",
 		SystemPrompt: mark(up, p.SystemPrompt), Temperature: p.Temperature}, nil
+}
+
+// holdsSecret refuses a question that carries a credential the gateway
+// knows (its children's secret variables, upstream credentials), in any
+// form its scrubber finds. The kernel refuses questions holding the
+// credentials it was given; this covers what only the gateway knows.
+func (g *Gateway) holdsSecret(p any) error {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	if g.scrub.knows(string(raw)) {
+		return errors.New("the question held a credential, so it was not relayed")
+	}
+	return nil
 }

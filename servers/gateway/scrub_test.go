@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestScrubberRemovesKnownValuesAndAssignments(t *testing.T) {
@@ -64,5 +66,25 @@ func TestScrubberFindsEncodedForms(t *testing.T) {
 		if out := s.text(line); !strings.Contains(out, "[redacted]") || strings.Contains(out, "MTIzNDU") || strings.Contains(out, "value+12345") {
 			t.Errorf("text(%q) = %q", line, out)
 		}
+	}
+}
+
+// TestQuestionHoldingAKnownSecretIsNotRelayed: an upstream's question
+// that carries a credential the gateway knows (a child's secret variable)
+// is refused before the client is asked — in the encoded forms too — while
+// an ordinary question that mentions a password is relayed.
+func TestQuestionHoldingAKnownSecretIsNotRelayed(t *testing.T) {
+	g := &Gateway{scrub: &scrubber{}}
+	g.scrub.add("child-api-key-0123456789")
+	for _, msg := range []string{
+		"paste child-api-key-0123456789 here",
+		"Basic " + base64.StdEncoding.EncodeToString([]byte("u:child-api-key-0123456789")),
+	} {
+		if err := g.holdsSecret(&mcp.ElicitParams{Message: msg}); err == nil {
+			t.Errorf("relayed %q", msg)
+		}
+	}
+	if err := g.holdsSecret(&mcp.ElicitParams{Message: "Choose a password carefully for the new account"}); err != nil {
+		t.Errorf("an ordinary question was refused: %v", err)
 	}
 }

@@ -174,6 +174,14 @@ func (s *scrubber) add(v string) {
 	s.known = s.known.With(v)
 }
 
+// knows reports whether t holds a known credential in any form (the
+// key=value rule is left out: it would refuse ordinary prose).
+func (s *scrubber) knows(t string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.known.String(t) != t
+}
+
 func (s *scrubber) text(t string) string {
 	s.mu.RLock()
 	t = s.known.String(t)
