@@ -104,6 +104,14 @@ func (p *Policies) Decide(r Request) Decision {
 			return d
 		}
 	}
+	if rs.compiled {
+		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
+			if memo {
+				slot.put(key, d)
+			}
+			return d
+		}
+	}
 	res, err := p.resource(pl, r.Resource, rs.reads.resource)
 	if err != nil {
 		return Decision{Reason: err.Error()}
@@ -119,6 +127,18 @@ func (p *Policies) Decide(r Request) Decision {
 		slot.put(key, d)
 	}
 	return d
+}
+
+// decideWithCompiled decides with the compiled policies after the checks
+// the Cedar path makes while building the request; done is false when
+// the decision must be left to Cedar.
+func (p *Policies) decideWithCompiled(pl *plan, pe *principalEntry, rs *toolRules, r *Request) (_ Decision, done bool) {
+	if rs.reads.resource {
+		if err := p.checkAttrs(r.Resource); err != nil {
+			return Decision{Reason: err.Error()}, true
+		}
+	}
+	return p.decideCompiled(pl, pe, rs, r) // the arguments were checked before the memo
 }
 
 var keyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, maxKey); return &b }}
@@ -242,6 +262,7 @@ func contextRecord(rs *toolRules, r Request) (types.Record, error) {
 type principalEntry struct {
 	entity types.Entity
 	in     map[types.EntityUID]bool // the principal and every group it is in
+	groups []string                 // the ids of those groups, sorted
 	byTool []atomic.Pointer[toolRules]
 }
 
@@ -249,6 +270,9 @@ type toolRules struct {
 	rules ruleList
 	reads reads
 	args  recordType // the tool's arguments those rules read
+	// compiled: every rule has a compiled form (compile.go), so the
+	// decision need not go through cedar.Authorize.
+	compiled bool
 }
 
 // rules are the policies of pl whose principal scope can match the
@@ -257,10 +281,11 @@ func (e *principalEntry) rules(pl *plan) *toolRules {
 	if tr := e.byTool[pl.index].Load(); tr != nil {
 		return tr
 	}
-	tr := &toolRules{}
+	tr := &toolRules{compiled: true}
 	allArgs, fields := false, map[string]bool{}
 	for _, r := range pl.rules {
 		if principalScopeMatches(r.ast.Principal, e.entity.UID, e.in) {
+			tr.compiled = tr.compiled && r.prog != nil
 			tr.rules = append(tr.rules, r)
 			tr.reads = tr.reads.or(r.reads)
 			if r.reads.arguments {
@@ -322,7 +347,7 @@ func (p *Policies) principalFor(k []byte, pr Principal) *principalEntry {
 	}
 	slices.Sort(groups)
 	in[uid] = true
-	e := &principalEntry{in: in, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions))}
+	e := &principalEntry{in: in, groups: groups, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions))}
 	e.entity = types.Entity{UID: uid, Parents: types.NewEntityUIDSet(parents...), Attributes: types.NewRecord(types.RecordMap{
 		"plan":   types.String(pr.Plan),
 		"auth":   types.String(pr.Auth),
@@ -394,7 +419,7 @@ func (p *Policies) resource(pl *plan, r Resource, withAttrs bool) (types.Entity,
 	for name, t := range rt.Attrs {
 		v, err := attrValue(t, r.Attrs[name])
 		if err != nil {
-			return types.Entity{}, fmt.Errorf("%s attribute %q: %w", r.Type, name, err)
+			return types.Entity{}, attrError(r.Type, name, err)
 		}
 		m[types.String(name)] = v
 		kept[name] = r.Attrs[name]
@@ -436,6 +461,10 @@ func sameAttrs(names []string, a, b map[string]any) bool {
 		}
 	}
 	return true
+}
+
+func attrError(typ, name string, err error) error {
+	return fmt.Errorf("%s attribute %q: %w", typ, name, err)
 }
 
 func attrValue(t AttrType, v any) (types.Value, error) {

@@ -18,6 +18,8 @@ const (
 	// groupType is the type of the groups a User is in (from the entities
 	// file); groups may be in groups.
 	groupType = "Group"
+	// actionType is the type of actions and action groups.
+	actionType = "Action"
 	// ServerType is the resource of a tool that has no target: the server
 	// itself, Server::"<server name>".
 	ServerType = "Server"
@@ -89,7 +91,7 @@ func (m *Model) prepare() (map[string]recordType, error) {
 		if err := validTypeName(r.Name); err != nil {
 			return nil, err
 		}
-		if types[r.Name] || r.Name == userType || r.Name == groupType {
+		if types[r.Name] || r.Name == userType || r.Name == groupType || r.Name == actionType {
 			return nil, fmt.Errorf("%w: resource type %s declared twice or reserved", errModel, r.Name)
 		}
 		types[r.Name] = true

@@ -43,6 +43,12 @@ type Policies struct {
 // entities file (Cedar JSON entities: User and Group entities with parents
 // only). name is the policy file's name, for error positions.
 func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
+	return parse(m, name, policy, entities, true)
+}
+
+// parse is Parse; validate false skips the schema check (tests hold the
+// compiled evaluator to Cedar on policies that do not type-check).
+func parse(m *Model, name string, policy, entities []byte, validate bool) (*Policies, error) {
 	args, err := m.prepare()
 	if err != nil {
 		return nil, err
@@ -76,6 +82,9 @@ func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
 			continue
 		}
 		p.ids = append(p.ids, id)
+		if !validate {
+			continue
+		}
 		if err := v.Policy(id, (*xast.Policy)(pol.AST())); err != nil {
 			errs = append(errs, fmt.Errorf("policy %q (%s): %w", id, position(pol), err))
 		}
@@ -156,6 +165,11 @@ type plan struct {
 	// readsArgs: some policy of the tool reads its arguments, for some
 	// principal; the arguments must then fit their types, whoever calls.
 	readsArgs bool
+	// ctxArgs is the type of context.arguments: args, or the empty
+	// record when no policy of the tool reads them.
+	ctxArgs recordType
+	// in holds the action and every action group it is in.
+	in map[types.EntityUID]bool
 }
 
 // rule is one policy with what the decision path reads of it.
@@ -168,6 +182,11 @@ type rule struct {
 	// them when it uses context.arguments or context otherwise
 	allArgs   bool
 	argFields map[string]bool
+	// prog is the compiled policy (compile.go); nil when it uses
+	// something outside the compiled subset.
+	prog   expr
+	forbid bool
+	idOnly []string // []string{id}, shared by the decisions it alone makes
 }
 
 // ruleList is a cedar.PolicyIterator over a slice, in file order.
@@ -189,7 +208,12 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 		pol := p.set.Get(cedar.PolicyID(id))
 		ast := (*xast.Policy)(pol.AST())
 		allArgs, fields := argumentFields(ast)
-		all = append(all, rule{id: cedar.PolicyID(id), policy: pol, ast: ast, reads: policyReads(ast), allArgs: allArgs, argFields: fields})
+		rl := rule{id: cedar.PolicyID(id), policy: pol, ast: ast, reads: policyReads(ast), allArgs: allArgs, argFields: fields,
+			forbid: pol.Effect() == cedar.Forbid, idOnly: []string{id}}
+		if prog, ok := compilePolicy(ast); ok {
+			rl.prog = prog
+		}
+		all = append(all, rl)
 	}
 	p.plans = make(map[string]*plan, len(p.model.Actions))
 	for i, a := range p.model.Actions {
@@ -201,12 +225,16 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 				in[gp] = true
 			}
 		}
-		pl := &plan{index: i, action: a, uid: uid, args: args[a.Name]}
+		pl := &plan{index: i, action: a, uid: uid, args: args[a.Name], in: in}
 		for _, r := range all {
 			if actionScopeMatches(r.ast.Action, uid, in) {
 				pl.rules = append(pl.rules, r)
 				pl.readsArgs = pl.readsArgs || r.reads.arguments
 			}
+		}
+		pl.ctxArgs = newRecordType(nil)
+		if pl.readsArgs {
+			pl.ctxArgs = pl.args
 		}
 		p.plans[a.Name] = pl
 	}
@@ -225,7 +253,7 @@ func (r reads) or(o reads) reads {
 var emptyRecord = types.NewRecord(nil)
 
 // policyReads finds what a policy's conditions read: the resource (any use
-// of the variable), and each attribute of the context read by name
+// of the variable, or an entity literal that may name it), and each attribute of the context read by name
 // (context.transport, context.arguments, ...); any other use of context
 // reads all of it. It errs on the side of reading.
 func policyReads(pol *xast.Policy) reads {
@@ -241,6 +269,8 @@ func policyReads(pol *xast.Policy) reads {
 				case "context":
 					contexts++
 				}
+			case xast.NodeValue:
+				r.resource = r.resource || holdsEntity(v.Value)
 			case xast.NodeTypeAccess:
 				if isContext(v.Arg) && r.readsContext(string(v.Value)) {
 					named++
@@ -253,6 +283,29 @@ func policyReads(pol *xast.Policy) reads {
 		}
 	}
 	return r
+}
+
+// holdsEntity reports whether a literal is or holds an entity (a
+// condition reading Dns::Zone::"a.example".zone reads the resource when
+// the call is on that zone).
+func holdsEntity(v types.Value) bool {
+	switch x := v.(type) {
+	case types.EntityUID: // users, groups and actions are never the resource (Model.prepare)
+		return x.Type != userType && x.Type != groupType && x.Type != actionType
+	case types.Set:
+		for e := range x.All() {
+			if holdsEntity(e) {
+				return true
+			}
+		}
+	case types.Record:
+		for _, e := range x.All() {
+			if holdsEntity(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readsContext marks context attribute name as read; false for a name the

@@ -1,0 +1,453 @@
+package authz
+
+import (
+	"github.com/cedar-policy/cedar-go/types"
+	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
+)
+
+// Policies are parsed and validated by cedar-go. At load, each policy's
+// AST is also compiled into Go closures that evaluate it directly against
+// the Request — the principal's cached entry, the tool's plan, the
+// resource's attributes, the arguments as decoded from JSON — so that a
+// decision builds no Cedar record, set or entity. The compiled form
+// covers a subset of Cedar and follows cedar-go's evaluator
+// (internal/eval) exactly, errors included: && and || short-circuit and
+// require booleans, if-then-else, ==, != across types, <, <=, >, >= on
+// Longs only, +, -, * and negation with overflow as an error, like,
+// has, attribute access (a missing attribute or entity is an error), in
+// over the entity hierarchy, is, is-in, contains, containsAll,
+// containsAny, isEmpty, set literals. A policy using anything else —
+// extension functions (decimal, ip, datetime, duration), record
+// literals, tags — is not compiled, and a decision that puts such a policy
+// in play is made by cedar.Authorize, as is one that meets a case the
+// compiled form leaves to Cedar at run time (record equality, a set
+// operation over more than maxPairs element pairs).
+// FuzzCompiledMatchesCedar holds the two to the same decisions.
+
+// evalEnv is what a compiled policy reads.
+type evalEnv struct {
+	p    *Policies
+	pl   *plan
+	pe   *principalEntry
+	r    Request
+	args recordType // the tool's arguments as a policy sees them
+}
+
+type expr func(e *evalEnv) (value, status)
+
+// compilePolicy compiles a policy the way cedar-go does: its scope,
+// then its conditions (unless negated), joined by &&. ok is false when
+// the policy uses something outside the compiled subset.
+func compilePolicy(pol *xast.Policy) (expr, bool) {
+	var parts []xast.IsNode
+	if _, all := pol.Principal.(xast.ScopeTypeAll); !all {
+		parts = append(parts, scopeNode(xast.NewPrincipalNode(), pol.Principal))
+	}
+	if _, all := pol.Action.(xast.ScopeTypeAll); !all {
+		parts = append(parts, scopeNode(xast.NewActionNode(), pol.Action))
+	}
+	if _, all := pol.Resource.(xast.ScopeTypeAll); !all {
+		parts = append(parts, scopeNode(xast.NewResourceNode(), pol.Resource))
+	}
+	for _, c := range pol.Conditions {
+		if c.Condition == xast.ConditionUnless {
+			parts = append(parts, xast.NodeTypeNot{UnaryNode: xast.UnaryNode{Arg: c.Body}})
+			continue
+		}
+		parts = append(parts, c.Body)
+	}
+	if len(parts) == 0 {
+		return func(*evalEnv) (value, status) { return boolValue(true), ok }, true
+	}
+	node := parts[len(parts)-1]
+	for i := len(parts) - 2; i >= 0; i-- {
+		node = xast.NodeTypeAnd{BinaryNode: xast.BinaryNode{Left: parts[i], Right: node}}
+	}
+	c := compiler{}
+	f := c.compile(node)
+	return f, !c.outside
+}
+
+// scopeNode is a scope as an expression on its variable, as cedar-go
+// builds it; nil for a scope this code does not know (not compiled).
+func scopeNode(v xast.NodeTypeVariable, scope xast.IsScopeNode) xast.IsNode {
+	switch sc := scope.(type) {
+	case xast.ScopeTypeEq:
+		return xast.NodeTypeEquals{BinaryNode: xast.BinaryNode{Left: v, Right: xast.NodeValue{Value: sc.Entity}}}
+	case xast.ScopeTypeIn:
+		return xast.NodeTypeIn{BinaryNode: xast.BinaryNode{Left: v, Right: xast.NodeValue{Value: sc.Entity}}}
+	case xast.ScopeTypeInSet:
+		vals := make([]types.Value, len(sc.Entities))
+		for i, e := range sc.Entities {
+			vals[i] = e
+		}
+		return xast.NodeTypeIn{BinaryNode: xast.BinaryNode{Left: v, Right: xast.NodeValue{Value: types.NewSet(vals...)}}}
+	case xast.ScopeTypeIs:
+		return xast.NodeTypeIs{Left: v, EntityType: sc.Type}
+	case xast.ScopeTypeIsIn:
+		return xast.NodeTypeIsIn{NodeTypeIs: xast.NodeTypeIs{Left: v, EntityType: sc.Type}, Entity: xast.NodeValue{Value: sc.Entity}}
+	}
+	return nil
+}
+
+type compiler struct{ outside bool }
+
+func (c *compiler) out() expr {
+	c.outside = true
+	return func(*evalEnv) (value, status) { return value{}, unsupported }
+}
+
+func (c *compiler) compile(n xast.IsNode) expr {
+	switch v := n.(type) {
+	case xast.NodeValue:
+		lit, isLit := literal(v.Value)
+		if !isLit {
+			return c.out()
+		}
+		return func(*evalEnv) (value, status) { return lit, ok }
+	case xast.NodeTypeVariable:
+		return c.variable(v)
+	case xast.NodeTypeSet:
+		return c.set(v)
+	case xast.NodeTypeAnd:
+		return c.and(v.Left, v.Right)
+	case xast.NodeTypeOr:
+		return c.or(v.Left, v.Right)
+	case xast.NodeTypeNot:
+		arg := c.compile(v.Arg)
+		return func(e *evalEnv) (value, status) {
+			x, st := arg(e)
+			if st != ok || x.k != kBool {
+				return value{}, failure(st)
+			}
+			return boolValue(x.n == 0), ok
+		}
+	case xast.NodeTypeIfThenElse:
+		return c.ifThenElse(v)
+	case xast.NodeTypeEquals:
+		return c.equals(v.Left, v.Right, false)
+	case xast.NodeTypeNotEquals:
+		return c.equals(v.Left, v.Right, true)
+	case xast.NodeTypeLessThan:
+		return c.longs(v.Left, v.Right, func(a, b int64) (value, bool) { return boolValue(a < b), true })
+	case xast.NodeTypeLessThanOrEqual:
+		return c.longs(v.Left, v.Right, func(a, b int64) (value, bool) { return boolValue(a <= b), true })
+	case xast.NodeTypeGreaterThan:
+		return c.longs(v.Left, v.Right, func(a, b int64) (value, bool) { return boolValue(a > b), true })
+	case xast.NodeTypeGreaterThanOrEqual:
+		return c.longs(v.Left, v.Right, func(a, b int64) (value, bool) { return boolValue(a >= b), true })
+	case xast.NodeTypeAdd:
+		return c.longs(v.Left, v.Right, addLong)
+	case xast.NodeTypeSub:
+		return c.longs(v.Left, v.Right, subLong)
+	case xast.NodeTypeMult:
+		return c.longs(v.Left, v.Right, mulLong)
+	case xast.NodeTypeNegate:
+		return c.negate(v.Arg)
+	case xast.NodeTypeLike:
+		return c.like(v)
+	case xast.NodeTypeAccess:
+		return c.access(v.Arg, string(v.Value))
+	case xast.NodeTypeHas:
+		return c.has(v.Arg, string(v.Value))
+	case xast.NodeTypeIn:
+		return c.in(v.Left, v.Right)
+	case xast.NodeTypeIs:
+		return c.is(v.Left, v.EntityType)
+	case xast.NodeTypeIsIn:
+		return c.isIn(v)
+	case xast.NodeTypeContains:
+		return c.sets(v.Left, v.Right, false, contains)
+	case xast.NodeTypeContainsAll:
+		return c.sets(v.Left, v.Right, true, containsAll)
+	case xast.NodeTypeContainsAny:
+		return c.sets(v.Left, v.Right, true, containsAny)
+	case xast.NodeTypeIsEmpty:
+		arg := c.compile(v.Arg)
+		return func(e *evalEnv) (value, status) {
+			s, st := arg(e)
+			if st != ok || s.k != kSet {
+				return value{}, failure(st)
+			}
+			return boolValue(s.setLen() == 0), ok
+		}
+	}
+	return c.out() // extension calls, record literals, tags, a nil scope
+}
+
+// failure is the status of an operation whose operand evaluated with st
+// or had the wrong type: a Cedar error unless the operand itself was left
+// to Cedar.
+func failure(st status) status {
+	if st == unsupported {
+		return unsupported
+	}
+	return failed
+}
+
+func (c *compiler) variable(v xast.NodeTypeVariable) expr {
+	switch v.Name {
+	case "principal":
+		return func(e *evalEnv) (value, status) {
+			return value{k: kEntity, et: userType, s: e.r.Principal.ID}, ok
+		}
+	case "action":
+		return func(e *evalEnv) (value, status) {
+			return value{k: kEntity, et: e.pl.uid.Type, s: string(e.pl.uid.ID)}, ok
+		}
+	case "resource":
+		return func(e *evalEnv) (value, status) {
+			t, id := e.resourceUID()
+			return value{k: kEntity, et: t, s: id}, ok
+		}
+	case "context":
+		return func(*evalEnv) (value, status) { return value{k: kRecord, rep: recContext}, ok }
+	}
+	return c.out()
+}
+
+func (e *evalEnv) resourceUID() (types.EntityType, string) {
+	if e.r.Resource.Type == "" || e.r.Resource.Type == ServerType {
+		return ServerType, e.p.model.Server
+	}
+	return types.EntityType(e.r.Resource.Type), e.r.Resource.ID
+}
+
+func (c *compiler) set(v xast.NodeTypeSet) expr {
+	elems := make([]expr, len(v.Elements))
+	for i, el := range v.Elements {
+		elems[i] = c.compile(el)
+	}
+	return func(e *evalEnv) (value, status) {
+		out := value{k: kSet, rep: setValues, vals: make([]value, len(elems))}
+		for i, el := range elems {
+			x, st := el(e)
+			if st != ok {
+				return value{}, st
+			}
+			out.vals[i] = x
+		}
+		return out, ok
+	}
+}
+
+func (c *compiler) and(l, r xast.IsNode) expr {
+	lf, rf := c.compile(l), c.compile(r)
+	return func(e *evalEnv) (value, status) {
+		x, st := lf(e)
+		if st != ok || x.k != kBool {
+			return value{}, failure(st)
+		}
+		if x.n == 0 {
+			return x, ok
+		}
+		y, st := rf(e)
+		if st != ok || y.k != kBool {
+			return value{}, failure(st)
+		}
+		return y, ok
+	}
+}
+
+func (c *compiler) or(l, r xast.IsNode) expr {
+	lf, rf := c.compile(l), c.compile(r)
+	return func(e *evalEnv) (value, status) {
+		x, st := lf(e)
+		if st != ok || x.k != kBool {
+			return value{}, failure(st)
+		}
+		if x.n != 0 {
+			return x, ok
+		}
+		y, st := rf(e)
+		if st != ok || y.k != kBool {
+			return value{}, failure(st)
+		}
+		return y, ok
+	}
+}
+
+func (c *compiler) ifThenElse(v xast.NodeTypeIfThenElse) expr {
+	cf, tf, ef := c.compile(v.If), c.compile(v.Then), c.compile(v.Else)
+	return func(e *evalEnv) (value, status) {
+		x, st := cf(e)
+		if st != ok || x.k != kBool {
+			return value{}, failure(st)
+		}
+		if x.n != 0 {
+			return tf(e)
+		}
+		return ef(e)
+	}
+}
+
+func (c *compiler) equals(l, r xast.IsNode, negate bool) expr {
+	lf, rf := c.compile(l), c.compile(r)
+	return func(e *evalEnv) (value, status) {
+		x, st := lf(e)
+		if st != ok {
+			return value{}, st
+		}
+		y, st := rf(e)
+		if st != ok {
+			return value{}, st
+		}
+		eq, st := equal(x, y)
+		if st != ok {
+			return value{}, st
+		}
+		return boolValue(eq != negate), ok
+	}
+}
+
+// longs is a binary operation on two Longs: a comparison or checked
+// arithmetic (false: overflow, an error).
+func (c *compiler) longs(l, r xast.IsNode, op func(a, b int64) (value, bool)) expr {
+	lf, rf := c.compile(l), c.compile(r)
+	return func(e *evalEnv) (value, status) {
+		x, st := lf(e)
+		if st != ok || x.k != kLong {
+			return value{}, failure(st)
+		}
+		y, st := rf(e)
+		if st != ok || y.k != kLong {
+			return value{}, failure(st)
+		}
+		res, fine := op(x.n, y.n)
+		if !fine {
+			return value{}, failed
+		}
+		return res, ok
+	}
+}
+
+// Checked arithmetic, as cedar-go does it.
+func addLong(a, b int64) (value, bool) {
+	r := a + b
+	return value{k: kLong, n: r}, (r > a) == (b > 0)
+}
+
+func subLong(a, b int64) (value, bool) {
+	r := a - b
+	return value{k: kLong, n: r}, (r > a) == (b < 0)
+}
+
+func mulLong(a, b int64) (value, bool) {
+	if a == 0 || b == 0 {
+		return value{k: kLong}, true
+	}
+	r := a * b
+	if (r < 0) != ((a < 0) != (b < 0)) || r/a != b {
+		return value{}, false
+	}
+	return value{k: kLong, n: r}, true
+}
+
+func (c *compiler) negate(n xast.IsNode) expr {
+	f := c.compile(n)
+	return func(e *evalEnv) (value, status) {
+		x, st := f(e)
+		if st != ok || x.k != kLong {
+			return value{}, failure(st)
+		}
+		if x.n == -1<<63 {
+			return value{}, failed
+		}
+		return value{k: kLong, n: -x.n}, ok
+	}
+}
+
+// like matches with cedar-go's own Pattern.Match.
+func (c *compiler) like(v xast.NodeTypeLike) expr {
+	f, pat := c.compile(v.Arg), v.Value
+	return func(e *evalEnv) (value, status) {
+		x, st := f(e)
+		if st != ok || x.k != kString {
+			return value{}, failure(st)
+		}
+		return boolValue(pat.Match(types.String(x.s))), ok
+	}
+}
+
+func (c *compiler) sets(l, r xast.IsNode, bothSets bool, op func(a, b value) (bool, status)) expr {
+	lf, rf := c.compile(l), c.compile(r)
+	return func(e *evalEnv) (value, status) {
+		x, st := lf(e)
+		if st != ok || x.k != kSet {
+			return value{}, failure(st)
+		}
+		y, st := rf(e)
+		if st != ok || bothSets && y.k != kSet {
+			return value{}, failure(st)
+		}
+		res, st := op(x, y)
+		if st != ok {
+			return value{}, st
+		}
+		return boolValue(res), ok
+	}
+}
+
+func (c *compiler) is(l xast.IsNode, t types.EntityType) expr {
+	f := c.compile(l)
+	return func(e *evalEnv) (value, status) {
+		x, st := f(e)
+		if st != ok || x.k != kEntity {
+			return value{}, failure(st)
+		}
+		return boolValue(x.et == t), ok
+	}
+}
+
+func (c *compiler) isIn(v xast.NodeTypeIsIn) expr {
+	lf, rf, t := c.compile(v.Left), c.compile(v.Entity), v.EntityType
+	return func(e *evalEnv) (value, status) {
+		x, st := lf(e)
+		if st != ok || x.k != kEntity {
+			return value{}, failure(st)
+		}
+		if x.et != t {
+			return boolValue(false), ok // the entity is not evaluated
+		}
+		y, st := rf(e)
+		if st != ok {
+			return value{}, st
+		}
+		return e.inValue(x, y)
+	}
+}
+
+func (c *compiler) in(l, r xast.IsNode) expr {
+	lf, rf := c.compile(l), c.compile(r)
+	return func(e *evalEnv) (value, status) {
+		x, st := lf(e)
+		if st != ok || x.k != kEntity {
+			return value{}, failure(st)
+		}
+		y, st := rf(e)
+		if st != ok {
+			return value{}, st
+		}
+		return e.inValue(x, y)
+	}
+}
+
+// inValue is `x in y` for an entity x: y an entity, or a set of entities
+// (any other element is an error, even after a match).
+func (e *evalEnv) inValue(x, y value) (value, status) {
+	switch y.k {
+	case kEntity:
+		return boolValue(e.entityIn(x, y)), ok
+	case kSet:
+		found := false
+		for i := range y.setLen() {
+			g, st := y.setElem(i)
+			if st != ok || g.k != kEntity {
+				return value{}, failure(st)
+			}
+			found = found || e.entityIn(x, g)
+		}
+		return boolValue(found), ok
+	}
+	return value{}, failed
+}
