@@ -26,11 +26,14 @@ import (
 
 // evalEnv is what a compiled policy reads.
 type evalEnv struct {
-	p    *Policies
-	pl   *plan
-	pe   *principalEntry
-	r    Request
-	args recordType // the tool's arguments as a policy sees them
+	p  *Policies
+	pl *plan
+	pe *principalEntry
+	r  Request
+	// the sets and the record a policy reads most, kept here so that
+	// reading them allocates nothing
+	groups, scopes, args aggregate
+	resAttrs             map[string]AttrType // the resource type's
 }
 
 type expr func(e *evalEnv) (value, status)
@@ -215,17 +218,28 @@ func (e *evalEnv) resourceUID() (types.EntityType, string) {
 
 func (c *compiler) set(v xast.NodeTypeSet) expr {
 	elems := make([]expr, len(v.Elements))
+	constant := &aggregate{}
 	for i, el := range v.Elements {
 		elems[i] = c.compile(el)
+		if lit, isLit := el.(xast.NodeValue); isLit && constant != nil {
+			if x, fits := literal(lit.Value); fits {
+				constant.vals = append(constant.vals, x)
+				continue
+			}
+		}
+		constant = nil
+	}
+	if constant != nil {
+		return func(*evalEnv) (value, status) { return value{k: kSet, rep: setValues, agg: constant}, ok }
 	}
 	return func(e *evalEnv) (value, status) {
-		out := value{k: kSet, rep: setValues, vals: make([]value, len(elems))}
+		out := value{k: kSet, rep: setValues, agg: &aggregate{vals: make([]value, len(elems))}}
 		for i, el := range elems {
 			x, st := el(e)
 			if st != ok {
 				return value{}, st
 			}
-			out.vals[i] = x
+			out.agg.vals[i] = x
 		}
 		return out, ok
 	}

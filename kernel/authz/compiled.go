@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +10,15 @@ import (
 )
 
 func (c *compiler) access(n xast.IsNode, name string) expr {
+	if read := c.direct(n, name); read != nil {
+		return func(e *evalEnv) (value, status) {
+			v, found, st := read(e)
+			if st != ok || !found {
+				return value{}, failure(st)
+			}
+			return v, ok
+		}
+	}
 	f := c.compile(n)
 	return func(e *evalEnv) (value, status) {
 		x, st := f(e)
@@ -33,6 +43,15 @@ func (c *compiler) access(n xast.IsNode, name string) expr {
 }
 
 func (c *compiler) has(n xast.IsNode, name string) expr {
+	if read := c.direct(n, name); read != nil {
+		return func(e *evalEnv) (value, status) {
+			_, found, st := read(e)
+			if st != ok {
+				return value{}, st
+			}
+			return boolValue(found), ok
+		}
+	}
 	f := c.compile(n)
 	return func(e *evalEnv) (value, status) {
 		x, st := f(e)
@@ -53,6 +72,30 @@ func (c *compiler) has(n xast.IsNode, name string) expr {
 		}
 		return boolValue(found), ok
 	}
+}
+
+// direct reads attribute name of principal, resource, context or
+// context.arguments without going through their values: what access and
+// has would find, looked up the way entityAttr and recordAttr do (the
+// principal is a User and the resource never is, so neither hides the
+// other). nil for any other expression.
+func (c *compiler) direct(n xast.IsNode, name string) func(e *evalEnv) (value, bool, status) {
+	switch v := n.(type) {
+	case xast.NodeTypeVariable:
+		switch v.Name {
+		case "principal":
+			return func(e *evalEnv) (value, bool, status) { x, found := e.principalAttr(name); return x, found, ok }
+		case "resource":
+			return func(e *evalEnv) (value, bool, status) { return e.resourceAttr(name) }
+		case "context":
+			return func(e *evalEnv) (value, bool, status) { return e.recordAttr(value{k: kRecord, rep: recContext}, name) }
+		}
+	case xast.NodeTypeAccess:
+		if isContext(v.Arg) && v.Value == "arguments" {
+			return func(e *evalEnv) (value, bool, status) { return recordField(value{agg: &e.args}, name) }
+		}
+	}
+	return nil
 }
 
 // entityAttr reads an attribute of an entity, looked up as the request's
@@ -82,9 +125,9 @@ func (e *evalEnv) principalAttr(name string) (value, bool) {
 	case "auth":
 		return value{k: kString, s: pr.Auth}, true
 	case "groups":
-		return value{k: kSet, rep: setStrings, strs: e.pe.groups}, true
+		return value{k: kSet, rep: setStrings, agg: &e.groups}, true
 	case "scopes":
-		return value{k: kSet, rep: setStrings, strs: pr.Scopes}, true
+		return value{k: kSet, rep: setStrings, agg: &e.scopes}, true
 	}
 	return value{}, false
 }
@@ -99,7 +142,7 @@ func (e *evalEnv) resourceAttr(name string) (value, bool, status) {
 		}
 		return value{}, false, ok
 	}
-	t, declared := e.p.resTypes[r.Type].Attrs[name]
+	t, declared := e.resAttrs[name]
 	if !declared {
 		return value{}, false, ok
 	}
@@ -122,7 +165,7 @@ func (e *evalEnv) resourceAttr(name string) (value, bool, status) {
 		}
 	case []string:
 		if t == StringSet {
-			return value{k: kSet, rep: setStrings, strs: x}, true, ok
+			return value{k: kSet, rep: setStrings, agg: &aggregate{strs: x}}, true, ok
 		}
 	}
 	return value{}, false, unsupported
@@ -141,7 +184,7 @@ func (e *evalEnv) recordAttr(x value, name string) (value, bool, status) {
 	case "time":
 		return value{k: kLong, n: e.r.Time.Unix()}, true, ok
 	case "arguments":
-		return value{k: kRecord, rep: recJSON, obj: e.r.Arguments, rt: e.args}, true, ok
+		return value{k: kRecord, rep: recJSON, agg: &e.args}, true, ok
 	}
 	return value{}, false, ok
 }
@@ -175,72 +218,107 @@ func (e *evalEnv) isResource(x value) bool {
 }
 
 // decideCompiled decides with the compiled policies; false when one of
-// them meets a case it leaves to Cedar.
+// them meets a case it leaves to Cedar, or when more than maxCompiled
+// policies are in play.
 func (p *Policies) decideCompiled(pl *plan, pe *principalEntry, rs *toolRules, r *Request) (Decision, bool) {
-	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
-	*env = evalEnv{p: p, pl: pl, pe: pe, r: *r, args: pl.ctxArgs}
-	defer func() { *env = evalEnv{}; envs.Put(env) }()
-	var small [16]uint8
-	res := small[:0]
-	if len(rs.rules) > len(small) {
-		res = make([]uint8, 0, len(rs.rules))
+	if len(rs.rules) > maxCompiled {
+		return Decision{}, false
 	}
-	var nForbid, nPermit, nErr int
+	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
+	*env = evalEnv{p: p, pl: pl, pe: pe, r: *r, groups: aggregate{strs: pe.groups}, scopes: aggregate{strs: r.Principal.Scopes},
+		args: aggregate{obj: r.Arguments, rt: pl.ctxArgs}, resAttrs: p.resTypes[r.Resource.Type].Attrs}
+	defer func() { *env = evalEnv{}; envs.Put(env) }()
+	var permits, forbids, errs uint64 // bit i: rule i
 	for i := range rs.rules {
 		rl := &rs.rules[i]
 		v, st := rl.prog(env)
 		switch {
 		case st == unsupported:
 			return Decision{}, false
-		case st == failed || v.k != kBool:
-			res = append(res, resError)
-			nErr++
+		case st == failed || v.k != kBool: // Cedar skips the policy and reports it
+			errs |= 1 << i
 		case v.n == 0:
-			res = append(res, resNone)
 		case rl.forbid:
-			res = append(res, resForbid)
-			nForbid++
+			forbids |= 1 << i
 		default:
-			res = append(res, resPermit)
-			nPermit++
+			permits |= 1 << i
 		}
 	}
 	switch {
-	case nErr > 0:
-		ids := rs.ids(res, resError, nErr)
-		return Decision{Policies: ids, Errors: ids, Reason: "a policy's evaluation failed: " + strings.Join(ids, ", ")}, true
-	case nForbid > 0:
-		ids := rs.ids(res, resForbid, nForbid)
-		return Decision{Policies: ids, Reason: "forbidden by " + strings.Join(ids, ", ")}, true
-	case nPermit > 0:
-		return Decision{Allow: true, Policies: rs.ids(res, resPermit, nPermit)}, true
+	case errs != 0:
+		return rs.decision(outcome{resError, errs}), true
+	case forbids != 0:
+		return rs.decision(outcome{resForbid, forbids}), true
 	}
-	return Decision{Reason: "no policy permits it"}, true
+	return rs.decision(outcome{resPermit, permits}), true
 }
+
+// maxCompiled bounds the policies in play (for one principal and tool) a
+// compiled decision evaluates: their results are bits of a word.
+const maxCompiled = 64
 
 var envs = sync.Pool{New: func() any { return new(evalEnv) }}
 
 const (
-	resNone uint8 = iota
-	resPermit
+	resPermit uint8 = iota + 1
 	resForbid
 	resError
 )
 
-// ids are the sorted ids of the rules whose result is want; one is a
-// shared slice (a Decision's slices are never changed).
-func (rs *toolRules) ids(res []uint8, want uint8, n int) []string {
-	if n == 1 {
-		return rs.rules[slices.Index(res, want)].idOnly
+// outcome is what decides: the rules that failed, else those that
+// forbid, else those that permit (none: no policy permits).
+type outcome struct {
+	kind uint8
+	mask uint64
+}
+
+// decision is the Decision of an outcome, built once and then shared (a
+// Decision's slices are never changed): a compiled decision allocates
+// nothing once its outcome has been seen.
+func (rs *toolRules) decision(o outcome) Decision {
+	old := rs.outcomes.Load()
+	if old != nil {
+		if d, seen := (*old)[o]; seen {
+			return d
+		}
 	}
-	ids := make([]string, 0, n)
-	for i, x := range res {
-		if x == want {
+	var ids []string
+	for i := range rs.rules {
+		if o.mask&(1<<i) != 0 {
 			ids = append(ids, string(rs.rules[i].id))
 		}
 	}
 	slices.Sort(ids)
-	return ids
+	var d Decision
+	switch {
+	case o.kind == resError:
+		d = Decision{Policies: ids, Errors: ids, Reason: "a policy's evaluation failed: " + strings.Join(ids, ", ")}
+	case o.kind == resForbid:
+		d = Decision{Policies: ids, Reason: "forbidden by " + strings.Join(ids, ", ")}
+	case o.mask != 0:
+		d = Decision{Allow: true, Policies: ids}
+	default:
+		d = Decision{Reason: "no policy permits it"}
+	}
+	if old == nil || len(*old) < maxOutcomes {
+		m := make(map[outcome]Decision, 1+lenOf(old))
+		if old != nil {
+			maps.Copy(m, *old)
+		}
+		m[o] = d
+		rs.outcomes.CompareAndSwap(old, &m) // a lost race loses only a cached entry
+	}
+	return d
+}
+
+// maxOutcomes bounds the decisions a toolRules keeps.
+const maxOutcomes = 64
+
+func lenOf(m *map[outcome]Decision) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
 }
 
 // checkAttrs checks a resource's attributes against its type, as

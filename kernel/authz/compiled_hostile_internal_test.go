@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -156,5 +157,23 @@ func TestEntityLiteralReadsResource(t *testing.T) {
 		if d, _ := decidedBy(t, p, zoneRequest("alice", "a.example", okArgs)); !d.Allow {
 			t.Errorf("%s: %+v", policy, d)
 		}
+	}
+}
+
+// TestManyPoliciesGoToCedar: a decision with more than maxCompiled
+// policies in play is made by Cedar, and made right.
+func TestManyPoliciesGoToCedar(t *testing.T) {
+	m := fuzzModel(t)
+	var b strings.Builder
+	for i := range maxCompiled + 6 {
+		fmt.Fprintf(&b, "@id(\"p%02d\") permit(principal, action, resource) when { context.time > %d };\n", i, 1_700_000_000-i)
+	}
+	p, err := parse(m, "p", []byte(b.String()), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, compiled := decidedBy(t, p, zoneRequest("alice", "a.example", okArgs))
+	if compiled || !d.Allow || len(d.Policies) != maxCompiled+5 {
+		t.Fatalf("compiled %v, %+v", compiled, d)
 	}
 }

@@ -273,6 +273,7 @@ type toolRules struct {
 	// compiled: every rule has a compiled form (compile.go), so the
 	// decision need not go through cedar.Authorize.
 	compiled bool
+	outcomes atomic.Pointer[map[outcome]Decision] // compiled decisions, by outcome
 }
 
 // rules are the policies of pl whose principal scope can match the

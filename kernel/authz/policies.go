@@ -186,7 +186,6 @@ type rule struct {
 	// something outside the compiled subset.
 	prog   expr
 	forbid bool
-	idOnly []string // []string{id}, shared by the decisions it alone makes
 }
 
 // ruleList is a cedar.PolicyIterator over a slice, in file order.
@@ -209,7 +208,7 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 		ast := (*xast.Policy)(pol.AST())
 		allArgs, fields := argumentFields(ast)
 		rl := rule{id: cedar.PolicyID(id), policy: pol, ast: ast, reads: policyReads(ast), allArgs: allArgs, argFields: fields,
-			forbid: pol.Effect() == cedar.Forbid, idOnly: []string{id}}
+			forbid: pol.Effect() == cedar.Forbid}
 		if prog, ok := compilePolicy(ast); ok {
 			rl.prog = prog
 		}

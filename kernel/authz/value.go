@@ -41,11 +41,17 @@ const (
 )
 
 type value struct {
-	k    kind
-	rep  uint8
-	n    int64 // a Long; a Bool is 0 or 1
-	s    string
-	et   types.EntityType // an entity's type; its id is s
+	k   kind
+	rep uint8
+	n   int64 // a Long; a Bool is 0 or 1
+	s   string
+	et  types.EntityType // an entity's type; its id is s
+	agg *aggregate       // a set's or a record's contents (nil for the context)
+}
+
+// aggregate holds a set or a record apart, so that a value stays small:
+// closures return values, and most are not sets.
+type aggregate struct {
 	strs []string
 	arr  []any
 	elem cedarType
@@ -71,21 +77,21 @@ const maxPairs = 1 << 12
 func (v value) setLen() int {
 	switch v.rep {
 	case setStrings:
-		return len(v.strs)
+		return len(v.agg.strs)
 	case setJSON:
-		return len(v.arr)
+		return len(v.agg.arr)
 	}
-	return len(v.vals)
+	return len(v.agg.vals)
 }
 
 func (v value) setElem(i int) (value, status) {
 	switch v.rep {
 	case setStrings:
-		return value{k: kString, s: v.strs[i]}, ok
+		return value{k: kString, s: v.agg.strs[i]}, ok
 	case setJSON:
-		return jsonValue(v.elem, v.arr[i])
+		return jsonValue(v.agg.elem, v.agg.arr[i])
 	}
-	return v.vals[i], ok
+	return v.agg.vals[i], ok
 }
 
 // jsonValue is an argument's value as its Cedar type t reads it; the
@@ -109,11 +115,11 @@ func jsonValue(t cedarType, x any) (value, status) {
 		}
 	case setType:
 		if a, isA := x.([]any); isA {
-			return value{k: kSet, rep: setJSON, arr: a, elem: t.elem}, ok
+			return value{k: kSet, rep: setJSON, agg: &aggregate{arr: a, elem: t.elem}}, ok
 		}
 	case recordType:
 		if m, isM := x.(map[string]any); isM || x == nil {
-			return value{k: kRecord, rep: recJSON, obj: m, rt: t}, ok
+			return value{k: kRecord, rep: recJSON, agg: &aggregate{obj: m, rt: t}}, ok
 		}
 	}
 	return value{}, unsupported // not what the check let through: let Cedar say
@@ -122,11 +128,11 @@ func jsonValue(t cedarType, x any) (value, status) {
 // recordField reads a field of an object argument: absent and null fields
 // are not in the record.
 func recordField(v value, name string) (value, bool, status) {
-	f, declared := v.rt.fields[name]
+	f, declared := v.agg.rt.fields[name]
 	if !declared {
 		return value{}, false, ok
 	}
-	x, present := v.obj[name]
+	x, present := v.agg.obj[name]
 	if !present || x == nil {
 		return value{}, false, ok
 	}
@@ -221,13 +227,13 @@ func literal(v types.Value) (value, bool) {
 	case types.EntityUID:
 		return value{k: kEntity, et: x.Type, s: string(x.ID)}, true
 	case types.Set:
-		out := value{k: kSet, rep: setValues}
+		out := value{k: kSet, rep: setValues, agg: &aggregate{}}
 		for e := range x.All() {
 			ev, isLit := literal(e)
 			if !isLit {
 				return value{}, false
 			}
-			out.vals = append(out.vals, ev)
+			out.agg.vals = append(out.agg.vals, ev)
 		}
 		return out, true
 	}
