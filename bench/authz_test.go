@@ -37,10 +37,21 @@ const benchEntities = `[{"uid": {"type": "User", "id": "local"}, "parents": [{"t
 // authzKernelServer is kernelServer's tool with a target (the zone, put in
 // canonical form without a provider read) and, when policy is set, the
 // policy file in force.
-func authzKernelServer(tb testing.TB, policy bool) *mcp.Server { return authzKernel(tb, policy).MCP() }
+func authzKernelServer(tb testing.TB, policy bool) *mcp.Server {
+	if !policy {
+		return authzKernel(tb, "").MCP()
+	}
+	return authzKernel(tb, benchPolicy).MCP()
+}
 
-// authzKernel is authzKernelServer's kernel server.
-func authzKernel(tb testing.TB, policy bool) *kernel.Server {
+// permitAllPolicy lets every call through without reading anything: the
+// authorization step (target resolution, the request, a decision answered
+// from the memo) with next to no policy work.
+const permitAllPolicy = `@id("all") permit(principal, action, resource);`
+
+// authzKernel is authzKernelServer's kernel server, with policy (Cedar
+// text) in force unless it is empty.
+func authzKernel(tb testing.TB, policy string) *kernel.Server {
 	tool := kernel.NewTool(kernel.Spec[echoIn, echoOut]{
 		Name: "get_rrset", Description: "Get an RRSet.",
 		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.Yes, Confirm: kernel.Never, Tier: kernel.Open},
@@ -52,10 +63,10 @@ func authzKernel(tb testing.TB, policy bool) *kernel.Server {
 	})
 	opts := &kernel.Options{Envelope: kernelEnvelope}
 	tools := []kernel.Tool{tool, destructiveTool()}
-	if policy {
+	if policy != "" {
 		dir := tb.TempDir()
 		pf, ef := filepath.Join(dir, "p.cedar"), filepath.Join(dir, "e.json")
-		if err := os.WriteFile(pf, []byte(benchPolicy), 0o600); err != nil {
+		if err := os.WriteFile(pf, []byte(policy), 0o600); err != nil {
 			tb.Fatal(err)
 		}
 		if err := os.WriteFile(ef, []byte(benchEntities), 0o600); err != nil {

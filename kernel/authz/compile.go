@@ -41,12 +41,17 @@ type expr func(e *evalEnv) (value, status)
 // compilePolicy compiles a policy the way cedar-go does: its scope,
 // then its conditions (unless negated), joined by &&. ok is false when
 // the policy uses something outside the compiled subset.
+//
+// The principal and action scopes are left out when they are of a kind
+// principalScopeMatches and actionScopeMatches decide exactly: a policy is
+// evaluated only for the principals and tools those found it applies to
+// (toolRules), for which Cedar's scope test is true and cannot fail.
 func compilePolicy(pol *xast.Policy) (expr, bool) {
 	var parts []xast.IsNode
-	if _, all := pol.Principal.(xast.ScopeTypeAll); !all {
+	if _, all := pol.Principal.(xast.ScopeTypeAll); !all && !decidedScope(pol.Principal) {
 		parts = append(parts, scopeNode(xast.NewPrincipalNode(), pol.Principal))
 	}
-	if _, all := pol.Action.(xast.ScopeTypeAll); !all {
+	if _, all := pol.Action.(xast.ScopeTypeAll); !all && !decidedScope(pol.Action) {
 		parts = append(parts, scopeNode(xast.NewActionNode(), pol.Action))
 	}
 	if _, all := pol.Resource.(xast.ScopeTypeAll); !all {
@@ -69,6 +74,16 @@ func compilePolicy(pol *xast.Policy) (expr, bool) {
 	c := compiler{}
 	f := c.compile(node)
 	return f, !c.outside
+}
+
+// decidedScope reports whether the pre-filter decides a principal or
+// action scope of this kind exactly.
+func decidedScope(scope xast.IsScopeNode) bool {
+	switch scope.(type) {
+	case xast.ScopeTypeEq, xast.ScopeTypeIn, xast.ScopeTypeInSet, xast.ScopeTypeIs, xast.ScopeTypeIsIn:
+		return true
+	}
+	return false
 }
 
 // scopeNode is a scope as an expression on its variable, as cedar-go
