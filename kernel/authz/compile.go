@@ -46,7 +46,7 @@ type expr func(e *evalEnv) (value, status)
 // principalScopeMatches and actionScopeMatches decide exactly: a policy is
 // evaluated only for the principals and tools those found it applies to
 // (toolRules), for which Cedar's scope test is true and cannot fail.
-func compilePolicy(pol *xast.Policy) (expr, bool) {
+func compilePolicy(pol *xast.Policy) (_ expr, size int, fits bool) {
 	var parts []xast.IsNode
 	if _, all := pol.Principal.(xast.ScopeTypeAll); !all && !decidedScope(pol.Principal) {
 		parts = append(parts, scopeNode(xast.NewPrincipalNode(), pol.Principal))
@@ -65,7 +65,7 @@ func compilePolicy(pol *xast.Policy) (expr, bool) {
 		parts = append(parts, c.Body)
 	}
 	if len(parts) == 0 {
-		return func(*evalEnv) (value, status) { return boolValue(true), ok }, true
+		return func(*evalEnv) (value, status) { return boolValue(true), ok }, 1, true
 	}
 	node := parts[len(parts)-1]
 	for i := len(parts) - 2; i >= 0; i-- {
@@ -73,7 +73,7 @@ func compilePolicy(pol *xast.Policy) (expr, bool) {
 	}
 	c := compiler{}
 	f := c.compile(node)
-	return f, !c.outside
+	return f, c.nodes, !c.outside
 }
 
 // decidedScope reports whether the pre-filter decides a principal or
@@ -108,7 +108,10 @@ func scopeNode(v xast.NodeTypeVariable, scope xast.IsScopeNode) xast.IsNode {
 	return nil
 }
 
-type compiler struct{ outside bool }
+type compiler struct {
+	outside bool
+	nodes   int
+}
 
 func (c *compiler) out() expr {
 	c.outside = true
@@ -116,6 +119,7 @@ func (c *compiler) out() expr {
 }
 
 func (c *compiler) compile(n xast.IsNode) expr {
+	c.nodes++
 	switch v := n.(type) {
 	case xast.NodeValue:
 		lit, isLit := literal(v.Value)

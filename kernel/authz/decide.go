@@ -94,6 +94,11 @@ func (p *Policies) Decide(r Request) Decision {
 		_, err := pl.args.value(r.Arguments)
 		return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
 	}
+	if rs.direct { // cheaper than the memo's key, hash and insert
+		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
+			return d
+		}
+	}
 	key, memo := p.decisionKey(pk, pl, rs, r)
 	if cap(key) <= 4*maxKey {
 		*buf = key[:0] // keep a buffer that grew a little, not one a long argument blew up
@@ -140,6 +145,10 @@ func (p *Policies) decideWithCompiled(pl *plan, pe *principalEntry, rs *toolRule
 	}
 	return p.decideCompiled(pl, pe, rs, r) // the arguments were checked before the memo
 }
+
+// maxDirect bounds the size (AST nodes) of the compiled rules in play
+// that are evaluated without the memo (a variable for tests).
+var maxDirect = 64
 
 var keyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, maxKey); return &b }}
 
@@ -273,6 +282,11 @@ type toolRules struct {
 	// compiled: every rule has a compiled form (compile.go), so the
 	// decision need not go through cedar.Authorize.
 	compiled bool
+	// direct: the compiled rules are small enough (maxDirect nodes in all)
+	// that evaluating them costs about what a memo lookup that misses
+	// costs (building the key, hashing it, inserting), so they bypass the
+	// memo.
+	direct   bool
 	outcomes atomic.Pointer[map[outcome]Decision] // compiled decisions, by outcome
 }
 
@@ -283,10 +297,12 @@ func (e *principalEntry) rules(pl *plan) *toolRules {
 		return tr
 	}
 	tr := &toolRules{compiled: true}
+	size := 0
 	allArgs, fields := false, map[string]bool{}
 	for _, r := range pl.rules {
 		if principalScopeMatches(r.ast.Principal, e.entity.UID, e.in) {
 			tr.compiled = tr.compiled && r.prog != nil
+			size += r.size
 			tr.rules = append(tr.rules, r)
 			tr.reads = tr.reads.or(r.reads)
 			if r.reads.arguments {
@@ -295,6 +311,7 @@ func (e *principalEntry) rules(pl *plan) *toolRules {
 			}
 		}
 	}
+	tr.direct = tr.compiled && size <= maxDirect
 	tr.args = pl.args
 	if !allArgs {
 		tr.args = pl.args.only(fields) // no policy in play can see the others

@@ -5,3 +5,11 @@ var (
 	ErrInvalidForTest  = errInvalid
 	MaxFileSizeForTest = maxFileSize
 )
+
+// SetMaxDirectForTest sets maxDirect for sets parsed from now on and
+// returns a function that restores it.
+func SetMaxDirectForTest(n int) func() {
+	old := maxDirect
+	maxDirect = n
+	return func() { maxDirect = old }
+}

@@ -32,8 +32,23 @@ const memoPolicy = `
 // by one long-lived set and by a set parsed afresh for the request; every
 // answer must agree. A memo key that left out anything a policy reads, or
 // let two requests share a key, would fail here.
+//
+// It runs with the compiled policies evaluated directly (small enough),
+// through the memo, and through Cedar (a policy outside the compiled
+// subset in play).
 func TestMemoMatchesFreshDecisions(t *testing.T) {
-	warm := parse(t, memoPolicy)
+	t.Run("direct", func(t *testing.T) { memoMatchesFresh(t, memoPolicy) })
+	t.Run("compiled", func(t *testing.T) {
+		defer authz.SetMaxDirectForTest(0)()
+		memoMatchesFresh(t, memoPolicy)
+	})
+	t.Run("cedar", func(t *testing.T) {
+		memoMatchesFresh(t, memoPolicy+`@id("ext") forbid(principal, action, resource) when { ip("10.0.0.1").isLoopback() };`)
+	})
+}
+
+func memoMatchesFresh(t *testing.T, policy string) {
+	warm := parse(t, policy)
 	principals := []authz.Principal{
 		{ID: "alice", Auth: "apikey"}, {ID: "bob", Auth: "apikey", Groups: []string{"ops"}},
 		{ID: "bob", Auth: "apikey"}, {ID: "carol", Auth: "oauth", Plan: "pro", Scopes: []string{"dns:read"}},
@@ -66,7 +81,7 @@ func TestMemoMatchesFreshDecisions(t *testing.T) {
 			Resource: zones[pick(len(zones))], Arguments: args[pick(len(args))], Confirmed: pick(2) == 0,
 			Transport: []string{"stdio", "http"}[pick(2)], Time: time.Unix(int64(50+100*pick(2)), 0)}
 		got := warm.Decide(r)
-		want := parse(t, memoPolicy).Decide(r)
+		want := parse(t, policy).Decide(r)
 		if got.Allow != want.Allow || !slices.Equal(got.Policies, want.Policies) || !slices.Equal(got.Errors, want.Errors) {
 			t.Fatalf("request %d %s: memoized %+v, fresh %+v", i, describe(r), got, want)
 		}

@@ -185,6 +185,7 @@ type rule struct {
 	// prog is the compiled policy (compile.go); nil when it uses
 	// something outside the compiled subset.
 	prog   expr
+	size   int // its compiled form's nodes
 	forbid bool
 }
 
@@ -209,8 +210,8 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 		allArgs, fields := argumentFields(ast)
 		rl := rule{id: cedar.PolicyID(id), policy: pol, ast: ast, reads: policyReads(ast), allArgs: allArgs, argFields: fields,
 			forbid: pol.Effect() == cedar.Forbid}
-		if prog, ok := compilePolicy(ast); ok {
-			rl.prog = prog
+		if prog, size, ok := compilePolicy(ast); ok {
+			rl.prog, rl.size = prog, size
 		}
 		all = append(all, rl)
 	}
