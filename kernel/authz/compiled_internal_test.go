@@ -332,8 +332,8 @@ func TestCompiledMatchesCedar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	compiled, total, parsed := 0, 0, 0
 	n := 4000
-	if testing.Short() {
-		n = 500
+	if testing.Short() || raceEnabled {
+		n = 800
 	}
 	for range n {
 		b := make([]byte, 256)

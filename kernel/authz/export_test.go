@@ -4,6 +4,7 @@ package authz
 var (
 	ErrInvalidForTest  = errInvalid
 	MaxFileSizeForTest = maxFileSize
+	RaceEnabledForTest = raceEnabled
 )
 
 // SetMaxDirectForTest sets maxDirect for sets parsed from now on and

@@ -76,7 +76,11 @@ func memoMatchesFresh(t *testing.T, policy string) {
 	tools := []string{"list_zones", "get_zone", "delete_zone", "set_records", "create_zone"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(n int) int { return rng.IntN(n) }
-	for i := range 3000 {
+	n := 3000
+	if testing.Short() || authz.RaceEnabledForTest {
+		n = 600
+	}
+	for i := range n {
 		r := authz.Request{Principal: principals[pick(len(principals))], Action: tools[pick(len(tools))],
 			Resource: zones[pick(len(zones))], Arguments: args[pick(len(args))], Confirmed: pick(2) == 0,
 			Transport: []string{"stdio", "http"}[pick(2)], Time: time.Unix(int64(50+100*pick(2)), 0)}
