@@ -155,6 +155,7 @@ type field struct {
 type recordType struct {
 	fields map[string]field
 	names  []string // sorted
+	list   []field  // fields[names[i]]
 }
 
 func newRecordType(fields map[string]field) recordType {
@@ -163,7 +164,11 @@ func newRecordType(fields map[string]field) recordType {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return recordType{fields: fields, names: names}
+	list := make([]field, len(names))
+	for i, n := range names {
+		list[i] = fields[n]
+	}
+	return recordType{fields: fields, names: names, list: list}
 }
 
 func (r recordType) decl() string {
@@ -214,15 +219,15 @@ func (r recordType) check(v any) bool {
 	if !ok && v != nil {
 		return false
 	}
-	for _, name := range r.names {
+	for i, name := range r.names {
 		fv, present := obj[name]
 		if !present || fv == nil {
-			if !r.fields[name].optional {
+			if !r.list[i].optional {
 				return false
 			}
 			continue
 		}
-		if !r.fields[name].t.check(fv) {
+		if !r.list[i].t.check(fv) {
 			return false
 		}
 	}
@@ -247,17 +252,17 @@ func (r recordType) appendKey(b []byte, v any) ([]byte, bool) {
 		return b, false
 	}
 	b = append(b, '{')
-	for _, name := range r.names {
+	for i, name := range r.names {
 		fv, present := obj[name]
 		if !present || fv == nil {
-			if !r.fields[name].optional {
+			if !r.list[i].optional {
 				return b, false
 			}
 			b = append(b, '-')
 			continue
 		}
 		b = append(b, '+')
-		if b, ok = r.fields[name].t.appendKey(b, fv); !ok {
+		if b, ok = r.list[i].t.appendKey(b, fv); !ok {
 			return b, false
 		}
 	}

@@ -327,10 +327,13 @@ func (p *Policies) checkAttrs(r Resource) error {
 	if r.Type == "" || r.Type == ServerType {
 		return nil
 	}
-	rt := p.resTypes[r.Type]
-	for _, name := range p.attrNames[r.Type] {
-		if !attrFits(rt.Attrs[name], r.Attrs[name]) {
-			_, err := attrValue(rt.Attrs[name], r.Attrs[name])
+	al := p.attrLists[r.Type]
+	if al == nil { // not a declared type: checkTarget refused it
+		return nil
+	}
+	for i, name := range al.names {
+		if !attrFits(al.types[i], r.Attrs[name]) {
+			_, err := attrValue(al.types[i], r.Attrs[name])
 			return attrError(r.Type, name, err)
 		}
 	}

@@ -37,6 +37,14 @@ type Policies struct {
 	resources  cache[types.EntityUID, *resEntry] // built once per resource and attributes
 	memo       *memo                             // recent decisions: pure functions of their key
 	attrNames  map[string][]string               // per resource type, sorted
+	attrLists  map[string]*attrList              // per resource type, for the compiled path
+}
+
+// attrList is a resource type's attributes, sorted by name.
+type attrList struct {
+	names []string
+	types []AttrType
+	attrs map[string]AttrType
 }
 
 // Parse parses and validates a policy file (Cedar text) and an optional
@@ -65,9 +73,15 @@ func parse(m *Model, name string, policy, entities []byte, validate bool) (*Poli
 		return nil, fmt.Errorf("%w: %s: %w", errInvalid, name, err)
 	}
 	p := &Policies{model: m, set: cedar.NewPolicySet(), resTypes: map[string]ResourceType{}, memo: newMemo(), attrNames: map[string][]string{}}
+	p.attrLists = map[string]*attrList{}
 	for _, rt := range m.Resources {
 		p.resTypes[rt.Name] = rt
 		p.attrNames[rt.Name] = slices.Sorted(maps.Keys(rt.Attrs))
+		al := &attrList{names: p.attrNames[rt.Name], attrs: rt.Attrs}
+		for _, n := range al.names {
+			al.types = append(al.types, rt.Attrs[n])
+		}
+		p.attrLists[rt.Name] = al
 	}
 	p.server = types.Entity{UID: types.NewEntityUID(ServerType, types.String(m.Server)),
 		Attributes: types.NewRecord(types.RecordMap{"name": types.String(m.Server)})}
