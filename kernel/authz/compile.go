@@ -21,8 +21,9 @@ import (
 // literals, tags — is not compiled, and a decision that puts such a policy
 // in play is made by cedar.Authorize, as is one that meets a case the
 // compiled form leaves to Cedar at run time (record equality, a set
-// operation over more than maxPairs element pairs).
-// FuzzCompiledMatchesCedar holds the two to the same decisions.
+// operation over more than maxPairs element pairs), or that has more than
+// maxCompiled policies in play. TestCompiledMatchesCedar and
+// FuzzCompiledMatchesCedar hold the two to the same decisions.
 
 // evalEnv is what a compiled policy reads.
 type evalEnv struct {

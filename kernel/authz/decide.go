@@ -72,11 +72,13 @@ type Decision struct {
 // arguments that do not fit) is denied, and so is one where any policy's
 // evaluation fails.
 //
-// What a decision builds is cut to what the policies in play can read: the
-// principal's entity and the policies whose principal and action scopes can
-// match it are found once per principal and tool, a resource's entity once
-// per resource, and the context holds only the attributes some of those
-// policies read by name.
+// The policies whose principal and action scopes can match are found once
+// per principal and tool. When all of them are compiled (compile.go), they
+// are evaluated on the request itself: directly when they are small
+// (maxDirect), else through the memo. Otherwise cedar.Authorize decides,
+// through the memo, on a request cut to what the policies in play can
+// read: a resource's entity is built once per resource, and the context
+// holds only the attributes some of those policies read by name.
 func (p *Policies) Decide(r Request) Decision {
 	pl, ok := p.plans[r.Action]
 	if !ok {
