@@ -131,3 +131,26 @@ func sdkCallResult(raw []byte, res *mcp.CallToolResult) (err error, ok bool) {
 	}
 	return res.UnmarshalJSON(raw), true
 }
+
+// The read loop reuses its line buffer: what decodeMessage returns must
+// not alias it.
+func TestDecodeMessageCopies(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"notifications/progress","params":{"progressToken":"t","message":"hello"}}`,
+		`{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"hello","data":{"x":"hello"}}}`,
+	} {
+		line := []byte(in)
+		m, err := decodeMessage(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := jsonrpc.EncodeMessage(m)
+		for i := range line {
+			line[i] = 'X'
+		}
+		if got, _ := jsonrpc.EncodeMessage(m); !bytes.Equal(got, want) {
+			t.Fatalf("the decoded message changed with its input: %s, was %s", got, want)
+		}
+	}
+}
