@@ -2,8 +2,10 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,5 +76,32 @@ func TestRawCallsAnswerAsTheSDKPath(t *testing.T) {
 		if got != want {
 			t.Errorf("%s %v:\nraw path: %s\ngo-sdk:   %s", c.tool, c.args, got, want)
 		}
+	}
+}
+
+// Concurrent calls on one upstream connection each get their own answer:
+// the gateway's ids route every response to the call that sent it.
+func TestRawCallsConcurrent(t *testing.T) {
+	f := newFixture(t, options{})
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				want := fmt.Sprintf("caller %d call %d", g, i)
+				res := f.sess.Call(t, "fake.echo", map[string]any{"text": want})
+				if got := text(res); res.IsError || !strings.Contains(got, want+"\n") {
+					errs <- fmt.Sprintf("%s: got %s", want, got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
