@@ -188,6 +188,11 @@ func TestRawCallConnectionEnds(t *testing.T) {
 		"eof":     func(c *child) { c.out.Close() },
 		"garbage": func(c *child) { c.send(`{"jsonrpc":"2.0","id":"` + rawIDPrefix + `1","result":`) },
 		"toolong": func(c *child) { c.send(`"` + strings.Repeat("a", 1<<17) + `"`) },
+		// Budget: nesting far past the go-sdk's 1000 levels, within the
+		// line cap, is refused by a byte count before any decoder recurses.
+		"deep": func(c *child) {
+			c.send(`{"jsonrpc":"2.0","id":"` + rawIDPrefix + `1","result":{"content":` + strings.Repeat("[", 30000) + strings.Repeat("]", 30000) + `}}`)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := newChild(t)
