@@ -1,8 +1,9 @@
 // Package gateway_test benchmarks bulwark gateway beside direct use, in one
 // run: a go-sdk client calling a stdio MCP server (the fake upstream, a
-// child process) directly, and the same client calling the same tool
-// through the gateway (kernel pipeline, envelope, audit) in front of
-// another child of the same server, interleaved call by call.
+// child process) directly, and the same client calling the same tool over
+// stdio to the gateway (kernel.Server.ServeStdio on a pair of OS pipes, as
+// `bulwark gateway` serves its client; kernel pipeline, envelope, audit) in
+// front of another child of the same server, interleaved call by call.
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./bench/gateway/
 package gateway_test
@@ -55,9 +56,11 @@ func direct(tb testing.TB) *mcp.ClientSession {
 	return cs
 }
 
-// throughGateway connects a go-sdk client (in memory) to a gateway in
-// front of a child over stdio, built as the CLI builds it: a pin file
-// (trust on first use) and a tool set that may change at run time.
+// throughGateway connects a go-sdk client over stdio (a pair of OS pipes,
+// the go-sdk's IOTransport on the client's side, kernel.Server.ServeStdio
+// on the gateway's, as `bulwark gateway` serves) to a gateway in front of a
+// child over stdio, built as the CLI builds it: a pin file (trust on first
+// use) and a tool set that may change at run time.
 func throughGateway(tb testing.TB) *mcp.ClientSession {
 	pins, err := pin.Open(filepath.Join(tb.TempDir(), "bench"+pin.FileSuffix), &pin.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -78,16 +81,22 @@ func throughGateway(tb testing.TB) *mcp.ClientSession {
 	if err := gw.Attach(ks); err != nil {
 		tb.Fatal(err)
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := ks.MCP().Connect(context.Background(), st, nil)
+	inR, inW, err := os.Pipe() // client -> gateway
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), ct, nil)
+	outR, outW, err := os.Pipe() // gateway -> client
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { cs.Close(); ss.Wait() })
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); _ = ks.ServeStdio(ctx, inR, outW); outW.Close() }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close(); cancel(); inW.Close(); <-served; outR.Close() })
 	return cs
 }
 
@@ -139,6 +148,36 @@ func BenchmarkGatewayCall(b *testing.B) {
 	b.ReportMetric(float64(pct(td, 0.99).Microseconds()), "direct-p99-us")
 	b.ReportMetric(float64(pct(tg, 0.99).Microseconds()), "gateway-p99-us")
 	b.ReportMetric(float64((pct(tg, 0.99) - pct(td, 0.99)).Microseconds()), "p99-added-us")
+}
+
+// BenchmarkGatewayCallAllocs: what one call allocates in this process, with
+// -benchmem: direct (the client's side only; the server is a child) and
+// through the gateway (the client's side, the kernel serving it and the
+// gateway's side of the upstream; the upstream is a child). The difference
+// is what the gateway allocates per call.
+func BenchmarkGatewayCallAllocs(b *testing.B) {
+	ctx := context.Background()
+	text := strings.Repeat("x", 1024)
+	for _, c := range []struct {
+		name, tool string
+		conn       func(testing.TB) *mcp.ClientSession
+	}{{"direct", "echo", direct}, {"gateway", "fake.echo", throughGateway}} {
+		b.Run(c.name, func(b *testing.B) {
+			cs := c.conn(b)
+			for range 100 {
+				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"text": text}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"text": text}})
+				if err != nil || res.IsError {
+					b.Fatalf("%v", err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkIdleUpstreamMemory: the gateway's heap per idle upstream (its

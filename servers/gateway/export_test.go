@@ -7,3 +7,7 @@ func SetRelayWait(g *Gateway, d time.Duration) { g.parked.wait = d }
 
 // Parked counts the upstream calls parked now.
 func Parked(g *Gateway) int { return g.parked.len() }
+
+// UseSDKCalls makes g relay calls to stdio upstreams through the go-sdk
+// client session (the path rawcall.go replaces); call it before Start.
+func UseSDKCalls(g *Gateway) { g.sdkCalls = true }

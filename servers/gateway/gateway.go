@@ -49,8 +49,12 @@ type Gateway struct {
 	pins sync.Map // exposed tool name -> pin hash of its last check, for the audit
 
 	parked parking // upstream calls waiting for the client's answer (relay.go)
-	ksMu   sync.Mutex
-	ks     *kernel.Server // set by Attach: where tool changes are published
+	// sdkCalls sends relayed calls to stdio upstreams through the go-sdk
+	// client session instead of the gateway's own (rawcall.go): for tests
+	// that hold the two to the same answers.
+	sdkCalls bool
+	ksMu     sync.Mutex
+	ks       *kernel.Server // set by Attach: where tool changes are published
 }
 
 // New checks the configuration and reads the upstreams' credentials.

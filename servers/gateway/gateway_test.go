@@ -87,6 +87,7 @@ type options struct {
 	pinner gateway.Pinner
 	kopts  kernel.Options
 	client *mcp.ClientOptions
+	sdk    bool // relay calls through the go-sdk client session (gateway.UseSDKCalls)
 }
 
 func newFixture(t *testing.T, o options) *fixture {
@@ -102,6 +103,9 @@ func newFixture(t *testing.T, o options) *fixture {
 	gw, err := gateway.New(o.cfg, gateway.Deps{Logger: logger, Getenv: o.getenv, Pinner: o.pinner})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.sdk {
+		gateway.UseSDKCalls(gw)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

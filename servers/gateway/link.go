@@ -50,6 +50,7 @@ type link struct {
 
 	mu       sync.Mutex
 	sess     *mcp.ClientSession
+	conn     *stdioConn // the session's connection to a child: relayed calls go on it (rawcall.go)
 	proc     *process
 	rec      *rawLists // the session's raw tools/list results (stdio)
 	defs     map[string]def
@@ -86,11 +87,13 @@ func (l *link) connect(ctx context.Context) error {
 	var t mcp.Transport
 	var p *process
 	var rec *rawLists
+	var st *stdioTransport
 	if l.u.Command != "" {
 		var err error
-		if p, t, err = spawn(l.u, l.g.getenv, l.g.logger, l.g.scrub); err != nil {
+		if p, st, err = spawn(l.u, l.g.getenv, l.g.logger, l.g.scrub); err != nil {
 			return err
 		}
+		t = st
 		rec = &rawLists{}
 		t = rawTransport{Transport: t, rec: rec}
 	} else {
@@ -118,9 +121,13 @@ func (l *link) connect(ctx context.Context) error {
 	// refuses, which changes nothing.
 	err = sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
 	l.g.logger.Debug("upstream logging level", "upstream", l.u.Name, "error", err)
+	var conn *stdioConn
+	if st != nil && !l.g.sdkCalls {
+		conn = st.conn
+	}
 	l.mu.Lock()
 	old := l.defs
-	l.sess, l.proc, l.defs, l.down, l.rec = sess, p, defs, "", rec
+	l.sess, l.conn, l.proc, l.defs, l.down, l.rec = sess, conn, p, defs, "", rec
 	l.mu.Unlock()
 	if err := l.g.publish(l, old, defs); err != nil {
 		l.g.logger.Warn("upstream tools could not be updated", "upstream", l.u.Name, "error", err.Error())
@@ -184,7 +191,7 @@ func (l *link) ended(p *process, err error) {
 		}
 	}
 	l.mu.Lock()
-	l.sess, l.proc, l.down = nil, nil, why
+	l.sess, l.conn, l.proc, l.down = nil, nil, nil, why
 	l.mu.Unlock()
 	msg := "upstream session ended; restarting"
 	if err != nil {
@@ -211,6 +218,17 @@ func (l *link) close() {
 	if p != nil {
 		p.kill()
 	}
+}
+
+// rawConn is the connection a relayed call to sess goes on, or nil (a URL
+// upstream: the go-sdk session).
+func (l *link) rawConn(sess *mcp.ClientSession) *stdioConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sess != sess {
+		return nil
+	}
+	return l.conn
 }
 
 // current returns the session and the tool's latest definition.

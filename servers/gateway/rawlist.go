@@ -120,7 +120,13 @@ func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, msg)
 }
 
-// listTools lists every tool, page by page, within maxTools. Each def's raw
+// maxListPages bounds the pages of one tools/list listing: an upstream that
+// answers every page with another cursor (empty pages included) is refused
+// at once, not at the connect timeout.
+const maxListPages = 100
+
+// listTools lists every tool, page by page, within maxTools and
+// maxListPages; a cursor the upstream already gave is refused (a loop). Each def's raw
 // is the tool object as the upstream sent it when rec recorded the page
 // (stdio), else the re-encoded mcp.Tool. The link's listMu is held: one
 // listing at a time per connection, so the recorded pages are this one's.
@@ -128,7 +134,8 @@ func listTools(ctx context.Context, sess *mcp.ClientSession, rec *rawLists) (map
 	defs := map[string]def{}
 	var order []string
 	params := &mcp.ListToolsParams{}
-	for {
+	seen := map[string]bool{}
+	for page := 1; ; page++ {
 		rec.reset() // a page of an earlier, abandoned listing is not this one's
 		res, err := sess.ListTools(ctx, params)
 		if err != nil {
@@ -156,6 +163,13 @@ func listTools(ctx context.Context, sess *mcp.ClientSession, rec *rawLists) (map
 		if res.NextCursor == "" {
 			return defs, order, nil
 		}
+		if seen[res.NextCursor] {
+			return nil, nil, fmt.Errorf("listing tools: the upstream's paging loops (page %d repeats the cursor %.64q)", page, res.NextCursor)
+		}
+		if page == maxListPages {
+			return nil, nil, fmt.Errorf("listing tools: the upstream's paging did not end within %d pages", maxListPages)
+		}
+		seen[res.NextCursor] = true
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
 }

@@ -191,7 +191,13 @@ func (g *Gateway) callTool(ctx context.Context, l *link, call *kernel.Call, sess
 		return g.resume(ctx, l, call, string(st))
 	}
 	if !l.u.relays() {
-		res, err := sess.CallTool(ctx, params)
+		var res *mcp.CallToolResult
+		var err error
+		if c := l.rawConn(sess); c != nil {
+			res, err = rawCallTool(ctx, c, params) // rawcall.go
+		} else {
+			res, err = sess.CallTool(ctx, params)
+		}
 		return res, g.notRelayed(l, err)
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.u.callTimeout(g.cfg.CallTimeout)+g.parked.relayWait())

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
@@ -43,7 +41,7 @@ func childEnv(names []string, getenv func(string) string) []string {
 // spawn starts u's command with its allowlisted environment and returns
 // the MCP transport over its stdin and stdout. Its stderr goes to the log,
 // scrubbed, a line at a time.
-func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *scrubber) (*process, mcp.Transport, error) {
+func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *scrubber) (*process, *stdioTransport, error) {
 	cmd := exec.Command(u.Command, u.Args...)
 	cmd.Env = childEnv(u.Env, getenv)
 	childAttrs(cmd)

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +29,7 @@ type stdioTransport struct {
 	r       io.ReadCloser // the child's stdout
 	w       io.WriteCloser
 	maxLine int
+	conn    *stdioConn // set by Connect: the gateway's own calls go on it (rawcall.go)
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -35,7 +38,9 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		r:        t.r,
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
+		dead:     make(chan struct{}),
 	}
+	t.conn = c
 	go c.readLoop(newLineReader(t.r, t.maxLine))
 	return c, nil
 }
@@ -56,10 +61,22 @@ type stdioConn struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// The gateway's own tools/call requests (rawcall.go), in an id space
+	// the go-sdk never uses (strings with rawIDPrefix; it numbers its own).
+	nextID  atomic.Uint64
+	pendMu  sync.Mutex
+	pend    map[string]chan *jsonrpc.Response // guarded by pendMu
+	readErr error                             // why the read loop ended; guarded by pendMu
+	dead    chan struct{}                     // closed when the read loop ends
+	meta    atomic.Pointer[[]byte]            // the go-sdk's per-request _meta members (sdkMeta)
 }
 
-// readLoop decodes one message a line and hands it to Read, until an error
-// (delivered, then the loop ends) or Close.
+// readLoop decodes one message a line (decodeMessage: the go-sdk's
+// decoding without its per-value buffers) and hands it to Read — or, when
+// it answers one of the gateway's own calls, to that call — until an error
+// (delivered to the go-sdk and to every call waiting, then the loop ends)
+// or Close.
 func (c *stdioConn) readLoop(lr *lineReader) {
 	for {
 		line, err := lr.next()
@@ -67,13 +84,22 @@ func (c *stdioConn) readLoop(lr *lineReader) {
 		if err == nil {
 			if line[0] == '[' {
 				err = errors.New("upstream sent a JSON-RPC batch, which this gateway does not accept")
-			} else if msg, err = jsonrpc.DecodeMessage(line); err != nil {
+			} else if msg, err = decodeMessage(line); err != nil {
 				err = fmt.Errorf("decoding upstream message: %w", err)
+			}
+		}
+		if err != nil {
+			c.fail(err)
+		} else if resp, ok := msg.(*jsonrpc.Response); ok {
+			if id, ok := resp.ID.Raw().(string); ok && strings.HasPrefix(id, rawIDPrefix) {
+				c.deliver(id, resp)
+				continue
 			}
 		}
 		select {
 		case c.incoming <- readResult{msg, err}:
 		case <-c.closed:
+			c.fail(io.EOF)
 			return
 		}
 		if err != nil {
@@ -104,11 +130,23 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("marshaling message: %w", err)
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && c.meta.Load() == nil {
+		c.meta.Store(sdkMeta(req.Params))
+	}
+	return c.writeLine(func(b []byte) ([]byte, error) { return append(b, data...), nil })
+}
+
+// writeLine writes the message line build appends to b, and its newline,
+// in one write, so a message and its newline reach the child together
+// (between any two others); the buffer is reused while it stays small.
+func (c *stdioConn) writeLine(build func(b []byte) ([]byte, error)) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	// One write per message, so a message and its newline reach the child
-	// together; the buffer is reused while it stays small.
-	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
+	b, err := build(c.wbuf[:0])
+	if err != nil {
+		return err
+	}
+	c.wbuf = append(b, '\n')
 	_, err = c.w.Write(c.wbuf)
 	if cap(c.wbuf) > 64<<10 {
 		c.wbuf = nil

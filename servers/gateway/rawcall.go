@@ -1,0 +1,274 @@
+package gateway
+
+// The relayed tools/call to a stdio upstream, without the go-sdk client
+// session: the gateway writes the request on its own connection to the
+// child (stdioconn.go), through the writer the go-sdk's messages share,
+// with an id the go-sdk never uses, and its read loop hands the answer
+// straight back, decoded once (rawdecode.go). Everything else the child
+// writes — its requests to the client (elicitation, sampling, roots, ping),
+// progress and log notifications, list_changed, and the answers to the
+// go-sdk's own requests — goes to the go-sdk session as before, so progress
+// and logs reach the call through the same handlers (link.go).
+//
+// It sends what the go-sdk's ClientSession.CallTool sends (the same params,
+// and on 2026-07-28 the same per-request _meta, copied from the go-sdk's own
+// tools/list request on that connection) and answers what it answers: a
+// JSON-RPC error as the same *jsonrpc.Error, a cancelled call with
+// notifications/cancelled for its id, a connection that ends (a crash, an
+// answer over the line cap, EOF) as a closed connection, and an
+// input_required result (2026-07-28) with the go-sdk's own retry loop:
+// roots answered with no roots, elicitation and sampling refused as the
+// go-sdk refuses them for a client without those handlers. Upstreams that
+// relay questions (relay.go) keep the go-sdk path, whose handlers do the
+// relaying; so do URL upstreams.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// rawIDPrefix starts the id of every request the gateway itself sends on a
+// child's connection. The go-sdk's ids are numbers.
+const rawIDPrefix = "bulwark-gw-"
+
+// The go-sdk's retry limits for input_required results (mcp/mrtr.go).
+const (
+	maxInputRetries     = 10
+	maxLoadShedRetries  = 3
+	cancelNotifyTimeout = 5 * time.Second
+)
+
+// deliver hands a response to the call waiting for its id. A response for
+// an id not in flight — one never issued, answered already, or given up —
+// is dropped, as the go-sdk drops a response it did not ask for.
+func (c *stdioConn) deliver(id string, resp *jsonrpc.Response) {
+	c.pendMu.Lock()
+	ch := c.pend[id]
+	delete(c.pend, id)
+	c.pendMu.Unlock()
+	if ch != nil {
+		ch <- resp // capacity 1, and the id is gone: never blocks
+	}
+}
+
+// fail records why the read loop ended and wakes every call in flight.
+func (c *stdioConn) fail(err error) {
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	if c.readErr != nil {
+		return
+	}
+	c.readErr = err
+	close(c.dead)
+}
+
+// call sends the request build writes (given its id) and waits for its
+// response, the end of the connection, or ctx; when ctx ends first, the
+// child is told with notifications/cancelled, as the go-sdk tells it.
+func (c *stdioConn) call(ctx context.Context, build func(b []byte, id string) ([]byte, error)) (*jsonrpc.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id := rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10)
+	ch := make(chan *jsonrpc.Response, 1)
+	c.pendMu.Lock()
+	if c.readErr != nil {
+		err := c.readErr
+		c.pendMu.Unlock()
+		return nil, closedErr(err)
+	}
+	if c.pend == nil {
+		c.pend = map[string]chan *jsonrpc.Response{}
+	}
+	c.pend[id] = ch
+	c.pendMu.Unlock()
+	forget := func() {
+		c.pendMu.Lock()
+		delete(c.pend, id)
+		c.pendMu.Unlock()
+	}
+	if err := c.writeLine(func(b []byte) ([]byte, error) { return build(b, id) }); err != nil {
+		forget()
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+	}
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-c.dead:
+		select { // an answer that came before the end still counts
+		case r := <-ch:
+			return r, nil
+		default:
+		}
+		forget()
+		c.pendMu.Lock()
+		err := c.readErr
+		c.pendMu.Unlock()
+		return nil, closedErr(err)
+	case <-c.closed:
+		forget()
+		return nil, closedErr(io.EOF)
+	case <-ctx.Done():
+		forget()
+		go c.cancelled(id, ctx.Err())
+		return nil, ctx.Err()
+	}
+}
+
+func closedErr(err error) error {
+	return fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
+}
+
+// cancelled tells the child a call was given up, as the go-sdk does.
+func (c *stdioConn) cancelled(id string, why error) {
+	params, err := json.Marshal(&mcp.CancelledParams{Reason: why.Error(), RequestID: id})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cancelNotifyTimeout)
+	defer cancel()
+	_ = c.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+}
+
+// The per-request _meta members the go-sdk adds on 2026-07-28 sessions
+// (injectRequestMeta).
+var sdkMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+
+// sdkMeta returns the go-sdk's per-request _meta members of a request's
+// params, encoded as object members ("k":v,…), or empty (a session on an
+// earlier version, where the go-sdk adds none).
+func sdkMeta(params json.RawMessage) *[]byte {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	out := []byte{}
+	if json.Unmarshal(params, &p) != nil {
+		return &out
+	}
+	for _, k := range sdkMetaKeys {
+		if v, ok := p.Meta[k]; ok {
+			if len(out) > 0 {
+				out = append(out, ',')
+			}
+			out = strconv.AppendQuote(out, k)
+			out = append(append(out, ':'), v...)
+		}
+	}
+	return &out
+}
+
+// appendCall appends the tools/call request with id and params (their
+// _meta joined with the go-sdk's per-request members).
+func appendCall(b []byte, id string, sdk []byte, p *mcp.CallToolParams) ([]byte, error) {
+	var meta []byte
+	if p.Meta != nil {
+		var err error
+		if meta, err = json.Marshal(p.Meta); err != nil {
+			return nil, err
+		}
+	}
+	if len(sdk) > 0 {
+		if len(meta) > 2 {
+			meta = append(append(meta[:len(meta)-1], ','), sdk...)
+			meta = append(meta, '}')
+		} else {
+			meta = append(append([]byte{'{'}, sdk...), '}')
+		}
+	}
+	args, ok := p.Arguments.(json.RawMessage)
+	if !ok {
+		var err error
+		if args, err = json.Marshal(p.Arguments); err != nil {
+			return nil, err
+		}
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`) // as the go-sdk sends no arguments
+	}
+	w := struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      string `json:"id"`
+		Method  string `json:"method"`
+		Params  struct {
+			Meta           json.RawMessage      `json:"_meta,omitempty"`
+			Name           string               `json:"name"`
+			Arguments      json.RawMessage      `json:"arguments"`
+			InputResponses mcp.InputResponseMap `json:"inputResponses,omitempty"`
+			RequestState   string               `json:"requestState,omitempty"`
+		} `json:"params"`
+	}{JSONRPC: "2.0", ID: id, Method: "tools/call"}
+	w.Params.Meta, w.Params.Name, w.Params.Arguments = meta, p.Name, args
+	w.Params.InputResponses, w.Params.RequestState = p.InputResponses, p.RequestState
+	data, err := json.Marshal(&w)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling message: %w", err)
+	}
+	return append(b, data...), nil
+}
+
+// rawCallTool is ClientSession.CallTool for a gateway that relays no
+// questions, on the child's connection.
+func rawCallTool(ctx context.Context, c *stdioConn, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	p := *params
+	var sdk []byte
+	if m := c.meta.Load(); m != nil {
+		sdk = *m
+	}
+	shed := 0
+	for retries := 1; ; retries++ {
+		resp, err := c.call(ctx, func(b []byte, id string) ([]byte, error) { return appendCall(b, id, sdk, &p) })
+		if err != nil {
+			return nil, err
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("calling %q: %w", "tools/call", resp.Error)
+		}
+		res, err := decodeCallResult(resp.Result)
+		if err != nil {
+			return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+		}
+		if res.InputRequests == nil {
+			return res, nil
+		}
+		// The go-sdk's retry loop (clientMultiRoundTripMiddleware).
+		if len(res.InputRequests) == 0 {
+			shed++
+		}
+		if shed >= maxLoadShedRetries {
+			return nil, fmt.Errorf("multi-round-trip: exceeded maximum load-shedding retries (%d)", maxLoadShedRetries)
+		}
+		if retries >= maxInputRetries {
+			return nil, fmt.Errorf("multi-round-trip: exceeded maximum retries (%d)", maxInputRetries)
+		}
+		answers := make(mcp.InputResponseMap, len(res.InputRequests))
+		for id, ir := range res.InputRequests {
+			a, err := refuseInput(ir)
+			if err != nil {
+				return nil, fmt.Errorf("multi round-trip: %w", fmt.Errorf("fulfilling input request %q: %w", id, err))
+			}
+			answers[id] = a
+		}
+		p.InputResponses, p.RequestState = answers, res.RequestState
+	}
+}
+
+// refuseInput answers an input request as the go-sdk's client does when it
+// has no elicitation or sampling handler and no roots.
+func refuseInput(ir mcp.InputRequest) (mcp.InputResponse, error) {
+	switch ir.(type) {
+	case *mcp.ElicitParams:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "client does not support elicitation"}
+	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+		return nil, &jsonrpc.Error{Code: -31001, Message: "client does not support CreateMessage"}
+	case *mcp.ListRootsParams:
+		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+	}
+	return nil, fmt.Errorf("unknown input request type: %T", ir)
+}
