@@ -53,8 +53,18 @@ type state struct {
 // first failure found, or nil. Properties are checked in sorted order, so
 // the failure reported for a given value is always the same one.
 func (v *Validator) Validate(val any) *Failure {
-	st := &state{}
+	var path [8]Step
+	st := &state{path: path[:0]}
 	return st.check(v.root, val)
+}
+
+// sortedKeys is m's keys in order; nil, without allocating, for an empty m
+// (most schemas have no dependentRequired or dependentSchemas).
+func sortedKeys[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m))
 }
 
 func (st *state) fail(rule, format string, args ...any) *Failure {
@@ -290,14 +300,14 @@ func (st *state) object(n *node, m map[string]any) *Failure {
 	if f := st.rest(n, m); f != nil {
 		return f
 	}
-	for _, dep := range slices.Sorted(maps.Keys(n.dependentRequired)) {
+	for _, dep := range sortedKeys(n.dependentRequired) {
 		if _, ok := m[dep]; ok {
 			if missing := absent(m, n.dependentRequired[dep]); len(missing) > 0 {
 				return st.fail("dependentRequired", "%q is present, so these are required: %s", dep, names(missing))
 			}
 		}
 	}
-	for _, dep := range slices.Sorted(maps.Keys(n.dependentSchemas)) {
+	for _, dep := range sortedKeys(n.dependentSchemas) {
 		if _, ok := m[dep]; ok {
 			if f := st.check(n.dependentSchemas[dep], m); f != nil {
 				return f
