@@ -91,7 +91,7 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	if canonErr == nil {
 		rec.ArgsDigest = s.argDigest.sum(canon)
 	}
-	clean, err := json.Marshal(args) // the arguments without confirmToken
+	clean, err := jsonscan.AppendMarshal(nil, args) // the arguments without confirmToken, as json.Marshal writes them
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
 	}
