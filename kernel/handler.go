@@ -87,11 +87,13 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
 	}
-	canon, canonErr := confirm.CanonicalValue(args)
+	cb := canonBufs.Get().(*[]byte) // canon is read here only: hashed, never kept
+	canon, canonErr := confirm.AppendCanonical((*cb)[:0], args)
 	if canonErr == nil {
 		rec.ArgsDigest = s.argDigest.sum(canon)
 	}
-	clean, err := jsonscan.AppendMarshal(nil, args) // the arguments without confirmToken, as json.Marshal writes them
+	// the arguments without confirmToken, as json.Marshal writes them
+	clean, err := jsonscan.AppendMarshal(make([]byte, 0, len(raw)+32), args)
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
 	}
@@ -103,12 +105,16 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 		return refusal, nil
 	}
 	if s.authz != nil { // a policy or a target resolver was handed args: bind what they hold now
-		canon, canonErr = confirm.CanonicalValue(args)
+		canon, canonErr = confirm.AppendCanonical(canon[:0], args)
 	}
 	if canonErr != nil {
 		return s.fail(ctx, call, rec, canonErr), nil
 	}
 	call.argsSum = argsSum(canon)
+	if cap(canon) <= maxPooledCanon {
+		*cb = canon[:0]
+		canonBufs.Put(cb)
+	}
 	if call.state, err = s.openState(ctx, call, call.argsSum); err != nil {
 		if err == errRequestState {
 			return nil, err
@@ -136,6 +142,12 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	return res, nil
 }
 
+// canonBufs holds the buffers the canonical arguments are encoded in; one
+// larger than maxPooledCanon is left to the collector.
+var canonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+const maxPooledCanon = 16 << 10
+
 // argDigester is the audit's keyed hash of the canonical arguments
 // (audit.Record.ArgsDigest): HMAC-SHA-256 under a per-process random key,
 // the first 16 bytes in hex. Keyed hashes are pooled: building one (two
@@ -149,18 +161,23 @@ type argDigester struct {
 func newArgDigester() *argDigester {
 	d := &argDigester{key: make([]byte, 32)}
 	_, _ = rand.Read(d.key) // crypto/rand.Read never fails (it crashes the program instead)
-	d.pool.New = func() any { return hmac.New(sha256.New, d.key) }
+	d.pool.New = func() any { return &keyedHash{h: hmac.New(sha256.New, d.key)} }
 	return d
+}
+
+// keyedHash is a pooled HMAC with the buffer its sum is written to.
+type keyedHash struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
 }
 
 // sum is the digest of canonical arguments.
 func (d *argDigester) sum(canon []byte) string {
-	m := d.pool.Get().(hash.Hash)
-	m.Reset()
-	m.Write(canon)
-	var full [sha256.Size]byte
+	m := d.pool.Get().(*keyedHash)
+	m.h.Reset()
+	m.h.Write(canon)
 	var out [32]byte
-	hex.Encode(out[:], m.Sum(full[:0])[:16])
+	hex.Encode(out[:], m.h.Sum(m.sum[:0])[:16])
 	d.pool.Put(m)
 	return string(out[:])
 }
@@ -436,7 +453,7 @@ func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sanitizing the result: %w", err)
 	}
-	res := &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.Wrap(string(data), rep)}}}
+	res := &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.WrapBytes(data, rep)}}}
 	if len(data) > 0 && data[0] == '{' {
 		res.StructuredContent = json.RawMessage(data)
 	}

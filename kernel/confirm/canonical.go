@@ -41,12 +41,16 @@ func canonicalJSON(doc []byte) ([]byte, error) {
 // written directly; any other value inside goes through encoding/json, as
 // it always did. FuzzCanonicalValue compares it with the encoder it
 // replaced (normalize, then encoding/json).
-func CanonicalValue(v any) ([]byte, error) {
-	b, err := appendCanonical(nil, v)
+func CanonicalValue(v any) ([]byte, error) { return AppendCanonical(nil, v) }
+
+// AppendCanonical appends CanonicalValue's encoding of v to b. On error it
+// returns b as it was given.
+func AppendCanonical(b []byte, v any) ([]byte, error) {
+	out, err := appendCanonical(b, v)
 	if err != nil {
-		return nil, errNotCanonical
+		return b, errNotCanonical
 	}
-	return b, nil
+	return out, nil
 }
 
 func appendCanonical(b []byte, v any) ([]byte, error) {

@@ -50,6 +50,9 @@ func sameCanonical(t *testing.T, v any) {
 	if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
 		t.Fatalf("CanonicalValue(%#v) = %q, %v; by reflection %q, %v", v, got, err, want, wantErr)
 	}
+	if got, err := AppendCanonical([]byte("prefix"), v); (err != nil) != (wantErr != nil) || !bytes.Equal(got, append([]byte("prefix"), want...)) {
+		t.Fatalf("AppendCanonical(prefix, %#v) = %q, %v; want prefix%q, %v", v, got, err, want, wantErr)
+	}
 }
 
 type canonStruct struct {
