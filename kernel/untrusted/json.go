@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
@@ -32,6 +33,13 @@ const markerReserve = 64 + maxDepth*48
 // It refuses input that is not one JSON value, or that nests deeper than
 // 128 (maxDepth).
 func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
+	kp := keySets.Get().(*[]*jsonscan.KeySet)
+	defer keySets.Put(kp)
+	return e.json(doc, kp)
+}
+
+// json is JSON with the key sets in *kp, which it leaves empty.
+func (e *Envelope) json(doc []byte, kp *[]*jsonscan.KeySet) ([]byte, Report, error) {
 	w := writer{
 		in:        jsonscan.Scanner{Data: doc},
 		out:       make([]byte, 0, min(len(doc), e.maxResult())+256),
@@ -39,6 +47,13 @@ func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
 		limit:     e.maxResult() - markerReserve,
 	}
 	w.rep.OriginalSize = len(doc)
+	w.keys = *kp
+	defer func() {
+		for _, k := range w.keys {
+			k.Reset()
+		}
+		*kp = w.keys
+	}()
 	w.skipSpace()
 	if err := w.value(0); err != nil {
 		return nil, Report{}, err
@@ -66,8 +81,13 @@ type writer struct {
 	rep       Report
 	st        stats
 	scratch   []byte
-	keys      []*jsonscan.KeySet // by depth: the keys written in the open object
+	keys      []*jsonscan.KeySet // by depth: the keys written in the open object (from keySets)
 }
+
+// keySets holds the writers' key sets by depth, reused from one document to
+// the next; every set is emptied before it goes back, so that the pool
+// keeps no reference to a document's output.
+var keySets = sync.Pool{New: func() any { return new([]*jsonscan.KeySet) }}
 
 func (w *writer) skipSpace() { w.in.SkipSpace() }
 

@@ -51,10 +51,13 @@ func (e *DuplicateKeyError) Is(target error) bool { return target == ErrDuplicat
 // map: most objects are small, and a map would cost more than it saves.
 const smallSet = 16
 
-// KeySet remembers the keys of one object. The zero value is empty.
+// KeySet remembers the keys of one object. The zero value is empty. A
+// KeySet must not be copied once used: its first keys are kept in an array
+// inside it, so that a small object costs no allocation.
 type KeySet struct {
-	list [][]byte
-	m    map[string]struct{}
+	list  [][]byte
+	m     map[string]struct{}
+	first [8][]byte // list's first backing array
 }
 
 // Reset empties the set, keeping its memory for the next object.
@@ -79,6 +82,9 @@ func (k *KeySet) Add(key []byte) bool {
 		}
 	}
 	if len(k.list) < smallSet {
+		if k.list == nil {
+			k.list = k.first[:0]
+		}
 		k.list = append(k.list, key)
 		return true
 	}
@@ -86,6 +92,7 @@ func (k *KeySet) Add(key []byte) bool {
 	for _, have := range k.list {
 		k.m[string(have)] = struct{}{}
 	}
+	clear(k.first[:])
 	k.list = nil
 	k.m[string(key)] = struct{}{}
 	return true

@@ -1,0 +1,45 @@
+package untrusted
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
+)
+
+// FuzzJSONReusedKeySets: JSON reuses the key sets of earlier documents
+// (keySets); its output and report for b after sanitizing a are those of a
+// writer with fresh key sets, whatever a left behind (long keys, deep
+// nesting, a set grown into a map, an error half way).
+func FuzzJSONReusedKeySets(f *testing.F) {
+	f.Add([]byte(`{"a":{"b":{"c":1,"d":2}},"e":[{"f":1}]}`), []byte(`{"a":1,"b":{"a":2}}`))
+	f.Add([]byte(`{"k1":1,"k2":1,"k3":1,"k4":1,"k5":1,"k6":1,"k7":1,"k8":1,"k9":1,"k10":1,"k11":1,"k12":1,"k13":1,"k14":1,"k15":1,"k16":1,"k17":1}`), []byte(`{"k1":1,"k1\u200b":2}`))
+	f.Add([]byte(`{"a":{"b":[{"c":`), []byte(`{"note":1,"no\u200bte":2,"note (2)":3}`))
+	e := &Envelope{MaxString: 16, MaxResult: 7000}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		want, wantRep, wantErr := e.json(b, new([]*jsonscan.KeySet))
+		kp := new([]*jsonscan.KeySet)
+		_, _, _ = e.json(a, kp)
+		got, rep, err := e.json(b, kp)
+		if !bytes.Equal(got, want) || rep != wantRep || (err == nil) != (wantErr == nil) {
+			t.Fatalf("after %q: %q %+v %v; fresh: %q %+v %v", a, got, rep, err, want, wantRep, wantErr)
+		}
+		if pooled, rep, err := e.JSON(b); !bytes.Equal(pooled, want) || rep != wantRep || (err == nil) != (wantErr == nil) {
+			t.Fatalf("pooled: %q %+v %v; fresh: %q %+v %v", pooled, rep, err, want, wantRep, wantErr)
+		}
+	})
+}
+
+// FuzzWrapBytes: WrapBytes(d) is Wrap(string(d)).
+func FuzzWrapBytes(f *testing.F) {
+	f.Add([]byte(`{"a":1}`), false, 0)
+	f.Add([]byte("line\n"), true, 3)
+	f.Add([]byte(""), true, 0)
+	e := &Envelope{Source: "test"}
+	f.Fuzz(func(t *testing.T, d []byte, cut bool, redacted int) {
+		rep := Report{Truncated: cut, Redacted: redacted, OriginalSize: len(d)}
+		if got, want := e.WrapBytes(d, rep), e.Wrap(string(d), rep); got != want {
+			t.Fatalf("WrapBytes %q, Wrap %q", got, want)
+		}
+	})
+}
