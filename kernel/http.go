@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -177,11 +178,17 @@ func clientNetwork(remote string) string {
 		return ""
 	}
 	a = a.Unmap()
-	bits := 64
-	if a.Is4() {
-		bits = 24
+	if a.Is4() { // netip.Prefix.String's bytes, in one allocation instead of three
+		v := a.As4()
+		var buf [len("255.255.255.0/24")]byte
+		b := strconv.AppendUint(buf[:0], uint64(v[0]), 10)
+		b = append(b, '.')
+		b = strconv.AppendUint(b, uint64(v[1]), 10)
+		b = append(b, '.')
+		b = strconv.AppendUint(b, uint64(v[2]), 10)
+		return string(append(b, ".0/24"...))
 	}
-	p, _ := a.Prefix(bits)
+	p, _ := a.Prefix(64)
 	return p.String()
 }
 
