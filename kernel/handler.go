@@ -127,11 +127,10 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 		}
 	}
 	out, err := t.handle(ctx, call, in)
-	var ask *InputRequired
-	if errors.As(err, &ask) {
-		return s.ask(ctx, call, t, ask, rec), nil
-	}
 	if err != nil {
+		if ask := (*InputRequired)(nil); errors.As(err, &ask) {
+			return s.ask(ctx, call, t, ask, rec), nil
+		}
 		return s.fail(ctx, call, rec, err), nil
 	}
 	res, err := s.shape(out)
