@@ -2,6 +2,8 @@ package untrusted
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
@@ -40,6 +42,58 @@ func FuzzWrapBytes(f *testing.F) {
 		rep := Report{Truncated: cut, Redacted: redacted, OriginalSize: len(d)}
 		if got, want := e.WrapBytes(d, rep), e.Wrap(string(d), rep); got != want {
 			t.Fatalf("WrapBytes %q, Wrap %q", got, want)
+		}
+	})
+}
+
+// secretKeyByContains is the test secretKey replaced: a bytes.Contains per
+// word of secretWords on the normalized key.
+func secretKeyByContains(raw []byte) bool {
+	if !plainJSON(raw) {
+		s, _ := jsonscan.Unescape(nil, raw)
+		var st stats
+		raw = cleanAppend(nil, string(s), &st)
+	}
+	var norm []byte
+	for _, c := range raw {
+		c = lower(c)
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			norm = append(norm, c)
+		}
+	}
+	for _, word := range secretWords {
+		if bytes.Contains(norm, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzSecretKey: secretKey's one pass finds a secret word wherever a
+// bytes.Contains per word finds one, and nowhere else; and its tables by
+// first letter hold exactly secretWords.
+func FuzzSecretKey(f *testing.F) {
+	var byLetter []string
+	for _, ws := range [][]string{secretT, secretS, secretP, secretC, secretA} {
+		byLetter = append(byLetter, ws...)
+	}
+	var words []string
+	for _, w := range secretWords {
+		words = append(words, string(w))
+		f.Add([]byte("x_" + strings.ToUpper(string(w)) + "-y"))
+		f.Add(w[:len(w)-1])
+	}
+	slices.Sort(words)
+	slices.Sort(byLetter)
+	if !slices.Equal(words, byLetter) {
+		f.Fatalf("tables by letter %q, secretWords %q", byLetter, words)
+	}
+	f.Add([]byte(`api\u005fkey`))
+	f.Add([]byte("tototoken"))
+	f.Add([]byte("pass\u200bword"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if got, want := secretKey(raw), secretKeyByContains(raw); got != want {
+			t.Fatalf("secretKey(%q) = %v, want %v", raw, got, want)
 		}
 	})
 }

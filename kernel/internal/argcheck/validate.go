@@ -278,7 +278,7 @@ func (st *state) object(n *node, m map[string]any) *Failure {
 	if missing := absent(m, n.required); len(missing) > 0 {
 		return st.fail("required", "missing properties: %s", names(missing))
 	}
-	if n.noAdditional {
+	if n.noAdditional && !n.onlyDeclared(m) {
 		var extra []string
 		for k := range m {
 			if !n.declared(k) {
@@ -353,6 +353,23 @@ func (st *state) at(name string, sub *node, v any) *Failure {
 	f := st.check(sub, v)
 	st.path = st.path[:len(st.path)-1]
 	return f
+}
+
+// onlyDeclared reports, without iterating over m (which costs more than a
+// few lookups), that every key of m is a declared property: when m holds as
+// many of the properties as it has keys. false means "not known": the
+// caller then looks at every key.
+func (n *node) onlyDeclared(m map[string]any) bool {
+	if len(n.patternProps) > 0 || len(n.propNames) > 8 {
+		return false
+	}
+	present := 0
+	for _, name := range n.propNames {
+		if _, ok := m[name]; ok {
+			present++
+		}
+	}
+	return present == len(m)
 }
 
 // declared reports whether k is a property or matches a pattern property.
