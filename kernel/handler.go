@@ -433,7 +433,7 @@ func (s *Server) errorResult(te *Error, id string) *mcp.CallToolResult {
 // shape turns a handler's value into the result: enveloped text content
 // and, for JSON objects, the same sanitized data as structured content.
 func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
-	meta := mcp.Meta{"bulwark/untrusted": map[string]any{"source": s.envelope.Source}}
+	meta := mcp.Meta{"bulwark/untrusted": untrustedMeta(s.envelope.Source)}
 	if c, ok := out.(Content); ok {
 		return s.shapeContent(c)
 	}
@@ -457,6 +457,22 @@ func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 		res.StructuredContent = json.RawMessage(data)
 	}
 	return res, nil
+}
+
+// sourceMetas holds, by envelope source, the {"source": S} value of the
+// results' _meta "bulwark/untrusted" member: built once and shared by every
+// result, like the server's Implementation the go-sdk puts in each result's
+// _meta. Nothing writes into it (the go-sdk adds its members to the
+// result's own _meta map, which stays per result). Sources come from the
+// configuration, so the map stays as small as the number of servers.
+var sourceMetas sync.Map
+
+func untrustedMeta(source string) map[string]any {
+	if m, ok := sourceMetas.Load(source); ok {
+		return m.(map[string]any)
+	}
+	m, _ := sourceMetas.LoadOrStore(source, map[string]any{"source": source})
+	return m.(map[string]any)
 }
 
 // scrub removes the call's credentials from its result (step 15's last

@@ -3,6 +3,7 @@ package kernel
 import (
 	"net"
 	"net/netip"
+	"reflect"
 	"testing"
 )
 
@@ -39,4 +40,19 @@ func FuzzClientNetwork(f *testing.F) {
 			t.Fatalf("clientNetwork(%q) = %q, want %q", remote, got, want)
 		}
 	})
+}
+
+// TestUntrustedMetaPerSource: every result's _meta names its own server's
+// envelope source, from one shared value per source.
+func TestUntrustedMetaPerSource(t *testing.T) {
+	a, b := untrustedMeta("hetzner-cloud-api"), untrustedMeta("rustpad")
+	if len(a) != 1 || a["source"] != "hetzner-cloud-api" || len(b) != 1 || b["source"] != "rustpad" {
+		t.Fatalf("%v, %v", a, b)
+	}
+	if again := untrustedMeta("hetzner-cloud-api"); reflect.ValueOf(again).UnsafePointer() != reflect.ValueOf(a).UnsafePointer() {
+		t.Fatal("a source's value was built twice")
+	}
+	if e := untrustedMeta(""); len(e) != 1 || e["source"] != "" {
+		t.Fatalf("empty source: %v", e)
+	}
 }
