@@ -53,8 +53,7 @@ type state struct {
 // first failure found, or nil. Properties are checked in sorted order, so
 // the failure reported for a given value is always the same one.
 func (v *Validator) Validate(val any) *Failure {
-	var path [8]Step
-	st := &state{path: path[:0]}
+	st := &state{}
 	return st.check(v.root, val)
 }
 
