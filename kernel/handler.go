@@ -87,8 +87,17 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
 	}
-	cb := canonBufs.Get().(*[]byte) // canon is read here only: hashed, never kept
+	// canon is only hashed, never kept: its buffer goes back to the pool
+	// when the call is over (call.canon is cleared first).
+	cb := canonBufs.Get().(*[]byte)
+	defer func() {
+		call.canon = nil
+		if cap(*cb) <= maxPooledCanon {
+			canonBufs.Put(cb)
+		}
+	}()
 	canon, canonErr := confirm.AppendCanonical((*cb)[:0], args)
+	*cb = canon[:0]
 	if canonErr == nil {
 		rec.ArgsDigest = s.argDigest.sum(canon)
 	}
@@ -106,22 +115,24 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	}
 	if s.authz != nil { // a policy or a target resolver was handed args: bind what they hold now
 		canon, canonErr = confirm.AppendCanonical(canon[:0], args)
+		*cb = canon[:0]
 	}
 	if canonErr != nil {
 		return s.fail(ctx, call, rec, canonErr), nil
 	}
-	call.argsSum = argsSum(canon)
-	if cap(canon) <= maxPooledCanon {
-		*cb = canon[:0]
-		canonBufs.Put(cb)
+	call.canon = canon
+	var sum string // argsSum, computed only for a call that carries a requestState
+	if call.req != nil && call.req.Params != nil && call.req.Params.RequestState != "" {
+		sum = call.sumArgs()
 	}
-	if call.state, err = s.openState(ctx, call, call.argsSum); err != nil {
+	if call.state, err = s.openState(ctx, call, sum); err != nil {
 		if err == errRequestState {
 			return nil, err
 		}
 		return s.fail(ctx, call, rec, err), nil
 	}
 	if t.policy.Confirm.applies(args) {
+		call.sumArgs() // consent (mrtr_consent.go) binds call.argsSum
 		if refusal := s.gate(ctx, call, t, in, args, token, rec); refusal != nil {
 			return refusal, nil
 		}
@@ -188,7 +199,7 @@ func (s *Server) ask(ctx context.Context, call *Call, t *Tool, ask *InputRequire
 	if !t.asks {
 		return s.fail(ctx, call, rec, fmt.Errorf("tool %s asked for input without declaring AsksInput", t.name))
 	}
-	st := requestState{Kind: stateTool, Args: call.argsSum, Data: ask.State}
+	st := requestState{Kind: stateTool, Args: call.sumArgs(), Data: ask.State}
 	if call.consent != "" { // the person accepted this call: later rounds need not ask again
 		st.Bind, st.OK = call.consent, true
 	}
