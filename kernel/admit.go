@@ -73,12 +73,10 @@ func withAdmission(ctx context.Context, a admission) context.Context {
 // admissionFrom returns the admission decided for tool: by withAdmission, or
 // by the HTTP layer (httpScope).
 func admissionFrom(ctx context.Context, tool string) (admission, bool) {
-	a, ok := ctx.Value(admissionKey{}).(admission)
-	if !ok {
-		if hs := httpScopeFrom(ctx); hs != nil {
-			a, ok = hs.admission, hs.admitted
-		}
+	if hs := httpScopeFrom(ctx); hs != nil && hs.admitted {
+		return hs.admission, hs.admission.tool == tool
 	}
+	a, ok := ctx.Value(admissionKey{}).(admission)
 	return a, ok && a.tool == tool
 }
 

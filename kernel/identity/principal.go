@@ -83,14 +83,13 @@ func withPrincipal(ctx context.Context, p Principal) context.Context {
 // FromContext returns the principal Middleware stored (in the request's
 // reqscope.Scope) or withPrincipal stored, if any.
 func FromContext(ctx context.Context) (Principal, bool) {
-	if p, ok := ctx.Value(principalKey{}).(Principal); ok {
-		return p, true
-	}
 	if sc := reqscope.From(ctx); sc != nil {
-		p, ok := sc.Principal.(Principal)
-		return p, ok
+		if p, ok := sc.Principal.(Principal); ok {
+			return p, true
+		}
 	}
-	return Principal{}, false
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
 }
 
 // Local returns the principal of an unauthenticated local caller (stdio,
