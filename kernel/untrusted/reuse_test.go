@@ -32,16 +32,42 @@ func FuzzJSONReusedKeySets(f *testing.F) {
 	})
 }
 
-// FuzzWrapBytes: WrapBytes(d) is Wrap(string(d)).
+// wrapReference is Wrap as it was written before it sized its buffer
+// exactly and took bytes too.
+func wrapReference(e *Envelope, data string, rep Report) string {
+	var b strings.Builder
+	b.Grow(len(data) + 512)
+	b.WriteString(`<untrusted-data source="`)
+	b.WriteString(attr(e.source()))
+	b.WriteString("\">\n")
+	b.WriteString(data)
+	if !strings.HasSuffix(data, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString("</untrusted-data>\n")
+	b.WriteString(e.note())
+	if notes := e.Notes(rep); notes != "" {
+		b.WriteString("\n")
+		b.WriteString(notes)
+	}
+	return b.String()
+}
+
+// FuzzWrapBytes: WrapBytes(d) and Wrap(string(d)) are the envelope as it
+// was written before (wrapReference), for any data, source and report.
 func FuzzWrapBytes(f *testing.F) {
 	f.Add([]byte(`{"a":1}`), false, 0)
 	f.Add([]byte("line\n"), true, 3)
 	f.Add([]byte(""), true, 0)
-	e := &Envelope{Source: "test"}
 	f.Fuzz(func(t *testing.T, d []byte, cut bool, redacted int) {
-		rep := Report{Truncated: cut, Redacted: redacted, OriginalSize: len(d)}
-		if got, want := e.WrapBytes(d, rep), e.Wrap(string(d), rep); got != want {
-			t.Fatalf("WrapBytes %q, Wrap %q", got, want)
+		e := &Envelope{Source: "te\"st<" + string(d[:min(len(d), 3)]), PagingHint: "page on"}
+		rep := Report{Truncated: cut, Redacted: redacted, OriginalSize: len(d), StringsCut: redacted % 3, Omitted: redacted % 5}
+		want := wrapReference(e, string(d), rep)
+		if got := e.Wrap(string(d), rep); got != want {
+			t.Fatalf("Wrap %q, before %q", got, want)
+		}
+		if got := e.WrapBytes(d, rep); got != want {
+			t.Fatalf("WrapBytes %q, before %q", got, want)
 		}
 	})
 }
