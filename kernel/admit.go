@@ -12,11 +12,11 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/reqscope"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 )
 
 type admissionKey struct{}
-type networkKey struct{}
 
 // StoreOutage decides what the server does while the shared store that
 // keeps rate-limit windows and confirmation tokens cannot be reached. The
@@ -49,21 +49,45 @@ type admission struct {
 	decision ratelimit.Decision
 }
 
+// httpScope is what the HTTP layer's admission records for one request, in
+// its reqscope.Scope: the client's network for the audit, and the call's
+// admission when it was decided there.
+type httpScope struct {
+	network   string
+	admission admission
+	admitted  bool
+}
+
+func httpScopeFrom(ctx context.Context) *httpScope {
+	if sc := reqscope.From(ctx); sc != nil {
+		hs, _ := sc.Kernel.(*httpScope)
+		return hs
+	}
+	return nil
+}
+
 func withAdmission(ctx context.Context, a admission) context.Context {
 	return context.WithValue(ctx, admissionKey{}, a)
 }
 
+// admissionFrom returns the admission decided for tool: by withAdmission, or
+// by the HTTP layer (httpScope).
 func admissionFrom(ctx context.Context, tool string) (admission, bool) {
+	if hs := httpScopeFrom(ctx); hs != nil && hs.admitted {
+		return hs.admission, hs.admission.tool == tool
+	}
 	a, ok := ctx.Value(admissionKey{}).(admission)
 	return a, ok && a.tool == tool
 }
 
-// withNetwork records the client's network for the audit.
-func withNetwork(ctx context.Context, network string) context.Context {
-	return context.WithValue(ctx, networkKey{}, network)
+// networkFrom is the client's network, as the HTTP layer recorded it
+// (httpScope); "" over stdio.
+func networkFrom(ctx context.Context) string {
+	if hs := httpScopeFrom(ctx); hs != nil {
+		return hs.network
+	}
+	return ""
 }
-
-func networkFrom(ctx context.Context) string { v, _ := ctx.Value(networkKey{}).(string); return v }
 
 // admit decides the tier check, then the rate limit, for a call of tool by
 // p. An unknown tool is admitted (the SDK answers it). A limiter whose store

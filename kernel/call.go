@@ -32,7 +32,8 @@ type Call struct {
 	secrets  *scrubber      // the credentials in play, never to leave the kernel
 	authzReq *authz.Request // step 12's question, for Permits
 	state    *requestState  // the verified requestState of this round (mrtr.go)
-	argsSum  string         // hex SHA-256 of the canonical arguments (mrtr.go)
+	argsSum  string         // hex SHA-256 of the canonical arguments (mrtr.go): read it through sumArgs
+	canon    []byte         // the canonical arguments while the tool layer runs, for sumArgs
 	consent  string         // hex binding digest the person accepted (mrtr_consent.go)
 	notes    callNotes      // for the audit record: CacheHit, SetAuditAttr
 }
@@ -44,6 +45,17 @@ func (c *Call) Preview() (Preview, bool) {
 		return Preview{}, false
 	}
 	return *c.preview, true
+}
+
+// sumArgs returns argsSum, computing it on first use from the canonical
+// arguments: most calls never need it (no requestState, no consent, no
+// AskInput), and it costs a SHA-256. The tool layer calls it before every
+// step that reads argsSum (openState, the confirmation gate, ask).
+func (c *Call) sumArgs() string {
+	if c.argsSum == "" && c.canon != nil {
+		c.argsSum = argsSum(c.canon)
+	}
+	return c.argsSum
 }
 
 type callKey struct{}

@@ -87,11 +87,22 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
 	}
-	canon, canonErr := confirm.CanonicalValue(args)
+	// canon is only hashed, never kept: its buffer goes back to the pool
+	// when the call is over (call.canon is cleared first).
+	cb := canonBufs.Get().(*[]byte)
+	defer func() {
+		call.canon = nil
+		if cap(*cb) <= maxPooledCanon {
+			canonBufs.Put(cb)
+		}
+	}()
+	canon, canonErr := confirm.AppendCanonical((*cb)[:0], args)
+	*cb = canon[:0]
 	if canonErr == nil {
 		rec.ArgsDigest = s.argDigest.sum(canon)
 	}
-	clean, err := json.Marshal(args) // the arguments without confirmToken
+	// the arguments without confirmToken, as json.Marshal writes them
+	clean, err := jsonscan.AppendMarshal(make([]byte, 0, len(raw)+32), args)
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
 	}
@@ -103,29 +114,34 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 		return refusal, nil
 	}
 	if s.authz != nil { // a policy or a target resolver was handed args: bind what they hold now
-		canon, canonErr = confirm.CanonicalValue(args)
+		canon, canonErr = confirm.AppendCanonical(canon[:0], args)
+		*cb = canon[:0]
 	}
 	if canonErr != nil {
 		return s.fail(ctx, call, rec, canonErr), nil
 	}
-	call.argsSum = argsSum(canon)
-	if call.state, err = s.openState(ctx, call, call.argsSum); err != nil {
+	call.canon = canon
+	var sum string // argsSum, computed only for a call that carries a requestState
+	if call.req != nil && call.req.Params != nil && call.req.Params.RequestState != "" {
+		sum = call.sumArgs()
+	}
+	if call.state, err = s.openState(ctx, call, sum); err != nil {
 		if err == errRequestState {
 			return nil, err
 		}
 		return s.fail(ctx, call, rec, err), nil
 	}
 	if t.policy.Confirm.applies(args) {
+		call.sumArgs() // consent (mrtr_consent.go) binds call.argsSum
 		if refusal := s.gate(ctx, call, t, in, args, token, rec); refusal != nil {
 			return refusal, nil
 		}
 	}
 	out, err := t.handle(ctx, call, in)
-	var ask *InputRequired
-	if errors.As(err, &ask) {
-		return s.ask(ctx, call, t, ask, rec), nil
-	}
 	if err != nil {
+		if ask := (*InputRequired)(nil); errors.As(err, &ask) {
+			return s.ask(ctx, call, t, ask, rec), nil
+		}
 		return s.fail(ctx, call, rec, err), nil
 	}
 	res, err := s.shape(out)
@@ -135,6 +151,12 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	rec.Outcome = audit.OK
 	return res, nil
 }
+
+// canonBufs holds the buffers the canonical arguments are encoded in; one
+// larger than maxPooledCanon is left to the collector.
+var canonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+const maxPooledCanon = 16 << 10
 
 // argDigester is the audit's keyed hash of the canonical arguments
 // (audit.Record.ArgsDigest): HMAC-SHA-256 under a per-process random key,
@@ -149,18 +171,23 @@ type argDigester struct {
 func newArgDigester() *argDigester {
 	d := &argDigester{key: make([]byte, 32)}
 	_, _ = rand.Read(d.key) // crypto/rand.Read never fails (it crashes the program instead)
-	d.pool.New = func() any { return hmac.New(sha256.New, d.key) }
+	d.pool.New = func() any { return &keyedHash{h: hmac.New(sha256.New, d.key)} }
 	return d
+}
+
+// keyedHash is a pooled HMAC with the buffer its sum is written to.
+type keyedHash struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
 }
 
 // sum is the digest of canonical arguments.
 func (d *argDigester) sum(canon []byte) string {
-	m := d.pool.Get().(hash.Hash)
-	m.Reset()
-	m.Write(canon)
-	var full [sha256.Size]byte
+	m := d.pool.Get().(*keyedHash)
+	m.h.Reset()
+	m.h.Write(canon)
 	var out [32]byte
-	hex.Encode(out[:], m.Sum(full[:0])[:16])
+	hex.Encode(out[:], m.h.Sum(m.sum[:0])[:16])
 	d.pool.Put(m)
 	return string(out[:])
 }
@@ -172,7 +199,7 @@ func (s *Server) ask(ctx context.Context, call *Call, t *Tool, ask *InputRequire
 	if !t.asks {
 		return s.fail(ctx, call, rec, fmt.Errorf("tool %s asked for input without declaring AsksInput", t.name))
 	}
-	st := requestState{Kind: stateTool, Args: call.argsSum, Data: ask.State}
+	st := requestState{Kind: stateTool, Args: call.sumArgs(), Data: ask.State}
 	if call.consent != "" { // the person accepted this call: later rounds need not ask again
 		st.Bind, st.OK = call.consent, true
 	}
@@ -417,7 +444,7 @@ func (s *Server) errorResult(te *Error, id string) *mcp.CallToolResult {
 // shape turns a handler's value into the result: enveloped text content
 // and, for JSON objects, the same sanitized data as structured content.
 func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
-	meta := mcp.Meta{"bulwark/untrusted": map[string]any{"source": s.envelope.Source}}
+	meta := mcp.Meta{"bulwark/untrusted": untrustedMeta(s.envelope.Source)}
 	if c, ok := out.(Content); ok {
 		return s.shapeContent(c)
 	}
@@ -436,11 +463,27 @@ func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sanitizing the result: %w", err)
 	}
-	res := &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.Wrap(string(data), rep)}}}
+	res := &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.WrapBytes(data, rep)}}}
 	if len(data) > 0 && data[0] == '{' {
 		res.StructuredContent = json.RawMessage(data)
 	}
 	return res, nil
+}
+
+// sourceMetas holds, by envelope source, the {"source": S} value of the
+// results' _meta "bulwark/untrusted" member: built once and shared by every
+// result, like the server's Implementation the go-sdk puts in each result's
+// _meta. Nothing writes into it (the go-sdk adds its members to the
+// result's own _meta map, which stays per result). Sources come from the
+// configuration, so the map stays as small as the number of servers.
+var sourceMetas sync.Map
+
+func untrustedMeta(source string) map[string]any {
+	if m, ok := sourceMetas.Load(source); ok {
+		return m.(map[string]any)
+	}
+	m, _ := sourceMetas.LoadOrStore(source, map[string]any{"source": source})
+	return m.(map[string]any)
 }
 
 // scrub removes the call's credentials from its result (step 15's last

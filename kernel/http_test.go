@@ -415,3 +415,29 @@ func (w *syncWriter) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// TestHTTPScopeWithTraceHeaders: with valid trace headers (the one case in
+// which admission copies the request, to pass them on upstream), the
+// principal and the client's network still reach the tool layer and the
+// audit, and the admission decided by the HTTP layer is the one the tool
+// layer uses: the limit counts each call once.
+func TestHTTPScopeWithTraceHeaders(t *testing.T) {
+	f := newHTTPFixture(t, 2, false)
+	h := map[string]string{"Authorization": "Bearer " + apiKey,
+		"Traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "Tracestate": "vendor=x"}
+	for i := range 2 {
+		resp, body := post(t, f.url, callBody("whoami", map[string]any{"zone": "z", "name": "n"}), h)
+		if resp.StatusCode != 200 || !strings.Contains(body, `\"id\":\"alice\"`) {
+			t.Fatalf("call %d: %d %s", i, resp.StatusCode, body)
+		}
+		if r := <-f.audit; r.Principal != "alice" || r.Plan != "pro" || r.Scheme != "apikey" || r.Network != "127.0.0.0/24" {
+			t.Fatalf("call %d: audit %+v", i, r)
+		}
+	}
+	if resp, _ := post(t, f.url, callBody("whoami", map[string]any{"zone": "z", "name": "n"}), h); resp.StatusCode != 429 {
+		t.Fatalf("third call: %d, want 429 (each call counted once)", resp.StatusCode)
+	}
+	if r := <-f.audit; r.Outcome != audit.RateLimited || r.Network != "127.0.0.0/24" || r.Principal != "alice" {
+		t.Fatalf("refusal audit %+v", r)
+	}
+}

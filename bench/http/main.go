@@ -55,6 +55,7 @@ type config struct {
 	kernelArgs       string
 	bareEnv          string
 	altEnv           string
+	baseKernel       string
 	keepLogs         bool
 	soakClients      int
 	soakDuration     time.Duration
@@ -74,6 +75,7 @@ func main() {
 	flag.BoolVar(&c.strict, "strict", false, "exit non-zero when a target of the issue is missed")
 	flag.StringVar(&c.kernelArgs, "kernel-args", "", "extra space-separated flags for cmd/kernelserver (e.g. -pprof 127.0.0.1:6060)")
 	flag.StringVar(&c.bareEnv, "bare-env", "", "for analysis only: space-separated VAR=value pairs for the bare server (e.g. GOGC=400), to tell the memory policy's effect from the kernel's own cost")
+	flag.StringVar(&c.baseKernel, "base-kernel", "", "for before/after comparisons: a cmd/kernelserver `binary` built from another commit, measured as bulwark-base beside bulwark")
 	flag.StringVar(&c.altEnv, "alt-env", "GOGC=400", "for analysis only: space-separated VAR=value pairs for bulwark-alt, the bulwark server with another environment (e.g. another GOGC)")
 	flag.BoolVar(&c.keepLogs, "keep-logs", false, "keep the servers' stderr logs and binaries (printed at the end)")
 	flag.StringVar(&c.profileDir, "profile", "", "save the server-side pprof CPU, heap and allocation profiles of each bulwark server's first measured round and of the soak into this `directory` (bulwark servers get -pprof)")
@@ -155,7 +157,7 @@ func run(ctx context.Context, c config) (int, error) {
 
 // The servers bench/http knows, and those it measures by default.
 const (
-	allServers     = "bulwark, bulwark-sdk, bulwark-alt, bare, bare-gc, mcpgo, mcpgo-valid, raw, ts"
+	allServers     = "bulwark, bulwark-sdk, bulwark-alt, bulwark-base, bare, bare-gc, mcpgo, mcpgo-valid, raw, ts"
 	defaultServers = "bulwark,bare,bare-gc,mcpgo,mcpgo-valid,raw,ts"
 )
 
@@ -209,6 +211,13 @@ func prepare(ctx context.Context, c config, root string, bins binaries) (specs [
 		case "bulwark-alt": // the same server, with -alt-env
 			sp := kernelSpec(c, bins)
 			sp.name, sp.env = name, strings.Fields(c.altEnv)
+			specs = append(specs, sp)
+		case "bulwark-base": // another build of the same server (-base-kernel)
+			if c.baseKernel == "" {
+				return nil, nil, fmt.Errorf("bulwark-base needs -base-kernel")
+			}
+			sp := kernelSpec(c, binaries{kernel: c.baseKernel})
+			sp.name = name
 			specs = append(specs, sp)
 		case "bare":
 			specs = append(specs, spec{name: name, argv: []string{bins.bare}, env: strings.Fields(c.bareEnv)})

@@ -20,7 +20,7 @@ func appendRecord(b []byte, r *Record) ([]byte, error) {
 	b = append(b, `{"time":"`...)
 	t, err := r.Time.AppendText(b)
 	if err != nil {
-		v, err := json.Marshal(r)
+		v, err := json.Marshal(*r) // a copy: r itself does not escape (Record has no pointer-receiver marshaler)
 		return append(b[:start], v...), err
 	}
 	b = append(t, '"')

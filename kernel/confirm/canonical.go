@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
 // errNotCanonical is returned for input that is not one JSON value.
@@ -34,15 +36,113 @@ func canonicalJSON(doc []byte) ([]byte, error) {
 }
 
 // CanonicalValue encodes an already decoded value (from encoding/json, with or
-// without UseNumber) the way canonicalJSON does.
-func CanonicalValue(v any) ([]byte, error) {
+// without UseNumber) the way canonicalJSON does. The values a decoder builds
+// (map[string]any, []any, string, float64, json.Number, bool, nil) are
+// written directly; any other value inside goes through encoding/json, as
+// it always did. FuzzCanonicalValue compares it with the encoder it
+// replaced (normalize, then encoding/json).
+func CanonicalValue(v any) ([]byte, error) { return AppendCanonical(nil, v) }
+
+// AppendCanonical appends CanonicalValue's encoding of v to b. On error it
+// returns b as it was given.
+func AppendCanonical(b []byte, v any) ([]byte, error) {
+	out, err := appendCanonical(b, v)
+	if err != nil {
+		return b, errNotCanonical
+	}
+	return out, nil
+}
+
+func appendCanonical(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case string:
+		return jsonscan.AppendString(b, v, false), nil
+	case float64:
+		return appendNumber(b, canonicalNumber(strconv.FormatFloat(v, 'g', -1, 64)))
+	case json.Number:
+		return appendNumber(b, canonicalNumber(string(v)))
+	case []any: // nil too: normalize made every list a non-nil slice
+		b = append(b, '[')
+		for i, x := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendCanonical(b, x); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any: // nil too, as {}
+		return jsonscan.AppendMap(b, v, canonicalKey, appendCanonical)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(normalize(v)); err != nil {
-		return nil, errNotCanonical
+	if err := enc.Encode(v); err != nil {
+		return b, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}
+
+func canonicalKey(b []byte, k string) []byte { return jsonscan.AppendString(b, k, false) }
+
+// appendNumber writes a number as encoding/json writes a json.Number: ""
+// as 0, anything that is not a JSON number refused.
+func appendNumber(b []byte, s string) ([]byte, error) {
+	if s == "" {
+		s = "0"
+	}
+	if !validNumber(s) {
+		return b, errNotCanonical
+	}
+	return append(b, s...), nil
+}
+
+// validNumber reports whether s is a JSON number (encoding/json's
+// isValidNumber).
+func validNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] == '-' {
+		if s = s[1:]; s == "" {
+			return false
+		}
+	}
+	switch {
+	case s[0] == '0':
+		s = s[1:]
+	case '1' <= s[0] && s[0] <= '9':
+		s = s[1:]
+		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	default:
+		return false
+	}
+	if len(s) >= 2 && s[0] == '.' && '0' <= s[1] && s[1] <= '9' {
+		s = s[2:]
+		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	}
+	if len(s) >= 2 && (s[0] == 'e' || s[0] == 'E') {
+		s = s[1:]
+		if s[0] == '+' || s[0] == '-' {
+			if s = s[1:]; s == "" {
+				return false
+			}
+		}
+		for len(s) > 0 && '0' <= s[0] && s[0] <= '9' {
+			s = s[1:]
+		}
+	}
+	return s == ""
 }
 
 // Fingerprint is the SHA-256 of the canonical encoding of v.
@@ -52,28 +152,6 @@ func Fingerprint(v any) ([32]byte, error) {
 		return [32]byte{}, err
 	}
 	return sha256.Sum256(b), nil
-}
-
-func normalize(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = normalize(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = normalize(x)
-		}
-		return out
-	case json.Number:
-		return json.Number(canonicalNumber(string(v)))
-	case float64:
-		return json.Number(canonicalNumber(strconv.FormatFloat(v, 'g', -1, 64)))
-	}
-	return v
 }
 
 // canonicalNumber writes a JSON number in one form. Plain decimals are

@@ -22,7 +22,9 @@
 //
 // The body is read once (readBody) and parsed once (RequestMessage); later
 // stages take the Message from the context (messageFromContext) and the
-// valid trace headers with TraceFromContext.
+// valid trace headers with TraceFromContext. What the guards learn lives in
+// the request's one kernel/internal/reqscope.Scope, which authentication and
+// the kernel's admission share, so the request is copied once for all.
 //
 // With the go-sdk behind the pipeline, set
 // StreamableHTTPOptions.DisableLocalhostProtection (the Hosts guard decides,

@@ -348,15 +348,13 @@ func (p *msgParser) finish() (Message, error) {
 	env.Response = answered
 	env.WantsNotifications = p.notify
 	env.OtherParams = p.other
-	if p.args != nil {
-		env.Arguments = append(json.RawMessage(nil), p.args...)
-	}
-	if p.metaRaw != nil {
-		env.Meta = append(json.RawMessage(nil), p.metaRaw...)
-	}
-	if p.id != nil {
-		env.ID = append(json.RawMessage(nil), p.id...)
-	}
+	// The raw members are copied out of the body (whose buffer is reused)
+	// into one allocation, each capped so that appending to one never
+	// writes into another.
+	buf := make([]byte, 0, len(p.args)+len(p.metaRaw)+len(p.id))
+	env.Arguments, buf = carve(buf, p.args)
+	env.Meta, buf = carve(buf, p.metaRaw)
+	env.ID, _ = carve(buf, p.id)
 	if env.Method, err = decodeStr(p.method, p.methodEsc); err != nil {
 		return Message{}, err
 	}
@@ -379,6 +377,18 @@ func (p *msgParser) finish() (Message, error) {
 		}
 	}
 	return env, nil
+}
+
+// carve copies raw to the end of buf, returning the copy, capped at its
+// own length, and buf grown by it; an empty raw gives nil (as appending it
+// to nil did).
+func carve(buf, raw []byte) (json.RawMessage, []byte) {
+	if len(raw) == 0 {
+		return nil, buf
+	}
+	start := len(buf)
+	buf = append(buf, raw...)
+	return json.RawMessage(buf[start:len(buf):len(buf)]), buf
 }
 
 // knownStrings are method names and versions returned without allocating.

@@ -191,6 +191,17 @@ func FuzzParseMessage(f *testing.F) {
 		if raw := params["_meta"]; len(raw) > 0 && raw[0] == '{' && string(raw) != string(env.Meta) {
 			t.Fatalf("_meta %s, encoding/json says %s", env.Meta, raw)
 		}
+		// The raw members share one allocation, each capped: appending to
+		// one never changes another, and an absent one is nil.
+		meta, id := string(env.Meta), string(env.ID)
+		_ = append(env.Arguments, "xxxxxxxx"...)
+		_ = append(env.Meta, "yyyy"...)
+		if string(env.Meta) != meta || string(env.ID) != id {
+			t.Fatalf("appending to one member changed another: _meta %s, id %s", env.Meta, env.ID)
+		}
+		if _, ok := params["arguments"]; !ok && env.Arguments != nil {
+			t.Fatalf("no arguments, but Arguments %q", env.Arguments)
+		}
 	})
 }
 

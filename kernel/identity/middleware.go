@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bulwarkmcp/bulwark/kernel/internal/errorid"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/reqscope"
 )
 
 // Middleware authenticates each request with auth. On success it stores the
@@ -34,8 +35,13 @@ func Middleware(auth Authenticator, logger *slog.Logger) func(http.Handler) http
 				writeRefusal(w, r, err, logger)
 				return
 			}
-			r = r.WithContext(withPrincipal(r.Context(), p))
-			if hasCredentialHeader(r.Header) { // a copy, so the caller's request keeps it
+			// The principal goes into the request's reqscope.Scope (the one
+			// context value the kernel's layers share), without copying
+			// the request when the guards made one already.
+			r, sc := reqscope.Ensure(r)
+			sc.Principal = p
+			if hasCredentialHeader(r.Header) { // copies, so the caller's request keeps it
+				r = r.WithContext(r.Context())
 				r.Header = withoutCredentialHeaders(r.Header)
 			}
 			next.ServeHTTP(w, r)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel/internal/reqscope"
 )
 
 // echo records what the next handler saw.
@@ -249,5 +251,30 @@ func BenchmarkMiddlewareNoCredentials(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h.ServeHTTP(w, r)
+	}
+}
+
+// TestMiddlewareRecordsInTheScope: behind the guards (whose request carries
+// the kernel's reqscope.Scope) the principal is recorded in that scope and
+// the next handler gets the same request, not a copy; with a credential
+// header to remove it gets a copy, and the caller's request keeps its
+// headers.
+func TestMiddlewareRecordsInTheScope(t *testing.T) {
+	var got *http.Request
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r })
+	h := Middleware(NewNone(nil), nil)(next)
+	r, _ := reqscope.Ensure(httptest.NewRequest("POST", "/mcp", nil))
+	r.RemoteAddr = "127.0.0.1:5555"
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if p, ok := FromContext(got.Context()); got != r || !ok || !reflect.DeepEqual(p, Local("")) {
+		t.Fatalf("same request %v, principal %+v %v", got == r, p, ok)
+	}
+	r.Header.Set("X-API-Key", "k")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if got == r || got.Header.Get("X-API-Key") != "" || r.Header.Get("X-API-Key") != "k" {
+		t.Fatalf("credential header: copied %v, passed on %q, caller's %q", got != r, got.Header.Get("X-API-Key"), r.Header.Get("X-API-Key"))
+	}
+	if p, ok := FromContext(got.Context()); !ok || p.ID != "local" {
+		t.Fatalf("principal %+v %v", p, ok)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/bulwarkmcp/bulwark/kernel/internal/reqscope"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
@@ -79,8 +80,14 @@ func withPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// FromContext returns the principal stored by withPrincipal, if any.
+// FromContext returns the principal Middleware stored (in the request's
+// reqscope.Scope) or withPrincipal stored, if any.
 func FromContext(ctx context.Context) (Principal, bool) {
+	if sc := reqscope.From(ctx); sc != nil {
+		if p, ok := sc.Principal.(Principal); ok {
+			return p, true
+		}
+	}
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
 }

@@ -1,9 +1,9 @@
 package untrusted
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
@@ -32,6 +32,13 @@ const markerReserve = 64 + maxDepth*48
 // It refuses input that is not one JSON value, or that nests deeper than
 // 128 (maxDepth).
 func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
+	kp := keySets.Get().(*[]*jsonscan.KeySet)
+	defer keySets.Put(kp)
+	return e.json(doc, kp)
+}
+
+// json is JSON with the key sets in *kp, which it leaves empty.
+func (e *Envelope) json(doc []byte, kp *[]*jsonscan.KeySet) ([]byte, Report, error) {
 	w := writer{
 		in:        jsonscan.Scanner{Data: doc},
 		out:       make([]byte, 0, min(len(doc), e.maxResult())+256),
@@ -39,6 +46,13 @@ func (e *Envelope) JSON(doc []byte) ([]byte, Report, error) {
 		limit:     e.maxResult() - markerReserve,
 	}
 	w.rep.OriginalSize = len(doc)
+	w.keys = *kp
+	defer func() {
+		for _, k := range w.keys {
+			k.Reset()
+		}
+		*kp = w.keys
+	}()
 	w.skipSpace()
 	if err := w.value(0); err != nil {
 		return nil, Report{}, err
@@ -66,8 +80,13 @@ type writer struct {
 	rep       Report
 	st        stats
 	scratch   []byte
-	keys      []*jsonscan.KeySet // by depth: the keys written in the open object
+	keys      []*jsonscan.KeySet // by depth: the keys written in the open object (from keySets)
 }
+
+// keySets holds the writers' key sets by depth, reused from one document to
+// the next; every set is emptied before it goes back, so that the pool
+// keeps no reference to a document's output.
+var keySets = sync.Pool{New: func() any { return new([]*jsonscan.KeySet) }}
 
 func (w *writer) skipSpace() { w.in.SkipSpace() }
 
@@ -414,10 +433,38 @@ func secretKey(raw []byte) bool {
 			norm = append(norm, c)
 		}
 	}
-	for _, word := range secretWords {
-		if bytes.Contains(norm, word) {
-			return true
+	return hasSecretWord(norm)
+}
+
+// hasSecretWord reports whether one of secretWords occurs in norm, in one
+// pass: each word is looked for only where its first letter is.
+// FuzzSecretKey compares it with a bytes.Contains per word.
+func hasSecretWord(norm []byte) bool {
+	for i, c := range norm {
+		var words []string
+		switch c {
+		case 't':
+			words = secretT
+		case 's':
+			words = secretS
+		case 'p':
+			words = secretP
+		case 'c':
+			words = secretC
+		case 'a':
+			words = secretA
+		default:
+			continue
+		}
+		for _, w := range words {
+			if len(norm)-i >= len(w) && string(norm[i:i+len(w)]) == w {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// secretWords by first letter, for hasSecretWord.
+var secretT, secretS, secretP, secretC, secretA = []string{"tsigkey", "token"}, []string{"secret"},
+	[]string{"password", "privatekey"}, []string{"credential"}, []string{"apikey", "authorization"}

@@ -22,6 +22,7 @@
 package untrusted
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -111,19 +112,28 @@ func (e *Envelope) NoteText() string { return e.note() }
 
 // Wrap puts already sanitized data (from JSON or Text) in the envelope, with
 // the note and, when rep says so, what truncation left out.
-func (e *Envelope) Wrap(data string, rep Report) string {
+func (e *Envelope) Wrap(data string, rep Report) string { return e.wrap(data, nil, rep) }
+
+// WrapBytes is Wrap of string(data), without that copy.
+func (e *Envelope) WrapBytes(data []byte, rep Report) string { return e.wrap("", data, rep) }
+
+// wrap is Wrap of text + string(data) (one of them empty).
+func (e *Envelope) wrap(text string, data []byte, rep Report) string {
+	const open, close = `<untrusted-data source="`, "</untrusted-data>\n"
+	source, note, notes := attr(e.source()), e.note(), e.Notes(rep)
 	var b strings.Builder
-	b.Grow(len(data) + 512)
-	b.WriteString(`<untrusted-data source="`)
-	b.WriteString(attr(e.source()))
+	b.Grow(len(open) + len(source) + 3 + len(text) + len(data) + 1 + len(close) + len(note) + 1 + len(notes)) // the most it writes
+	b.WriteString(open)
+	b.WriteString(source)
 	b.WriteString("\">\n")
-	b.WriteString(data)
-	if !strings.HasSuffix(data, "\n") {
+	b.WriteString(text)
+	b.Write(data)
+	if !strings.HasSuffix(text, "\n") && !bytes.HasSuffix(data, []byte("\n")) {
 		b.WriteByte('\n')
 	}
-	b.WriteString("</untrusted-data>\n")
-	b.WriteString(e.note())
-	if notes := e.Notes(rep); notes != "" {
+	b.WriteString(close)
+	b.WriteString(note)
+	if notes != "" {
 		b.WriteString("\n")
 		b.WriteString(notes)
 	}

@@ -57,6 +57,15 @@ func (v *Validator) Validate(val any) *Failure {
 	return st.check(v.root, val)
 }
 
+// sortedKeys is m's keys in order; nil, without allocating, for an empty m
+// (most schemas have no dependentRequired or dependentSchemas).
+func sortedKeys[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m))
+}
+
 func (st *state) fail(rule, format string, args ...any) *Failure {
 	return &Failure{Path: slices.Clone(st.path), Rule: rule, Detail: fmt.Sprintf(format, args...)}
 }
@@ -268,7 +277,7 @@ func (st *state) object(n *node, m map[string]any) *Failure {
 	if missing := absent(m, n.required); len(missing) > 0 {
 		return st.fail("required", "missing properties: %s", names(missing))
 	}
-	if n.noAdditional {
+	if n.noAdditional && !n.onlyDeclared(m) {
 		var extra []string
 		for k := range m {
 			if !n.declared(k) {
@@ -290,14 +299,14 @@ func (st *state) object(n *node, m map[string]any) *Failure {
 	if f := st.rest(n, m); f != nil {
 		return f
 	}
-	for _, dep := range slices.Sorted(maps.Keys(n.dependentRequired)) {
+	for _, dep := range sortedKeys(n.dependentRequired) {
 		if _, ok := m[dep]; ok {
 			if missing := absent(m, n.dependentRequired[dep]); len(missing) > 0 {
 				return st.fail("dependentRequired", "%q is present, so these are required: %s", dep, names(missing))
 			}
 		}
 	}
-	for _, dep := range slices.Sorted(maps.Keys(n.dependentSchemas)) {
+	for _, dep := range sortedKeys(n.dependentSchemas) {
 		if _, ok := m[dep]; ok {
 			if f := st.check(n.dependentSchemas[dep], m); f != nil {
 				return f
@@ -343,6 +352,23 @@ func (st *state) at(name string, sub *node, v any) *Failure {
 	f := st.check(sub, v)
 	st.path = st.path[:len(st.path)-1]
 	return f
+}
+
+// onlyDeclared reports, without iterating over m (which costs more than a
+// few lookups), that every key of m is a declared property: when m holds as
+// many of the properties as it has keys. false means "not known": the
+// caller then looks at every key.
+func (n *node) onlyDeclared(m map[string]any) bool {
+	if len(n.patternProps) > 0 || len(n.propNames) > 8 {
+		return false
+	}
+	present := 0
+	for _, name := range n.propNames {
+		if _, ok := m[name]; ok {
+			present++
+		}
+	}
+	return present == len(m)
 }
 
 // declared reports whether k is a property or matches a pattern property.

@@ -51,16 +51,21 @@ func (e *DuplicateKeyError) Is(target error) bool { return target == ErrDuplicat
 // map: most objects are small, and a map would cost more than it saves.
 const smallSet = 16
 
-// KeySet remembers the keys of one object. The zero value is empty.
+// KeySet remembers the keys of one object. The zero value is empty. Its
+// first keys are kept in an array inside it (no pointer to itself, so a
+// KeySet on the stack stays there): a small object costs no allocation.
 type KeySet struct {
-	list [][]byte
-	m    map[string]struct{}
+	first [8][]byte
+	n     int      // keys in first
+	list  [][]byte // keys after first's, up to smallSet in all
+	m     map[string]struct{}
 }
 
 // Reset empties the set, keeping its memory for the next object.
 func (k *KeySet) Reset() {
+	clear(k.first[:k.n])
 	clear(k.list)
-	k.list, k.m = k.list[:0], nil
+	k.n, k.list, k.m = 0, k.list[:0], nil
 }
 
 // Add adds key and reports whether it was new. The set keeps key itself,
@@ -73,20 +78,35 @@ func (k *KeySet) Add(key []byte) bool {
 		k.m[string(key)] = struct{}{}
 		return true
 	}
+	for _, have := range k.first[:k.n] {
+		if bytes.Equal(have, key) {
+			return false
+		}
+	}
 	for _, have := range k.list {
 		if bytes.Equal(have, key) {
 			return false
 		}
 	}
-	if len(k.list) < smallSet {
+	switch {
+	case k.n < len(k.first):
+		k.first[k.n] = key
+		k.n++
+		return true
+	case k.n+len(k.list) < smallSet:
 		k.list = append(k.list, key)
 		return true
 	}
 	k.m = make(map[string]struct{}, 2*smallSet)
+	for _, have := range k.first[:k.n] {
+		k.m[string(have)] = struct{}{}
+	}
 	for _, have := range k.list {
 		k.m[string(have)] = struct{}{}
 	}
-	k.list = nil
+	clear(k.first[:k.n])
+	clear(k.list)
+	k.n, k.list = 0, nil
 	k.m[string(key)] = struct{}{}
 	return true
 }
