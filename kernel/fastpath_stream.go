@@ -135,6 +135,13 @@ func (st *fastStream) event(msg []byte, last bool) {
 	st.out.message(msg, last)
 }
 
+// finish drops every later message: the call's response is next.
+func (st *fastStream) finish() {
+	st.mu.Lock()
+	st.done = true
+	st.mu.Unlock()
+}
+
 // httpStream is an HTTP call's event stream: one SSE event per message,
 // the headers before the first.
 type httpStream struct {

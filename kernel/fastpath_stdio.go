@@ -1,0 +1,449 @@
+package kernel
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
+)
+
+// The stdio fast path. ServeStdio reads the client's lines itself, parses
+// each once (httpguard.ParseMessage, the HTTP guards' parser), and once
+// the session is ready answers tools/call, tools/list and ping with the
+// HTTP fast path's core (fastCallable, fastResult, appendResult,
+// appendResponse, fastStream), writing the response lines itself.
+// Everything else is passed, byte for byte, to the go-sdk's session, which
+// reads it from a pipe and writes through the same serialized writer
+// (stdioOut): initialize, notifications, logging/setLevel, resources,
+// prompts, completion, responses to the server's own requests, and
+// anything unusual.
+//
+// The session is ready once the go-sdk has answered initialize with a
+// protocol version before 2026-07-28 (the fast path reads it from the
+// go-sdk's answer) and the client has sent notifications/initialized.
+// Until then, and for requests that carry a protocol version in _meta
+// (2026-07-28 requests on a session), everything is the go-sdk's.
+//
+// What the fast path leaves to the go-sdk, because only a session can do
+// it or only the go-sdk knows the answer: every call after a
+// logging/setLevel (the session's level decides which log notifications a
+// call sends; the go-sdk keeps it); tools that ask the client mid-call
+// (AsksInput, and the gateway's relayed questions, which declare it), that
+// need a client capability (RequireClient), or that are gated while the
+// client may have declared elicitation (the gate then asks the person with
+// a session request); calls whose progressToken is neither a string nor a
+// number; tools with x-mcp-header parameters; unknown tools; tools/list
+// under an authorization policy or longer than one page; params members
+// the kernel does not read; and ids the strict decoder refuses.
+//
+// The go-sdk reads a stream of JSON values, not lines, and a value it
+// cannot read ends its session. The fast path takes a line only at a value
+// boundary of that stream and only when the line is one JSON object, alone
+// on its line; the first line it cannot vouch for (not one object, longer
+// than maxStdioLine, or a message the go-sdk's own decoder,
+// jsonrpc.DecodeMessage, refuses) ends the fast path for the session: the
+// calls in flight finish, then the rest of the input goes to the go-sdk
+// unread, which answers (or ends the session) exactly as without the fast
+// path.
+//
+// Concurrency and budgets are the go-sdk's: each fast call runs in its own
+// goroutine (the go-sdk answers calls concurrently), notifications/cancelled
+// cancels a fast call by its id (and goes on to the go-sdk, which cancels
+// its own), a request whose id is in flight on the fast path gets no
+// answer (the go-sdk's jsonrpc2 drops it), and the drain's maxOwed bounds
+// the requests in flight on both paths. TestStdioFastPathEquivalence and
+// FuzzStdioFastPath send the same lines through both and compare.
+
+// stdioFront is the reading side of one stdio session with the fast path.
+type stdioFront struct {
+	s    *Server
+	ctx  context.Context // the calls' parent: cancelled when the session ends
+	out  *stdioOut
+	d    *drain
+	list []byte // the legacy tools/list result
+
+	mu        sync.Mutex
+	calls     map[string]context.CancelFunc // fast calls in flight, by id key
+	wg        sync.WaitGroup                // fast calls in flight
+	stopped   bool                          // no fast call starts any more
+	inits     map[string]bool               // initialize requests in flight: may the client elicit?
+	version   string                        // the protocol version the go-sdk negotiated
+	mayElicit bool                          // the initialize that succeeded may declare elicitation
+	announced bool                          // notifications/initialized was read
+	levelSet  bool                          // logging/setLevel was read: calls are the go-sdk's
+}
+
+// serveStdioFast serves with the fast path in front of the go-sdk.
+func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	list, err := s.fast.lists()
+	if err != nil {
+		s.logger.Warn("stdio fast path off: encoding tools/list failed", "error", err.Error())
+		return s.serveStdioSDK(ctx, in, out)
+	}
+	callCtx, stopCalls := context.WithCancel(ctx)
+	defer stopCalls()
+	d := newDrain(callCtx)
+	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list.legacy,
+		calls: map[string]context.CancelFunc{}, inits: map[string]bool{}}
+	f.out = &stdioOut{w: out, d: d, front: f}
+	pr, pw := io.Pipe()
+	sdkDone := make(chan error, 1)
+	go func() {
+		sdkDone <- s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: &sdkOut{out: f.out}, MaxLineLength: maxStdioLine})
+	}()
+	go func() {
+		err := f.read(in, pw)
+		if errors.Is(err, io.EOF) {
+			d.wait() // every request read is answered, on either path
+			err = nil
+		}
+		pw.CloseWithError(err) // nil: the go-sdk reads EOF
+	}()
+	err = <-sdkDone
+	f.out.close()
+	stopCalls()
+	_ = pr.Close()
+	_ = in.Close()
+	f.stop()
+	_ = out.Close()
+	return err
+}
+
+// stop waits for the fast calls in flight and lets no other start.
+func (f *stdioFront) stop() {
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	f.wg.Wait()
+}
+
+// read reads the client's lines until the end of input (io.EOF), a read
+// error, or the go-sdk's end (a pipe error).
+func (f *stdioFront) read(in io.Reader, pw *io.PipeWriter) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var long []byte // a line longer than br's buffer, so far
+	for {
+		f.d.room()
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, chunk...)
+			if len(long) > maxStdioLine+1 {
+				return f.passAll(long, br, pw)
+			}
+			continue
+		}
+		line := chunk
+		if len(long) > 0 {
+			line = append(long, chunk...)
+			long = long[:0]
+			if cap(long) > 64<<10 {
+				long = nil
+			}
+		}
+		if len(line) > 0 {
+			if len(line) > maxStdioLine+1 {
+				return f.passAll(line, br, pw)
+			}
+			if all, perr := f.line(line, pw); perr != nil {
+				return perr
+			} else if all {
+				return f.passAll(line, br, pw)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// line routes one line (with its newline, if any). all is true when the
+// fast path cannot vouch for it: the caller then hands it, and the rest of
+// the input, to the go-sdk.
+func (f *stdioFront) line(line []byte, pw *io.PipeWriter) (all bool, err error) {
+	content := bytes.TrimSuffix(line, []byte("\n"))
+	if len(bytes.Trim(content, " \t\r")) == 0 {
+		_, err = pw.Write(line) // white space between values
+		return false, err
+	}
+	if !oneObject(content) {
+		return true, nil
+	}
+	env, perr := httpguard.ParseMessage(content)
+	if perr != nil {
+		return true, nil
+	}
+	key, hasID := idKey(env)
+	if env.ID != nil && !hasID {
+		return true, nil
+	}
+	if hasID && !env.Response {
+		f.mu.Lock()
+		_, dup := f.calls[key]
+		f.mu.Unlock()
+		if dup { // the go-sdk's jsonrpc2 drops a request whose id is in flight
+			return false, nil
+		}
+		if !f.d.owes(key) && f.answers(env, key) {
+			return false, nil
+		}
+	}
+	if _, derr := jsonrpc.DecodeMessage(content); derr != nil {
+		return true, nil // the go-sdk's reader would stop here
+	}
+	f.observe(env, key, content)
+	if hasID && !env.Response {
+		f.d.request(key)
+	}
+	_, err = pw.Write(line)
+	return false, err
+}
+
+// oneObject reports whether a line holds what the go-sdk's stream reader
+// reads as one value ending at the line's end: it starts with '{' and ends
+// with '}' (or "}\r"). Whether it is valid is ParseMessage's to say.
+func oneObject(content []byte) bool {
+	content = bytes.TrimSuffix(content, []byte("\r"))
+	return len(content) >= 2 && content[0] == '{' && content[len(content)-1] == '}'
+}
+
+// passAll hands line and the rest of the input to the go-sdk once the fast
+// calls in flight have finished, counting requests for the drain as the
+// go-sdk-only path does.
+func (f *stdioFront) passAll(line []byte, br *bufio.Reader, pw *io.PipeWriter) error {
+	f.stop()
+	w := &drainWriter{w: pw, d: f.d}
+	if _, err := w.Write(line); err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, br); err != nil {
+		return err
+	}
+	return io.EOF
+}
+
+// drainWriter counts the requests written to the go-sdk, like drainReader.
+type drainWriter struct {
+	w       io.Writer
+	d       *drain
+	partial []byte
+}
+
+func (w *drainWriter) Write(p []byte) (int, error) {
+	w.d.room()
+	lines(&w.partial, p, func(e httpguard.Message) {
+		if key, ok := idKey(e); ok && e.Method != "" {
+			w.d.request(key)
+		}
+	})
+	return w.w.Write(p)
+}
+
+// observe notes what the session's state depends on, from a message going
+// to the go-sdk.
+func (f *stdioFront) observe(env httpguard.Message, key string, content []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch env.Method {
+	case "initialize":
+		if key != "" && len(f.inits) < maxOwed {
+			f.inits[key] = mayElicit(content)
+		}
+	case "notifications/initialized":
+		f.announced = true
+	case "logging/setLevel":
+		f.levelSet = true
+	case "notifications/cancelled":
+		if cancel, ok := f.calls[cancelledID(content)]; ok {
+			cancel()
+		}
+	}
+}
+
+// mayElicit reports whether an initialize request may declare elicitation
+// as the go-sdk reads it: it ers towards yes (any spelling of the word, any
+// escape), which only sends gated calls to the go-sdk.
+func mayElicit(content []byte) bool {
+	return bytes.Contains(bytes.ToLower(content), []byte("elicitation")) || bytes.Contains(content, []byte(`\u`))
+}
+
+// cancelledID is the key of the request a notifications/cancelled names,
+// read as the go-sdk reads it (params.requestId, a number or a string), or
+// "".
+func cancelledID(content []byte) string {
+	var msg struct {
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(content, &msg) != nil {
+		return ""
+	}
+	var id any
+	if json.Unmarshal(msg.Params["requestId"], &id) != nil {
+		return ""
+	}
+	switch v := id.(type) {
+	case float64:
+		return strconv.FormatInt(int64(v), 10)
+	case string:
+		b, err := marshalWire(v)
+		if err == nil {
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// sdkAnswered reads the go-sdk's answer to an initialize request for the
+// protocol version it negotiated. It runs under stdioOut's lock.
+func (f *stdioFront) sdkAnswered(key string, msg []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	elicit, ok := f.inits[key]
+	if !ok {
+		return
+	}
+	delete(f.inits, key)
+	var res struct {
+		Result *struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if f.version != "" || json.Unmarshal(bytes.TrimSpace(msg), &res) != nil || res.Result == nil {
+		return
+	}
+	f.version, f.mayElicit = res.Result.ProtocolVersion, elicit
+}
+
+// ready reports whether the session is initialized under a legacy protocol
+// version, with no log level set. It runs under f.mu.
+func (f *stdioFront) ready() bool {
+	v := f.version
+	return f.announced && !f.levelSet && !f.stopped && v != "" && !httpguard.IsModernVersion(v) &&
+		slices.Contains(mcp.SupportedProtocolVersions(), v)
+}
+
+// answers answers a request on the fast path when it can, and reports
+// whether it did.
+func (f *stdioFront) answers(env httpguard.Message, key string) bool {
+	f.mu.Lock()
+	ok := f.ready()
+	elicit := f.mayElicit
+	f.mu.Unlock()
+	if !ok || env.OtherParams || env.ProtocolVersion != "" {
+		return false
+	}
+	switch env.Method {
+	case "ping", "tools/list":
+		if env.WantsNotifications || (env.Method == "tools/list" && (len(f.s.fast.tools) > mcp.DefaultPageSize || f.s.authz != nil)) {
+			return false
+		}
+		res := []byte("{}")
+		if env.Method == "tools/list" {
+			res = f.list
+		}
+		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return append(b, res...), nil })
+		return true
+	case "tools/call":
+		if !f.s.fastCallable(env.Name, env.Meta) {
+			return false
+		}
+		if t := f.s.byName[env.Name]; elicit && t.policy.Confirm.Gated() && f.s.opts.ConfirmBy != ConfirmToken {
+			return false
+		}
+		var token any
+		if env.WantsNotifications {
+			tok, _, ok := streamToken(env.Meta, false)
+			if !ok {
+				return false
+			}
+			token = tok
+		}
+		return f.call(env, key, token)
+	}
+	return false
+}
+
+// call starts a tools/call on the fast path.
+func (f *stdioFront) call(env httpguard.Message, key string, token any) bool {
+	f.mu.Lock()
+	if f.stopped {
+		f.mu.Unlock()
+		return false
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	f.calls[key] = cancel
+	f.wg.Add(1)
+	f.mu.Unlock()
+	f.d.request(key)
+	go func() {
+		defer f.wg.Done()
+		defer cancel()
+		st := &fastStream{token: token, out: stdioStream{out: f.out, ctx: ctx}}
+		res, err, handled := f.s.fastResult(context.WithValue(ctx, fastStreamKey{}, st), env.Name, env.Arguments, nil)
+		st.finish() // nothing after the response: the go-sdk's context is done by then
+		f.mu.Lock()
+		delete(f.calls, key)
+		f.mu.Unlock()
+		if err != nil || res == nil {
+			f.respondError(key, env.ID, err)
+			return
+		}
+		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return f.s.appendResult(b, res, false, handled) })
+	}()
+	return true
+}
+
+// respond writes a response line.
+func (f *stdioFront) respond(key string, rawID json.RawMessage, result func([]byte) ([]byte, error)) {
+	bp := getBuf()
+	defer putBuf(bp)
+	b, err := appendResponse((*bp)[:0], []byte(key), result)
+	*bp = b
+	if err != nil {
+		f.respondError(key, rawID, err)
+		return
+	}
+	*bp = append(b, '\n')
+	f.out.answer(f.ctx, key, *bp)
+}
+
+// respondError writes the error response the go-sdk writes for a handler's
+// error (admission's rate-limit or outage refusal), with its own encoder.
+func (f *stdioFront) respondError(key string, rawID json.RawMessage, err error) {
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || wire == nil {
+		wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	}
+	id, idErr := sdkID(rawID)
+	b, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: wire})
+	if idErr != nil || encErr != nil {
+		return // unreachable: the id passed wireID, and an error always encodes
+	}
+	f.out.answer(f.ctx, key, append(b, '\n'))
+}
+
+// sdkID is a request's id as the go-sdk holds it.
+func sdkID(raw json.RawMessage) (jsonrpc.ID, error) {
+	if raw[0] != '"' {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			return jsonrpc.ID{}, err
+		}
+		return jsonrpc.MakeID(float64(n))
+	}
+	v, err := jsonscan.DecodeString(raw[1:len(raw)-1], bytes.IndexByte(raw, '\\') >= 0)
+	if err != nil {
+		return jsonrpc.ID{}, err
+	}
+	return jsonrpc.MakeID(v)
+}
