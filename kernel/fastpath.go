@@ -43,20 +43,30 @@ import (
 // longer than one page, ids the strict decoder cannot read, and every other
 // method.
 
-// fastTools is what the fast path answers from, filled once by register.
+// fastTools is what the fast path answers from, filled by register (the
+// tools of New: tools is their list) and set (a tool added at run time,
+// dynamic.go: its handler only, as only the stdio front calls such tools).
 type fastTools struct {
 	impl     *mcp.Implementation
-	handlers map[string]mcp.ToolHandler
 	tools    []*mcp.Tool
+	mu       sync.RWMutex // guards handlers and mirrored once the server serves
+	handlers map[string]mcp.ToolHandler
 	mirrored map[string]bool // tools with x-mcp-header parameters
 }
 
 func (f *fastTools) add(t *mcp.Tool, h mcp.ToolHandler) {
+	f.tools = append(f.tools, t)
+	f.set(t, h)
+}
+
+// set registers the handler of the tool t, replacing one of the same name.
+func (f *fastTools) set(t *mcp.Tool, h mcp.ToolHandler) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.handlers == nil {
 		f.handlers, f.mirrored = map[string]mcp.ToolHandler{}, map[string]bool{}
 	}
 	f.handlers[t.Name] = h
-	f.tools = append(f.tools, t)
 	// The go-sdk requires the Mcp-Param-* header of an x-mcp-header
 	// parameter (SEP-2243) even when the request sends none, so calls of
 	// such a tool are its to answer. Any mention counts: erring towards
@@ -129,7 +139,7 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 			return env, false, nil, false
 		}
 	case "tools/call":
-		if !s.fastCallable(env.Name, env.Meta) {
+		if _, _, ok := s.fastCallable(env.Name, env.Meta); !ok {
 			return env, false, nil, false
 		}
 		if a, decided := admissionFrom(r.Context(), env.Name); !decided || a.refusal != nil {
@@ -233,12 +243,18 @@ func wireID(raw json.RawMessage) ([]byte, bool) {
 // capabilityMiddleware (capabilities.go), which answers -32021. A call that
 // may answer input_required (mrtr.go) goes there too: only the go-sdk marks
 // such a result. Unknown tools are the go-sdk's to refuse.
-func (s *Server) fastCallable(name string, meta json.RawMessage) bool {
-	if _, known := s.fast.handlers[name]; !known || s.fast.mirrored[name] {
-		return false
+// It returns the tool and its handler. A tool withdrawn at run time
+// (dynamic.go) is no longer registered, so the go-sdk's path answers it.
+func (s *Server) fastCallable(name string, meta json.RawMessage) (*Tool, mcp.ToolHandler, bool) {
+	s.fast.mu.RLock()
+	h, known := s.fast.handlers[name]
+	mirrored := s.fast.mirrored[name]
+	s.fast.mu.RUnlock()
+	t, registered := s.lookup(name)
+	if !known || mirrored || !registered || len(t.requires) > 0 || t.mayAskNow(meta) {
+		return nil, nil, false
 	}
-	t := s.byName[name]
-	return t != nil && len(t.requires) == 0 && !t.mayAskNow(meta)
+	return t, h, true
 }
 
 // fastResult is the core of tools/call on the fast path, for both fronts:
@@ -247,11 +263,11 @@ func (s *Server) fastCallable(name string, meta json.RawMessage) bool {
 // error of admission (a rate-limit or outage refusal, which the HTTP front
 // has already answered before) or of the tool layer (a refused
 // requestState, which never reaches the fast path).
-func (s *Server) fastResult(ctx context.Context, name string, args json.RawMessage, extra *mcp.RequestExtra) (res *mcp.CallToolResult, err error, handled bool) {
+func (s *Server) fastResult(ctx context.Context, h mcp.ToolHandler, name string, args json.RawMessage, extra *mcp.RequestExtra) (res *mcp.CallToolResult, err error, handled bool) {
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}, Extra: extra}
 	res, err, answered := s.admitCall(ctx, req)
 	if !answered {
-		res, err = s.fast.handlers[name](ctx, req)
+		res, err = h(ctx, req)
 	}
 	if err == nil && res != nil {
 		res = fastToolResult(res, answered)
@@ -262,7 +278,12 @@ func (s *Server) fastResult(ctx context.Context, name string, args json.RawMessa
 // fastCall is tools/call over HTTP: fastResult, the result encoded once.
 func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte) {
 	ctx := r.Context()
-	res, err, handled := s.fastResult(ctx, env.Name, env.Arguments,
+	_, h, ok := s.fastCallable(env.Name, env.Meta)
+	if !ok { // unreachable: fastEligible asked the same
+		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
+		return
+	}
+	res, err, handled := s.fastResult(ctx, h, env.Name, env.Arguments,
 		&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header})
 	if err != nil || res == nil {
 		// Unreachable: the HTTP admission answered every refusal before, and

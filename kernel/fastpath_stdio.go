@@ -344,7 +344,10 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 	}
 	switch env.Method {
 	case "ping", "tools/list":
-		if env.WantsNotifications || (env.Method == "tools/list" && (len(f.s.fast.tools) > mcp.DefaultPageSize || f.s.authz != nil)) {
+		// A tool set that changes at run time (Options.DynamicTools) is
+		// listed by the go-sdk, which holds the current one.
+		if env.WantsNotifications || (env.Method == "tools/list" &&
+			(len(f.s.fast.tools) > mcp.DefaultPageSize || f.s.authz != nil || f.s.opts.DynamicTools)) {
 			return false
 		}
 		res := []byte("{}")
@@ -354,10 +357,8 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		return true
 	case "tools/call":
-		if !f.s.fastCallable(env.Name, env.Meta) {
-			return false
-		}
-		if t := f.s.byName[env.Name]; elicit && t.policy.Confirm.Gated() && f.s.opts.ConfirmBy != ConfirmToken {
+		t, h, ok := f.s.fastCallable(env.Name, env.Meta)
+		if !ok || (elicit && t.policy.Confirm.Gated() && f.s.opts.ConfirmBy != ConfirmToken) {
 			return false
 		}
 		var token any
@@ -368,13 +369,13 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 			}
 			token = tok
 		}
-		return f.call(env, key, token)
+		return f.call(env, key, h, token)
 	}
 	return false
 }
 
 // call starts a tools/call on the fast path.
-func (f *stdioFront) call(env httpguard.Message, key string, token any) bool {
+func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, token any) bool {
 	f.mu.Lock()
 	if f.stopped {
 		f.mu.Unlock()
@@ -389,7 +390,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, token any) bool {
 		defer f.wg.Done()
 		defer cancel()
 		st := &fastStream{token: token, out: stdioStream{out: f.out, ctx: ctx}}
-		res, err, handled := f.s.fastResult(context.WithValue(ctx, fastStreamKey{}, st), env.Name, env.Arguments, nil)
+		res, err, handled := f.s.fastResult(context.WithValue(ctx, fastStreamKey{}, st), h, env.Name, env.Arguments, nil)
 		st.finish() // nothing after the response: the go-sdk's context is done by then
 		f.mu.Lock()
 		delete(f.calls, key)

@@ -44,7 +44,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteC
 // ServeStdioWith is ServeStdio with options.
 func (s *Server) ServeStdioWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts StdioOptions) error {
 	var err error
-	if opts.DisableFastPath || s.opts.DynamicTools {
+	if opts.DisableFastPath {
 		err = s.serveStdioSDK(ctx, in, out)
 	} else {
 		err = s.serveStdioFast(ctx, in, out)
