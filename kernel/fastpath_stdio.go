@@ -36,9 +36,10 @@ import (
 // (2026-07-28 requests on a session), everything is the go-sdk's.
 //
 // What the fast path leaves to the go-sdk, because only a session can do
-// it or only the go-sdk knows the answer: every call after a
+// it or only the go-sdk knows the answer: every request after a
 // logging/setLevel (the session's level decides which log notifications a
-// call sends; the go-sdk keeps it); tools that ask the client mid-call
+// call sends; the go-sdk keeps it) or a server/discover (which replaces
+// the session's version and capabilities); tools that ask the client mid-call
 // (AsksInput, and the gateway's relayed questions, which declare it), that
 // need a client capability (RequireClient), or that are gated while the
 // client may have declared elicitation (the gate then asks the person with
@@ -81,7 +82,7 @@ type stdioFront struct {
 	version   string                        // the protocol version the go-sdk negotiated
 	mayElicit bool                          // the initialize that succeeded may declare elicitation
 	announced bool                          // notifications/initialized was read
-	levelSet  bool                          // logging/setLevel was read: calls are the go-sdk's
+	handedOff bool                          // logging/setLevel or server/discover was read: calls are the go-sdk's
 }
 
 // serveStdioFast serves with the fast path in front of the go-sdk.
@@ -137,7 +138,7 @@ func (f *stdioFront) read(in io.Reader, pw *io.PipeWriter) error {
 		f.d.room()
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, chunk...)
+			long = appendDoubling(long, chunk)
 			if len(long) > maxStdioLine+1 {
 				return f.passAll(long, br, pw)
 			}
@@ -145,7 +146,7 @@ func (f *stdioFront) read(in io.Reader, pw *io.PipeWriter) error {
 		}
 		line := chunk
 		if len(long) > 0 {
-			line = append(long, chunk...)
+			line = appendDoubling(long, chunk)
 			long = long[:0]
 			if cap(long) > 64<<10 {
 				long = nil
@@ -165,6 +166,18 @@ func (f *stdioFront) read(in io.Reader, pw *io.PipeWriter) error {
 			return err
 		}
 	}
+}
+
+// appendDoubling appends p to b, doubling b's capacity when it grows (append
+// grows a large slice by a quarter at a time, which costs a 3 MiB line
+// about five times its size in copies).
+func appendDoubling(b, p []byte) []byte {
+	if cap(b)-len(b) < len(p) {
+		nb := make([]byte, len(b), 2*cap(b)+len(p))
+		copy(nb, b)
+		b = nb
+	}
+	return append(b, p...)
 }
 
 // line routes one line (with its newline, if any). all is true when the
@@ -234,14 +247,14 @@ func (f *stdioFront) passAll(line []byte, br *bufio.Reader, pw *io.PipeWriter) e
 
 // drainWriter counts the requests written to the go-sdk, like drainReader.
 type drainWriter struct {
-	w       io.Writer
-	d       *drain
-	partial []byte
+	w     io.Writer
+	d     *drain
+	split lineSplitter
 }
 
 func (w *drainWriter) Write(p []byte) (int, error) {
 	w.d.room()
-	lines(&w.partial, p, func(e httpguard.Message) {
+	w.split.lines(p, func(e httpguard.Message) {
 		if key, ok := idKey(e); ok && e.Method != "" {
 			w.d.request(key)
 		}
@@ -261,8 +274,11 @@ func (f *stdioFront) observe(env httpguard.Message, key string, content []byte) 
 		}
 	case "notifications/initialized":
 		f.announced = true
-	case "logging/setLevel":
-		f.levelSet = true
+	case "logging/setLevel", "server/discover":
+		// The session's log level decides which log notifications a call
+		// sends; server/discover replaces the session's initialize
+		// parameters (version, capabilities). The go-sdk keeps both.
+		f.handedOff = true
 	case "notifications/cancelled":
 		if cancel, ok := f.calls[cancelledID(content)]; ok {
 			cancel()
@@ -325,10 +341,11 @@ func (f *stdioFront) sdkAnswered(key string, msg []byte) {
 }
 
 // ready reports whether the session is initialized under a legacy protocol
-// version, with no log level set. It runs under f.mu.
+// version and the go-sdk holds no state the fast path does not know. It
+// runs under f.mu.
 func (f *stdioFront) ready() bool {
 	v := f.version
-	return f.announced && !f.levelSet && !f.stopped && v != "" && !httpguard.IsModernVersion(v) &&
+	return f.announced && !f.handedOff && !f.stopped && v != "" && !httpguard.IsModernVersion(v) &&
 		slices.Contains(mcp.SupportedProtocolVersions(), v)
 }
 

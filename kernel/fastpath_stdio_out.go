@@ -69,15 +69,15 @@ func (o *stdioOut) close() {
 // negotiated protocol version). The go-sdk writes one whole message per
 // Write. Close is stdioOut's owner's to do.
 type sdkOut struct {
-	out     *stdioOut
-	partial []byte
+	out   *stdioOut
+	split lineSplitter
 }
 
 func (w *sdkOut) Write(p []byte) (int, error) {
 	o := w.out
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	lines(&w.partial, p, func(env httpguard.Message) {
+	w.split.lines(p, func(env httpguard.Message) {
 		if key, ok := idKey(env); ok && env.Response {
 			o.d.answered(key)
 			if o.front != nil {

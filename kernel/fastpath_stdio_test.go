@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -54,9 +55,12 @@ func newStdioPair(t testing.TB, limit int) *stdioPair {
 	t.Helper()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	return &stdioPair{t: t, wait: 5 * time.Second,
-		fast: startStdio(t, fastServer(t, limit, clock), false),
-		sdk:  startStdio(t, fastServer(t, limit, clock), true)}
+	return pairOf(t, fastServer(t, limit, clock), fastServer(t, limit, clock))
+}
+
+// pairOf serves fast over stdio with the fast path, sdk without.
+func pairOf(t testing.TB, fast, sdk *kernel.Server) *stdioPair {
+	return &stdioPair{t: t, wait: 5 * time.Second, fast: startStdio(t, fast, false), sdk: startStdio(t, sdk, true)}
 }
 
 const stdioInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
@@ -208,45 +212,50 @@ func stdioLines() []string {
 	}
 }
 
-// TestStdioFastPathEquivalence sends every line of the HTTP table, the
-// stdio lines and every golden transcript's requests (as sent, and
-// without their 2026-07-28 _meta) through ServeStdio with the fast path
-// on and off, in order, and requires the same output. A line that ends a
-// session (the go-sdk stops at a value it cannot read) starts a new pair.
+// TestStdioFastPathEquivalence sends every line of the HTTP table and the
+// stdio lines, each on a fresh initialized session followed by a probe
+// call (which shows what the line left behind in the session), and every
+// golden transcript's requests in order on one session (as sent, and
+// without their 2026-07-28 _meta), through ServeStdio with the fast path
+// on and off, and requires the same output.
 func TestStdioFastPathEquivalence(t *testing.T) {
 	var texts []string
 	for _, q := range fastTable() {
 		texts = append(texts, q.body)
 	}
 	texts = append(texts, stdioLines()...)
-	files, _ := filepath.Glob("testdata/transcripts/*.txtar")
-	for _, file := range files {
-		for _, body := range transcriptRequests(t, file) {
-			texts = append(texts, body, legacyBody(t, body))
-		}
-	}
-	var p *stdioPair
-	fastAnswered := 0
-	for _, text := range texts {
-		// A line the fast path cannot vouch for hands the rest of the
-		// session to the go-sdk: it gets a pair of its own.
-		alone := strings.Contains(text, "\n") || !strings.HasPrefix(text, "{") || !strings.HasSuffix(text, "}")
-		if p == nil || p.fast.ended || p.sdk.ended || alone {
-			p = newStdioPair(t, 1000)
-			p.wait = 2 * time.Second
-			p.initialize(stdioInit)
-		}
-		for _, l := range p.step(text) {
+	probe := call(`"probe"`, `"get_item"`, `{"zone":"z","name":"n"}`, "")
+	results := 0
+	count := func(out []string) {
+		for _, l := range out {
 			if strings.Contains(l, `"result"`) {
-				fastAnswered++
+				results++
 			}
 		}
-		if alone {
-			p = nil
+	}
+	for _, text := range texts {
+		p := newStdioPair(t, 1000)
+		p.wait = time.Second
+		p.initialize(stdioInit)
+		count(p.step(text))
+		p.step(probe)
+	}
+	files, _ := filepath.Glob("testdata/transcripts/*.txtar")
+	for _, file := range files {
+		for _, legacy := range []bool{false, true} {
+			p := newStdioPair(t, 1000)
+			p.initialize(stdioInit)
+			for _, body := range transcriptRequests(t, file) {
+				if legacy {
+					body = legacyBody(t, body)
+				}
+				count(p.step(body))
+			}
+			p.step(probe)
 		}
 	}
-	if fastAnswered < 60 {
-		t.Fatalf("only %d results: the table no longer exercises the stdio fast path", fastAnswered)
+	if results < 100 {
+		t.Fatalf("only %d results: the table no longer exercises the stdio fast path", results)
 	}
 }
 
@@ -273,4 +282,113 @@ func legacyBody(t testing.TB, body string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// stdioRoundTrip is one client on ServeStdioWith over pipes, initialized,
+// that sends a line and reads one line back.
+type stdioRoundTrip struct {
+	in  *io.PipeWriter
+	out *bufio.Reader
+}
+
+func newStdioRoundTrip(t testing.TB, srv *kernel.Server, disable bool) *stdioRoundTrip {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = srv.ServeStdioWith(ctx, inR, outW, kernel.StdioOptions{DisableFastPath: disable}) }()
+	t.Cleanup(func() { cancel(); inW.Close(); outR.Close() })
+	c := &stdioRoundTrip{in: inW, out: bufio.NewReaderSize(outR, 64<<10)}
+	c.do(t, stdioInit)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// do sends line and returns the next line of output.
+func (c *stdioRoundTrip) do(t testing.TB, line string) string {
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.out.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestStdioFastPathAnswers proves the fast path is the one answering (so
+// the equivalence test compares two different paths): a tools/call, a
+// tools/list and a ping cost it a fraction of the bytes the go-sdk
+// allocates (its decoder takes a fresh 32 KiB buffer per value).
+func TestStdioFastPathAnswers(t *testing.T) {
+	for _, line := range []string{
+		call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""),
+		call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, `{"progressToken":"p"}`),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+	} {
+		perRun := func(disable bool) uint64 {
+			c := newStdioRoundTrip(t, fastServer(t, 1<<30, time.Now), disable)
+			run := func() {
+				c.do(t, line)
+				if strings.Contains(line, "progressToken") {
+					c.out.ReadString('\n') // the progress notification came first
+				}
+			}
+			run()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range 20 {
+				run()
+			}
+			runtime.ReadMemStats(&after)
+			return (after.TotalAlloc - before.TotalAlloc) / 20
+		}
+		fast, sdk := perRun(false), perRun(true)
+		t.Logf("%.60s: bytes allocated per round trip: fast %d, go-sdk %d", line, fast, sdk)
+		if fast*3 > sdk {
+			t.Errorf("%s: fast path allocates %d bytes per round trip, go-sdk path %d: the fast path is not answering", line, fast, sdk)
+		}
+	}
+}
+
+// BenchmarkStdioCall is a trivial tools/call over ServeStdio on pipes, one
+// client, one call at a time (write the line, read the answer): with the
+// fast path and with every message through the go-sdk, in one run.
+// go test -run '^$' -bench StdioCall -benchmem ./kernel/
+func BenchmarkStdioCall(b *testing.B) {
+	line := call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, "")
+	for _, mode := range []struct {
+		name    string
+		disable bool
+	}{{"fast", false}, {"go-sdk", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			c := newStdioRoundTrip(b, fastServer(b, 1<<30, time.Now), mode.disable)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				c.do(b, line)
+			}
+		})
+	}
+}
+
+// FuzzStdioFastPath: any text sent after initialization gets the same
+// output with the fast path on and off.
+func FuzzStdioFastPath(f *testing.F) {
+	for _, q := range fastTable() {
+		f.Add(q.body)
+	}
+	for _, l := range stdioLines() {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		p := newStdioPair(t, 1<<30)
+		p.wait = time.Second
+		p.initialize(stdioInit)
+		p.step(text)
+		p.step(call(`"after"`, `"get_item"`, `{"zone":"z","name":"n"}`, ""))
+	})
 }

@@ -149,26 +149,37 @@ func (d *drain) until(n int, limit time.Duration) {
 	}
 }
 
-// lines calls each for every complete JSON-RPC message in p (one per line,
-// as the stdio transport frames them) that httpguard parses; partial keeps
-// an unfinished line between calls.
-func lines(partial *[]byte, p []byte, each func(httpguard.Message)) {
+// lineSplitter calls each for every complete JSON-RPC message (one per
+// line, as the stdio transport frames them) that httpguard parses. It keeps
+// an unfinished line between calls, up to maxStdioLine: the rest of a
+// longer line is skipped (the go-sdk refuses it anyway).
+type lineSplitter struct {
+	partial []byte
+	over    bool // the current line passed maxStdioLine
+}
+
+func (l *lineSplitter) lines(p []byte, each func(httpguard.Message)) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(*partial)+len(p) <= maxStdioLine {
-				*partial = append(*partial, p...)
+			if l.over || len(l.partial)+len(p) > maxStdioLine {
+				l.over, l.partial = true, l.partial[:0]
+			} else {
+				l.partial = append(l.partial, p...)
 			}
 			return
 		}
 		line := p[:i]
-		if len(*partial) > 0 {
-			line = append(*partial, line...)
-			*partial = (*partial)[:0]
+		if len(l.partial) > 0 {
+			line = append(l.partial, line...)
+			l.partial = l.partial[:0]
 		}
-		if env, err := httpguard.ParseMessage(line); err == nil {
-			each(env)
+		if !l.over {
+			if env, err := httpguard.ParseMessage(line); err == nil {
+				each(env)
+			}
 		}
+		l.over = false
 		p = p[i+1:]
 	}
 }
@@ -188,14 +199,14 @@ func idKey(env httpguard.Message) (string, bool) {
 // while maxOwed are owed.
 type drainReader struct {
 	io.ReadCloser
-	d       *drain
-	partial []byte
+	d     *drain
+	split lineSplitter
 }
 
 func (r *drainReader) Read(p []byte) (int, error) {
 	r.d.room()
 	n, err := r.ReadCloser.Read(p)
-	lines(&r.partial, p[:n], func(e httpguard.Message) {
+	r.split.lines(p[:n], func(e httpguard.Message) {
 		if key, ok := idKey(e); ok && e.Method != "" {
 			r.d.request(key)
 		}
