@@ -59,7 +59,8 @@ func TestStdioFastPathCancel(t *testing.T) {
 	p.step(call(`7`, `"get_item"`, `{"zone":"z","name":"n"}`, "")) // a duplicate id: no answer
 	p.wait = 5 * time.Second
 	p.step(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7"}}`)
-	got = p.step(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}`)
+	// The go-sdk cancels asynchronously: wait for the answer to 7 itself.
+	got = p.stepWant(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}`, "7")
 	if len(got) != 1 || !strings.Contains(got[0], `"id":7,"result"`) || !strings.Contains(got[0], "cancelled") {
 		t.Fatalf("the cancelled call's answer: %q", got)
 	}

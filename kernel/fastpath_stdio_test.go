@@ -77,9 +77,16 @@ func (p *stdioPair) initialize(init string) {
 // (the go-sdk answers concurrently), after normalization.
 func (p *stdioPair) step(text string) []string {
 	p.t.Helper()
+	return p.stepWant(text)
+}
+
+// stepWant is step that also waits for the answers to the requests ids
+// (as idString writes them) sent before.
+func (p *stdioPair) stepWant(text string, ids ...string) []string {
+	p.t.Helper()
 	p.seq++
 	sync := fmt.Sprintf(`"sync-%d"`, p.seq)
-	want := []string{sync}
+	want := append([]string{sync}, ids...)
 	dec := json.NewDecoder(strings.NewReader(text))
 	for {
 		var m struct {
