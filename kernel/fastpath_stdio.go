@@ -406,12 +406,15 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 	go func() {
 		defer f.wg.Done()
 		defer cancel()
+		if err := ctx.Err(); err != nil { // cancelled before it ran: the go-sdk answers the error
+			f.forget(key)
+			f.respondError(key, env.ID, err)
+			return
+		}
 		st := &fastStream{token: token, out: stdioStream{out: f.out, ctx: ctx}}
 		res, err, handled := f.s.fastResult(context.WithValue(ctx, fastStreamKey{}, st), h, env.Name, env.Arguments, nil)
 		st.finish() // nothing after the response: the go-sdk's context is done by then
-		f.mu.Lock()
-		delete(f.calls, key)
-		f.mu.Unlock()
+		f.forget(key)
 		if err != nil || res == nil {
 			f.respondError(key, env.ID, err)
 			return
@@ -419,6 +422,13 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return f.s.appendResult(b, res, false, handled) })
 	}()
 	return true
+}
+
+// forget ends the call keyed id: its id may be used again.
+func (f *stdioFront) forget(key string) {
+	f.mu.Lock()
+	delete(f.calls, key)
+	f.mu.Unlock()
 }
 
 // respond writes a response line.
@@ -435,15 +445,15 @@ func (f *stdioFront) respond(key string, rawID json.RawMessage, result func([]by
 	f.out.answer(f.ctx, key, *bp)
 }
 
-// respondError writes the error response the go-sdk writes for a handler's
-// error (admission's rate-limit or outage refusal), with its own encoder.
+// respondError writes the error response the go-sdk writes for a
+// handler's error (admission's rate-limit or outage refusal, a call
+// cancelled before it started), with the go-sdk's own encoder.
 func (f *stdioFront) respondError(key string, rawID json.RawMessage, err error) {
-	var wire *jsonrpc.Error
-	if !errors.As(err, &wire) || wire == nil {
-		wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	if err == nil { // unreachable: the tool layer always answers
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 	}
 	id, idErr := sdkID(rawID)
-	b, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: wire})
+	b, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
 	if idErr != nil || encErr != nil {
 		return // unreachable: the id passed wireID, and an error always encodes
 	}

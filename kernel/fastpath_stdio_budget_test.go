@@ -65,6 +65,14 @@ func TestStdioFastPathCancel(t *testing.T) {
 		t.Fatalf("the cancelled call's answer: %q", got)
 	}
 	p.step(call(`7`, `"get_item"`, `{"zone":"z","name":"n"}`, "")) // the id is free again
+	// A string id, escaped in the call and not in the cancellation.
+	p.wait = 500 * time.Millisecond
+	p.step(call(`"\u0061"`, `"wait"`, `{"zone":"z","name":"n"}`, ""))
+	p.wait = 5 * time.Second
+	got = p.stepWant(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`, `"a"`)
+	if len(got) != 1 || !strings.Contains(got[0], `"id":"a","result"`) {
+		t.Fatalf("the cancelled call's answer: %q", got)
+	}
 }
 
 // TestStdioFastPathElicitingClient: a client that declared elicitation

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -163,6 +164,7 @@ func (s *stdioSession) collect(msg string, want []string, wait time.Duration) ([
 			for _, n := range fastNormal {
 				l = n.re.ReplaceAllString(l, n.repl)
 			}
+			l = sealedState.ReplaceAllString(l, `"requestState":"STATE"`)
 			out = append(out, l)
 		case <-timeout:
 			slices.Sort(out)
@@ -172,6 +174,9 @@ func (s *stdioSession) collect(msg string, want []string, wait time.Duration) ([
 	slices.Sort(out)
 	return out, false
 }
+
+// sealedState is a requestState: sealed under a random key per server.
+var sealedState = regexp.MustCompile(`"requestState":"[^"]*"`)
 
 // stdioLines are the stdio-specific lines of the differential test, beside
 // fastTable's bodies.
@@ -383,11 +388,13 @@ func BenchmarkStdioCall(b *testing.B) {
 }
 
 // FuzzStdioFastPath: any text sent after initialization gets the same
-// output with the fast path on and off.
+// output with the fast path on and off, and leaves the session in the same
+// state (the calls after it get the same answers). Races inside the go-sdk
+// are not the fast path's to reproduce, so a seed never holds two requests
+// whose order the go-sdk may swap, or a cancellation before its request.
+// Its seeds are the stdio lines and testdata/fuzz/FuzzStdioFastPath (the
+// HTTP table's lines run in TestStdioFastPathEquivalence).
 func FuzzStdioFastPath(f *testing.F) {
-	for _, q := range fastTable() {
-		f.Add(q.body)
-	}
 	for _, l := range stdioLines() {
 		f.Add(l)
 	}
@@ -396,6 +403,10 @@ func FuzzStdioFastPath(f *testing.F) {
 		p.wait = time.Second
 		p.initialize(stdioInit)
 		p.step(text)
+		// What text left behind in the session shows in the next calls (one
+		// step later: the go-sdk answers the requests of one step
+		// concurrently, in any order).
 		p.step(call(`"after"`, `"get_item"`, `{"zone":"z","name":"n"}`, ""))
+		p.step(call(`"gated"`, `"delete_item"`, `{"zone":"z","name":"n"}`, `{"progressToken":1}`))
 	})
 }
