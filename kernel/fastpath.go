@@ -291,7 +291,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.
 		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
 		return
 	}
-	writeFast(w, id, func(b []byte) ([]byte, error) { return s.appendResult(b, res, modern, handled) })
+	writeFast(w, id, func(b []byte) ([]byte, error) { return s.appendResult(b, res, modern, modern && handled) })
 }
 
 // fastToolResult applies the go-sdk's rule for what a tool handler returns
@@ -306,11 +306,13 @@ func fastToolResult(res *mcp.CallToolResult, admission bool) *mcp.CallToolResult
 }
 
 // appendResult appends a tools/call result encoded as the go-sdk encodes
-// it. For 2026-07-28 it adds the server's identity to _meta and, to a
-// result that came from the tool handler (the go-sdk's callTool, not a
-// middleware), resultType "complete": a field the go-sdk keeps unexported
-// and writes last.
-func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, handled bool) ([]byte, error) {
+// it. For 2026-07-28 it adds the server's identity to _meta and, when
+// complete is set, resultType "complete": a field the go-sdk keeps
+// unexported and writes last, on a result that came from the tool handler
+// (the go-sdk's callTool, not a middleware) when the session's parameters
+// name 2026-07-28 or later (a stateless HTTP request has none: the go-sdk
+// then assumes the latest).
+func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, complete bool) ([]byte, error) {
 	out := *res
 	if modern {
 		meta := maps.Clone(out.Meta)
@@ -323,7 +325,7 @@ func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, handled
 		out.Meta = meta
 	}
 	b, err := appendCallResult(b, &out)
-	if err != nil || !modern || !handled {
+	if err != nil || !complete {
 		return b, err
 	}
 	b = b[:len(b)-1]

@@ -29,11 +29,15 @@ import (
 // prompts, completion, responses to the server's own requests, and
 // anything unusual.
 //
-// The session is ready once the go-sdk has answered initialize with a
-// protocol version before 2026-07-28 (the fast path reads it from the
+// Legacy requests are answered once the go-sdk has answered initialize with
+// a protocol version before 2026-07-28 (the fast path reads it from the
 // go-sdk's answer) and the client has sent notifications/initialized.
-// Until then, and for requests that carry a protocol version in _meta
-// (2026-07-28 requests on a session), everything is the go-sdk's.
+// 2026-07-28 requests (the version in _meta, as the go-sdk's own client
+// sends them after server/discover) are answered, as the HTTP fast path
+// answers them, once the go-sdk's session holds initialize parameters
+// (a result to initialize, to server/discover or to a 2026-07-28 request):
+// the go-sdk takes them from the first such request, so that one is its.
+// Until then everything is the go-sdk's.
 //
 // What the fast path leaves to the go-sdk, because only a session can do
 // it or only the go-sdk knows the answer: every request after a
@@ -72,13 +76,17 @@ type stdioFront struct {
 	ctx  context.Context // the calls' parent: cancelled when the session ends
 	out  *stdioOut
 	d    *drain
-	list []byte // the legacy tools/list result
+	list fastList // the tools/list results
 
 	mu        sync.Mutex
 	calls     map[string]context.CancelFunc // fast calls in flight, by id key
 	wg        sync.WaitGroup                // fast calls in flight
 	stopped   bool                          // no fast call starts any more
-	inits     map[string]bool               // initialize requests in flight: may the client elicit?
+	inits     map[string]initRequest        // initialize requests in flight
+	modern    map[string]bool               // 2026-07-28 requests and server/discover in flight on the go-sdk
+	sdkInit   bool                          // the go-sdk's session holds initialize parameters (from a 2026-07-28 request's result)
+	mrtr      bool                          // the session's parameters name 2026-07-28 or later: the go-sdk marks results "complete"
+	unknown   bool                          // an initialize request the fast path cannot read: everything is the go-sdk's
 	version   string                        // the protocol version the go-sdk negotiated
 	mayElicit bool                          // the initialize that succeeded may declare elicitation
 	announced bool                          // notifications/initialized was read
@@ -95,8 +103,8 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	callCtx, stopCalls := context.WithCancel(ctx)
 	defer stopCalls()
 	d := newDrain(callCtx)
-	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list.legacy,
-		calls: map[string]context.CancelFunc{}, inits: map[string]bool{}}
+	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list,
+		calls: map[string]context.CancelFunc{}, inits: map[string]initRequest{}, modern: map[string]bool{}}
 	f.out = &stdioOut{w: out, d: d, front: f}
 	pr, pw := io.Pipe()
 	sdkDone := make(chan error, 1)
@@ -267,10 +275,18 @@ func (w *drainWriter) Write(p []byte) (int, error) {
 func (f *stdioFront) observe(env httpguard.Message, key string, content []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	// The go-sdk takes the session's parameters from the first 2026-07-28
+	// request of a session not initialized, and from every server/discover.
+	if key != "" && !env.Response && len(f.modern) < maxOwed && (env.Method == "server/discover" ||
+		(env.ProtocolVersion != "" && !f.sdkInit && f.version == "")) {
+		f.modern[key] = true
+	}
 	switch env.Method {
 	case "initialize":
 		if key != "" && len(f.inits) < maxOwed {
-			f.inits[key] = mayElicit(content)
+			init, ok := readInit(content)
+			f.inits[key] = init
+			f.unknown = f.unknown || !ok
 		}
 	case "notifications/initialized":
 		f.announced = true
@@ -284,6 +300,26 @@ func (f *stdioFront) observe(env httpguard.Message, key string, content []byte) 
 			cancel()
 		}
 	}
+}
+
+// initRequest is what the fast path needs of an initialize request.
+type initRequest struct {
+	elicit  bool   // it may declare elicitation
+	version string // the version it asks for: the session's, for the go-sdk's MRTR rule
+}
+
+// readInit reads an initialize request; ok is false when the fast path
+// cannot be sure to read its protocol version as the go-sdk does (a key
+// spelled another way, an escape, a repetition).
+func readInit(content []byte) (initRequest, bool) {
+	var msg struct {
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	ok := json.Unmarshal(content, &msg) == nil && !bytes.Contains(content, []byte(`\u`)) &&
+		bytes.Count(bytes.ToLower(content), []byte("protocolversion")) == 1
+	return initRequest{elicit: mayElicit(content), version: msg.Params.ProtocolVersion}, ok
 }
 
 // mayElicit reports whether an initialize request may declare elicitation
@@ -319,25 +355,44 @@ func cancelledID(content []byte) string {
 	return ""
 }
 
-// sdkAnswered reads the go-sdk's answer to an initialize request for the
-// protocol version it negotiated. It runs under stdioOut's lock.
+// sdkAnswered reads the go-sdk's answers that tell the session's state:
+// to an initialize request, the protocol version it negotiated; to a
+// 2026-07-28 request (or server/discover), that the session now holds
+// initialize parameters (the go-sdk takes them from the first such
+// request). It runs under stdioOut's lock.
 func (f *stdioFront) sdkAnswered(key string, msg []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	elicit, ok := f.inits[key]
-	if !ok {
+	init, isInit := f.inits[key]
+	isModern := f.modern[key]
+	if !isInit && !isModern {
 		return
 	}
 	delete(f.inits, key)
+	delete(f.modern, key)
 	var res struct {
 		Result *struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
 	}
-	if f.version != "" || json.Unmarshal(bytes.TrimSpace(msg), &res) != nil || res.Result == nil {
+	if json.Unmarshal(bytes.TrimSpace(msg), &res) != nil || res.Result == nil {
 		return
 	}
-	f.version, f.mayElicit = res.Result.ProtocolVersion, elicit
+	if isModern { // a 2026-07-28 request's or server/discover's version
+		f.sdkInit, f.mrtr = true, true
+	}
+	if isInit && f.version == "" && !f.sdkInit {
+		f.version, f.mayElicit = res.Result.ProtocolVersion, init.elicit
+		f.mrtr = init.version >= fastModernVersion
+	}
+}
+
+// modernReady reports whether 2026-07-28 requests may be answered: the
+// go-sdk's session holds initialize parameters, so answering one on the
+// fast path changes nothing the go-sdk would have changed. It runs under
+// f.mu.
+func (f *stdioFront) modernReady() bool {
+	return !f.stopped && !f.unknown && (f.sdkInit || f.version != "")
 }
 
 // ready reports whether the session is initialized under a legacy protocol
@@ -345,18 +400,28 @@ func (f *stdioFront) sdkAnswered(key string, msg []byte) {
 // runs under f.mu.
 func (f *stdioFront) ready() bool {
 	v := f.version
-	return f.announced && !f.handedOff && !f.stopped && v != "" && !httpguard.IsModernVersion(v) &&
+	return f.announced && !f.handedOff && !f.stopped && !f.unknown && v != "" && !httpguard.IsModernVersion(v) &&
 		slices.Contains(mcp.SupportedProtocolVersions(), v)
 }
 
 // answers answers a request on the fast path when it can, and reports
 // whether it did.
 func (f *stdioFront) answers(env httpguard.Message, key string) bool {
+	modern := env.ProtocolVersion == fastModernVersion
+	if env.OtherParams || (env.ProtocolVersion != "" && !modern) {
+		return false
+	}
 	f.mu.Lock()
 	ok := f.ready()
-	elicit := f.mayElicit
+	if modern {
+		ok = f.modernReady()
+	}
+	elicit := f.mayElicit && !modern // a 2026-07-28 request declares its own (mayAskNow)
+	complete := f.mrtr
 	f.mu.Unlock()
-	if !ok || env.OtherParams || env.ProtocolVersion != "" {
+	// 2026-07-28 has no ping (the go-sdk answers -32601), and a request
+	// whose _meta the go-sdk would refuse is its to refuse.
+	if !ok || (modern && (env.Method == "ping" || !modernMeta(env.Meta))) {
 		return false
 	}
 	switch env.Method {
@@ -369,7 +434,10 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 		}
 		res := []byte("{}")
 		if env.Method == "tools/list" {
-			res = f.list
+			res = f.list.legacy
+			if modern {
+				res = f.list.modern
+			}
 		}
 		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		return true
@@ -378,21 +446,32 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 		if !ok || (elicit && t.policy.Confirm.Gated() && f.s.opts.ConfirmBy != ConfirmToken) {
 			return false
 		}
+		// Notifications: the request's progressToken; log notifications at
+		// the request's level in 2026-07-28 (the go-sdk reads it from _meta),
+		// none under a legacy version (the session's level, which the fast
+		// path leaves to the go-sdk once set).
 		var token any
+		var level string
 		if env.WantsNotifications {
-			tok, _, ok := streamToken(env.Meta, false)
+			tok, lvl, ok := streamToken(env.Meta, modern)
 			if !ok {
 				return false
 			}
 			token = tok
+			if modern {
+				level = lvl
+			}
 		}
-		return f.call(env, key, h, token)
+		return f.call(env, key, h, token, level, modern, complete)
 	}
 	return false
 }
 
 // call starts a tools/call on the fast path.
-func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, token any) bool {
+// complete is the go-sdk's MRTR rule: a result from the tool's handler is
+// marked resultType "complete" when the session's parameters name
+// 2026-07-28 or later, whatever the request's own version.
+func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, token any, level string, modern, complete bool) bool {
 	f.mu.Lock()
 	if f.stopped {
 		f.mu.Unlock()
@@ -411,7 +490,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 			f.respondError(key, env.ID, err)
 			return
 		}
-		st := &fastStream{token: token, out: stdioStream{out: f.out, ctx: ctx}}
+		st := &fastStream{token: token, level: level, out: stdioStream{out: f.out, ctx: ctx}}
 		res, err, handled := f.s.fastResult(context.WithValue(ctx, fastStreamKey{}, st), h, env.Name, env.Arguments, nil)
 		st.finish() // nothing after the response: the go-sdk's context is done by then
 		f.forget(key)
@@ -419,7 +498,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 			f.respondError(key, env.ID, err)
 			return
 		}
-		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return f.s.appendResult(b, res, false, handled) })
+		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return f.s.appendResult(b, res, modern, complete && handled) })
 	}()
 	return true
 }

@@ -303,3 +303,37 @@ func TestStdioCancelEndsServe(t *testing.T) {
 		t.Fatalf("%d goroutines left behind", g-base)
 	}
 }
+
+// TestStdioFastPathModernSession: a client that opens with server/discover
+// and speaks 2026-07-28 per request (the go-sdk's own client does) gets the
+// same answers; the first such request is the go-sdk's (it takes the
+// session's parameters from it), the later ones the fast path's.
+func TestStdioFastPathModernSession(t *testing.T) {
+	p := newStdioPair(t, 1000)
+	m := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	item := `{"zone":"example.com","name":"www"}`
+	p.step(call(`1`, `"get_item"`, item, m)) // before discover: the go-sdk's
+	p.step(discover(`2`, m))
+	p.step(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":` + m + `}}`)
+	p.step(call(`4`, `"get_item"`, item, m))
+	p.step(call(`5`, `"change_ttl"`, `{"zone":"z","ttl":300}`, withMeta(m, `"progressToken":"p","io.modelcontextprotocol/logLevel":"debug"`)))
+	p.step(call(`6`, `"delete_item"`, item, m))
+	p.step(call(`7`, `"get_item"`, item, "")) // legacy, uninitialized: refused by the go-sdk on both
+	p.step(`{"jsonrpc":"2.0","id":8,"method":"ping","params":{"_meta":` + m + `}}`)
+}
+
+// TestStdioFastPathInitializeAsksModern: a client whose initialize asks for
+// 2026-07-28 (negotiated down to a legacy version) has its results marked
+// resultType "complete" by the go-sdk (its MRTR rule reads the version
+// asked for): alike on the fast path, for legacy and 2026-07-28 calls.
+func TestStdioFastPathInitializeAsksModern(t *testing.T) {
+	p := newStdioPair(t, 1000)
+	p.initialize(strings.Replace(stdioInit, `"protocolVersion":"2025-11-25"`, `"protocolVersion":"2026-07-28"`, 1))
+	got := p.step(call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""))
+	if len(got) != 1 || !strings.Contains(got[0], `"resultType":"complete"`) {
+		t.Fatalf("answer: %q", got)
+	}
+	p.step(call(`2`, `"get_item"`, `{"zone":"z","name":"n"}`, modernMeta))
+	p.step(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	p.step(call(`4`, `"get_item"`, `{"zone":"z","name":"n"}`, ""))
+}
