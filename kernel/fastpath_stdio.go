@@ -40,10 +40,12 @@ import (
 // Until then everything is the go-sdk's.
 //
 // What the fast path leaves to the go-sdk, because only a session can do
-// it or only the go-sdk knows the answer: every request after a
+// it or only the go-sdk knows the answer: every legacy request after a
 // logging/setLevel (the session's level decides which log notifications a
-// call sends; the go-sdk keeps it) or a server/discover (which replaces
-// the session's version and capabilities); tools that ask the client mid-call
+// legacy call sends; the go-sdk keeps it; a 2026-07-28 call carries its
+// own level) or a server/discover (which replaces the session's version
+// and capabilities); every request after an initialize whose version the
+// fast path cannot read as the go-sdk does; tools that ask the client mid-call
 // (AsksInput, and the gateway's relayed questions, which declare it), that
 // need a client capability (RequireClient), or that are gated while the
 // client may have declared elicitation (the gate then asks the person with
@@ -62,8 +64,13 @@ import (
 // unread, which answers (or ends the session) exactly as without the fast
 // path.
 //
-// Concurrency and budgets are the go-sdk's: each fast call runs in its own
-// goroutine (the go-sdk answers calls concurrently), notifications/cancelled
+// A result from a tool's handler is marked resultType "complete" by the
+// go-sdk's MRTR rule: when the session's parameters name 2026-07-28 or later
+// (the version initialize asked for, or a 2026-07-28 request's), whatever
+// the request's own version; the fast path follows it.
+//
+// Concurrency is the go-sdk's: each fast call runs in its own goroutine
+// (the go-sdk answers calls concurrently), notifications/cancelled
 // cancels a fast call by its id (and goes on to the go-sdk, which cancels
 // its own), a request whose id is in flight on the fast path gets no
 // answer (the go-sdk's jsonrpc2 drops it), and the drain's maxOwed bounds
