@@ -265,6 +265,10 @@ func (s *Server) fastCallable(name string, meta json.RawMessage) (*Tool, mcp.Too
 // requestState, which never reaches the fast path).
 func (s *Server) fastResult(ctx context.Context, h mcp.ToolHandler, name string, args json.RawMessage, extra *mcp.RequestExtra) (res *mcp.CallToolResult, err error, handled bool) {
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}, Extra: extra}
+	if st := fastStreamFrom(ctx); st != nil {
+		fastStreams.Store(req, st)
+		defer fastStreams.Delete(req)
+	}
 	res, err, answered := s.admitCall(ctx, req)
 	if !answered {
 		res, err = h(ctx, req)

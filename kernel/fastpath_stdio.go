@@ -497,9 +497,21 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 			f.respondError(key, env.ID, err)
 			return
 		}
-		st := &fastStream{token: token, level: level, out: stdioStream{out: f.out, ctx: ctx}}
-		res, err, handled := f.s.fastResult(context.WithValue(ctx, fastStreamKey{}, st), h, env.Name, env.Arguments, nil)
-		st.finish() // nothing after the response: the go-sdk's context is done by then
+		// A call that asked for no notification has no stream: its handler's
+		// Progress and Log find no session and send nothing, as the go-sdk's.
+		cctx, st := ctx, (*fastStream)(nil)
+		if token != nil || level != "" {
+			st = &fastStream{token: token, level: level, out: stdioStream{out: f.out, ctx: ctx}}
+			cctx = context.WithValue(ctx, fastStreamKey{}, st)
+		}
+		res, err, handled := f.s.fastResult(cctx, h, env.Name, env.Arguments, nil)
+		if st != nil {
+			// Nothing after the response. The go-sdk may still write a
+			// notification sent, late, with another context than the
+			// call's (the gateway's relayed progress): a client ignores
+			// progress after the result, and the fast path does not send it.
+			st.finish()
+		}
 		f.forget(key)
 		if err != nil || res == nil {
 			f.respondError(key, env.ID, err)

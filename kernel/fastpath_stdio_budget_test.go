@@ -35,6 +35,12 @@ func slowServer(t testing.TB, opts *kernel.Options) *kernel.Server {
 				return map[string]string{"waited": in.Name}, nil
 			}
 		},
+	}), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+		Name: "progress_elsewhere", Description: "Reports progress with another context than its call's, as the gateway relays it.", Policy: readPolicy,
+		Handle: func(ctx context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {
+			c.Progress(context.Background(), 1, 2, "relayed")
+			return map[string]string{"done": in.Name}, nil
+		},
 	}))
 	srv, err := kernel.New(kernel.Info{Name: "test", Version: "v0"}, tools, &o)
 	if err != nil {
@@ -336,4 +342,24 @@ func TestStdioFastPathInitializeAsksModern(t *testing.T) {
 	p.step(call(`2`, `"get_item"`, `{"zone":"z","name":"n"}`, modernMeta))
 	p.step(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 	p.step(call(`4`, `"get_item"`, `{"zone":"z","name":"n"}`, ""))
+}
+
+// TestStdioFastPathProgressElsewhere: progress a handler reports with
+// another context than its call's (the gateway relays an upstream's from
+// the upstream session's handler) reaches the client on the fast path as
+// on the go-sdk's, before the answer.
+func TestStdioFastPathProgressElsewhere(t *testing.T) {
+	p := pairOf(t, slowServer(t, nil), slowServer(t, nil))
+	p.initialize(stdioInit)
+	for _, meta := range []string{`{"progressToken":"p"}`, withMeta(modernMeta, `"progressToken":"p"`)} {
+		got := p.step(call(`1`, `"progress_elsewhere"`, `{"zone":"z","name":"n"}`, meta))
+		if len(got) != 2 || !strings.Contains(strings.Join(got, ""), `"message":"relayed"`) {
+			t.Fatalf("answer: %q", got)
+		}
+	}
+	c := newStdioRoundTrip(t, slowServer(t, nil), false)
+	first := c.do(t, call(`2`, `"progress_elsewhere"`, `{"zone":"z","name":"n"}`, `{"progressToken":"p"}`))
+	if !strings.Contains(first, "notifications/progress") {
+		t.Fatalf("the progress did not come before the answer: %s", first)
+	}
 }

@@ -58,6 +58,27 @@ func fastStreamFrom(ctx context.Context) *fastStream {
 	return st
 }
 
+// fastStreams finds a call's stream from its request while it runs, for a
+// handler that reports progress or logs with another context than its
+// call's (the gateway relays an upstream's progress from the upstream
+// session's notification handler).
+var fastStreams sync.Map // *mcp.CallToolRequest -> *fastStream
+
+// callStream returns the fast path's stream of the call req, found in ctx
+// or by req; nil on the go-sdk's path.
+func callStream(ctx context.Context, req *mcp.CallToolRequest) *fastStream {
+	if st := fastStreamFrom(ctx); st != nil {
+		return st
+	}
+	if req == nil {
+		return nil
+	}
+	if v, ok := fastStreams.Load(req); ok {
+		return v.(*fastStream)
+	}
+	return nil
+}
+
 // streamToken reports whether a request that wants notifications is one the
 // fast path streams: in 2026-07-28 its _meta (already checked by
 // modernMeta) has a progressToken that is absent or a string or number, and
