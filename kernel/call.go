@@ -88,7 +88,7 @@ func (c *Call) Credential(name string) (string, error) {
 // (it sent a progress token); otherwise it does nothing. The message is
 // cleaned like any upstream text.
 func (c *Call) Progress(ctx context.Context, done, total float64, message string) {
-	if st := fastStreamFrom(ctx); st != nil { // the fast path's event stream (fastpath_stream.go)
+	if st := callStream(ctx, c.req); st != nil { // the fast path's stream (fastpath_stream.go)
 		if st.token != nil {
 			st.progress(&mcp.ProgressNotificationParams{ProgressToken: st.token, Progress: done, Total: total,
 				Message: c.secrets.String(untrusted.CleanString(message))})
@@ -128,7 +128,7 @@ func (c *Call) Log(ctx context.Context, level slog.Level, message string, data a
 		Logger: c.server.name,
 		Data:   map[string]any{"message": message, "data": clean},
 	}
-	if st := fastStreamFrom(ctx); st != nil { // the fast path's event stream (fastpath_stream.go)
+	if st := callStream(ctx, c.req); st != nil { // the fast path's stream (fastpath_stream.go)
 		st.log(params)
 		return
 	}

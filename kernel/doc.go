@@ -70,7 +70,11 @@
 // server/discover's result is the go-sdk's own, captured once
 // (fastpath_discover.go). Everything else, and everything when HTTPOptions.DisableFastPath
 // is set, goes through the go-sdk's handler. Both give the same answers
-// (TestFastPathEquivalence, FuzzFastPathEquivalence).
+// (TestFastPathEquivalence, FuzzFastPathEquivalence). Over stdio, once the
+// session is initialized, the same core answers tools/call, tools/list and
+// ping from the lines ServeStdio reads itself, everything else going to the
+// go-sdk's session (fastpath_stdio.go; StdioOptions.DisableFastPath;
+// TestStdioFastPathEquivalence, FuzzStdioFastPath).
 //
 // # Errors
 //

@@ -91,6 +91,7 @@ func (s *Server) AddTools(tools ...Tool) (skipped []string, err error) {
 		delete(s.dyn.withdrawn, t.name)
 		s.dyn.mu.Unlock()
 		s.mcp.AddTool(mt, h)
+		s.fast.set(mt, h) // the stdio fast path calls it too (fastpath_stdio.go)
 	}
 	return skipped, nil
 }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -42,20 +43,30 @@ import (
 // longer than one page, ids the strict decoder cannot read, and every other
 // method.
 
-// fastTools is what the fast path answers from, filled once by register.
+// fastTools is what the fast path answers from, filled by register (the
+// tools of New: tools is their list) and set (a tool added at run time,
+// dynamic.go: its handler only, as only the stdio front calls such tools).
 type fastTools struct {
 	impl     *mcp.Implementation
-	handlers map[string]mcp.ToolHandler
 	tools    []*mcp.Tool
+	mu       sync.RWMutex // guards handlers and mirrored once the server serves
+	handlers map[string]mcp.ToolHandler
 	mirrored map[string]bool // tools with x-mcp-header parameters
 }
 
 func (f *fastTools) add(t *mcp.Tool, h mcp.ToolHandler) {
+	f.tools = append(f.tools, t)
+	f.set(t, h)
+}
+
+// set registers the handler of the tool t, replacing one of the same name.
+func (f *fastTools) set(t *mcp.Tool, h mcp.ToolHandler) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.handlers == nil {
 		f.handlers, f.mirrored = map[string]mcp.ToolHandler{}, map[string]bool{}
 	}
 	f.handlers[t.Name] = h
-	f.tools = append(f.tools, t)
 	// The go-sdk requires the Mcp-Param-* header of an x-mcp-header
 	// parameter (SEP-2243) even when the request sends none, so calls of
 	// such a tool are its to answer. Any mention counts: erring towards
@@ -128,14 +139,7 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 			return env, false, nil, false
 		}
 	case "tools/call":
-		if _, known := s.fast.handlers[env.Name]; !known || s.fast.mirrored[env.Name] {
-			return env, false, nil, false
-		}
-		// A tool that needs a client capability is checked by the go-sdk
-		// path's capabilityMiddleware (capabilities.go), which answers -32021.
-		// A call that may answer input_required (mrtr.go) goes there too:
-		// only the go-sdk marks such a result.
-		if t := s.byName[env.Name]; t == nil || len(t.requires) > 0 || t.mayAskNow(env.Meta) {
+		if _, _, ok := s.fastCallable(env.Name, env.Meta); !ok {
 			return env, false, nil, false
 		}
 		if a, decided := admissionFrom(r.Context(), env.Name); !decided || a.refusal != nil {
@@ -233,28 +237,65 @@ func wireID(raw json.RawMessage) ([]byte, bool) {
 	return b, err == nil
 }
 
-// fastCall is tools/call: the same admission and tool-layer steps as the
-// go-sdk's path, the result encoded once.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte) {
-	ctx := r.Context()
-	req := &mcp.CallToolRequest{
-		Params: &mcp.CallToolParamsRaw{Name: env.Name, Arguments: env.Arguments},
-		Extra:  &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header},
+// fastCallable reports whether the fast path (either front: HTTP or
+// stdio) may run a call of the tool name whose request carries _meta meta.
+// A tool that needs a client capability is checked by the go-sdk path's
+// capabilityMiddleware (capabilities.go), which answers -32021. A call that
+// may answer input_required (mrtr.go) goes there too: only the go-sdk marks
+// such a result. Unknown tools are the go-sdk's to refuse.
+// It returns the tool and its handler. A tool withdrawn at run time
+// (dynamic.go) is no longer registered, so the go-sdk's path answers it.
+func (s *Server) fastCallable(name string, meta json.RawMessage) (*Tool, mcp.ToolHandler, bool) {
+	s.fast.mu.RLock()
+	h, known := s.fast.handlers[name]
+	mirrored := s.fast.mirrored[name]
+	s.fast.mu.RUnlock()
+	t, registered := s.lookup(name)
+	if !known || mirrored || !registered || len(t.requires) > 0 || t.mayAskNow(meta) {
+		return nil, nil, false
+	}
+	return t, h, true
+}
+
+// fastResult is the core of tools/call on the fast path, for both fronts:
+// the same admission and tool-layer steps as the go-sdk's path. handled is
+// true when the tool's handler answered (not admission). err is a JSON-RPC
+// error of admission (a rate-limit or outage refusal, which the HTTP front
+// has already answered before) or of the tool layer (a refused
+// requestState, which never reaches the fast path).
+func (s *Server) fastResult(ctx context.Context, h mcp.ToolHandler, name string, args json.RawMessage, extra *mcp.RequestExtra) (res *mcp.CallToolResult, err error, handled bool) {
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}, Extra: extra}
+	if st := fastStreamFrom(ctx); st != nil {
+		fastStreams.Store(req, st)
+		defer fastStreams.Delete(req)
 	}
 	res, err, answered := s.admitCall(ctx, req)
 	if !answered {
-		res, err = s.fast.handlers[env.Name](ctx, req)
+		res, err = h(ctx, req)
 	}
 	if err == nil && res != nil {
 		res = fastToolResult(res, answered)
 	}
+	return res, err, !answered
+}
+
+// fastCall is tools/call over HTTP: fastResult, the result encoded once.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte) {
+	ctx := r.Context()
+	_, h, ok := s.fastCallable(env.Name, env.Meta)
+	if !ok { // unreachable: fastEligible asked the same
+		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
+		return
+	}
+	res, err, handled := s.fastResult(ctx, h, env.Name, env.Arguments,
+		&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header})
 	if err != nil || res == nil {
 		// Unreachable: the HTTP admission answered every refusal before, and
 		// the tool layer turns every failure into a tool error.
 		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
 		return
 	}
-	writeFast(w, id, func(b []byte) ([]byte, error) { return s.appendResult(b, res, modern, !answered) })
+	writeFast(w, id, func(b []byte) ([]byte, error) { return s.appendResult(b, res, modern, modern && handled) })
 }
 
 // fastToolResult applies the go-sdk's rule for what a tool handler returns
@@ -269,11 +310,13 @@ func fastToolResult(res *mcp.CallToolResult, admission bool) *mcp.CallToolResult
 }
 
 // appendResult appends a tools/call result encoded as the go-sdk encodes
-// it. For 2026-07-28 it adds the server's identity to _meta and, to a
-// result that came from the tool handler (the go-sdk's callTool, not a
-// middleware), resultType "complete": a field the go-sdk keeps unexported
-// and writes last.
-func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, handled bool) ([]byte, error) {
+// it. For 2026-07-28 it adds the server's identity to _meta and, when
+// complete is set, resultType "complete": a field the go-sdk keeps
+// unexported and writes last, on a result that came from the tool handler
+// (the go-sdk's callTool, not a middleware) when the session's parameters
+// name 2026-07-28 or later (a stateless HTTP request has none: the go-sdk
+// then assumes the latest).
+func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, complete bool) ([]byte, error) {
 	out := *res
 	if modern {
 		meta := maps.Clone(out.Meta)
@@ -286,7 +329,7 @@ func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, handled
 		out.Meta = meta
 	}
 	b, err := appendCallResult(b, &out)
-	if err != nil || !modern || !handled {
+	if err != nil || !complete {
 		return b, err
 	}
 	b = b[:len(b)-1]
@@ -426,27 +469,41 @@ var fastBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledBuf = 64 << 10
 
-// writeFast writes a JSON-RPC response with the go-sdk's headers, its
-// result appended by result to a pooled buffer (w.Write copies it).
-func writeFast(w http.ResponseWriter, id []byte, result func([]byte) ([]byte, error)) {
-	bp := fastBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxPooledBuf {
-			fastBufs.Put(bp)
-		}
-	}()
-	b := append((*bp)[:0], `{"jsonrpc":"2.0","id":`...)
+// appendResponse appends a JSON-RPC response as the go-sdk's wire encoder
+// writes it, {"jsonrpc":"2.0","id":ID,"result":R}, its result appended by
+// result. Both fronts write their answers with it.
+func appendResponse(b, id []byte, result func([]byte) ([]byte, error)) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
 	b, err := result(b)
+	if err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+// getBuf and putBuf lend the pooled buffers responses are built in.
+func getBuf() *[]byte { return fastBufs.Get().(*[]byte) }
+
+func putBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledBuf {
+		fastBufs.Put(bp)
+	}
+}
+
+// writeFast writes a JSON-RPC response with the go-sdk's headers, its
+// result appended by result to a pooled buffer (w.Write copies it).
+func writeFast(w http.ResponseWriter, id []byte, result func([]byte) ([]byte, error)) {
+	bp := getBuf()
+	defer putBuf(bp)
+	b, err := appendResponse((*bp)[:0], id, result)
 	*bp = b
 	if err != nil {
 		// Unreachable: a result the tool layer built always encodes.
 		httpguard.WriteError(w, http.StatusInternalServerError, json.RawMessage(id), -32603, "internal error", nil)
 		return
 	}
-	b = append(b, '}')
-	*bp = b
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "application/json")

@@ -30,17 +30,23 @@ import (
 // and the fast path starts no goroutine a disconnected client could leak
 // (the handler's context is the request's: cancelled on disconnect).
 
-// fastStream is the event stream of one request.
+// fastStream is where the notifications of one call on the fast path go,
+// in order, before its response: an HTTP event stream (httpStream), or
+// stdio lines (fastpath_stdio.go).
 type fastStream struct {
 	token any    // the request's progressToken, as the go-sdk decodes it; nil for none
 	level string // the request's log level; "" sends no log notifications
 
-	mu      sync.Mutex
-	w       http.ResponseWriter
-	header  http.Header // what writeFast sets, discarded: the stream has its own
-	status  int
-	started bool
-	done    bool // the response is written: later notifications are dropped
+	mu   sync.Mutex
+	out  streamOut
+	done bool // the response is written: later notifications are dropped
+}
+
+// streamOut writes a call's messages: notifications, then (last) its
+// response. fastStream serializes the calls and drops what comes after
+// the response.
+type streamOut interface {
+	message(msg []byte, last bool)
 }
 
 type fastStreamKey struct{}
@@ -50,6 +56,27 @@ type fastStreamKey struct{}
 func fastStreamFrom(ctx context.Context) *fastStream {
 	st, _ := ctx.Value(fastStreamKey{}).(*fastStream)
 	return st
+}
+
+// fastStreams finds a call's stream from its request while it runs, for a
+// handler that reports progress or logs with another context than its
+// call's (the gateway relays an upstream's progress from the upstream
+// session's notification handler).
+var fastStreams sync.Map // *mcp.CallToolRequest -> *fastStream
+
+// callStream returns the fast path's stream of the call req, found in ctx
+// or by req; nil on the go-sdk's path.
+func callStream(ctx context.Context, req *mcp.CallToolRequest) *fastStream {
+	if st := fastStreamFrom(ctx); st != nil {
+		return st
+	}
+	if req == nil {
+		return nil
+	}
+	if v, ok := fastStreams.Load(req); ok {
+		return v.(*fastStream)
+	}
+	return nil
 }
 
 // streamToken reports whether a request that wants notifications is one the
@@ -118,7 +145,7 @@ func (st *fastStream) progress(p *mcp.ProgressNotificationParams) {
 	st.event(append(b, '}'), false)
 }
 
-// event writes one SSE event, the headers first; last marks the response.
+// event writes one message of the call; last marks the response.
 func (st *fastStream) event(msg []byte, last bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -126,57 +153,81 @@ func (st *fastStream) event(msg []byte, last bool) {
 		return
 	}
 	st.done = last
-	if !st.started {
-		st.started = true
-		h := st.w.Header()
+	st.out.message(msg, last)
+}
+
+// finish drops every later message: the call's response is next.
+func (st *fastStream) finish() {
+	st.mu.Lock()
+	st.done = true
+	st.mu.Unlock()
+}
+
+// httpStream is an HTTP call's event stream: one SSE event per message,
+// the headers before the first.
+type httpStream struct {
+	w       http.ResponseWriter
+	header  http.Header // what writeFast sets, discarded: the stream has its own
+	status  int
+	started bool
+}
+
+func (hs *httpStream) message(msg []byte, _ bool) {
+	if !hs.started {
+		hs.started = true
+		h := hs.w.Header()
 		h.Set("Cache-Control", "no-cache, no-transform")
 		h.Set("Connection", "keep-alive")
 		h.Set("Content-Type", "text/event-stream")
-		st.w.WriteHeader(http.StatusOK)
+		hs.w.WriteHeader(http.StatusOK)
 	}
 	// A write error (the client left) is the handler's context's to report.
-	_, _ = st.w.Write([]byte("event: message\ndata: "))
-	_, _ = st.w.Write(msg)
-	_, _ = st.w.Write([]byte("\n\n"))
-	_ = http.NewResponseController(st.w).Flush()
+	_, _ = hs.w.Write([]byte("event: message\ndata: "))
+	_, _ = hs.w.Write(msg)
+	_, _ = hs.w.Write([]byte("\n\n"))
+	_ = http.NewResponseController(hs.w).Flush()
 }
 
 // streamWriter is the http.ResponseWriter fastCall writes its response to:
 // writeFast's one JSON body becomes the stream's last event; anything else
 // (an internal error before any event) passes through unchanged.
-type streamWriter struct{ st *fastStream }
-
-func (sw streamWriter) Header() http.Header {
-	if sw.st.header == nil {
-		sw.st.header = http.Header{}
-	}
-	return sw.st.header
+type streamWriter struct {
+	st *fastStream
+	hs *httpStream
 }
 
-func (sw streamWriter) WriteHeader(code int) { sw.st.status = code }
+func (sw streamWriter) Header() http.Header {
+	if sw.hs.header == nil {
+		sw.hs.header = http.Header{}
+	}
+	return sw.hs.header
+}
+
+func (sw streamWriter) WriteHeader(code int) { sw.hs.status = code }
 
 func (sw streamWriter) Write(b []byte) (int, error) {
-	st := sw.st
-	if st.status == http.StatusOK || st.status == 0 {
+	st, hs := sw.st, sw.hs
+	if hs.status == http.StatusOK || hs.status == 0 {
 		st.event(b, true)
 		return len(b), nil
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.started || st.done {
+	if hs.started || st.done {
 		return len(b), nil // unreachable: fastCall's errors come before any event
 	}
 	st.done = true
-	for k, v := range st.header {
-		st.w.Header()[k] = v
+	for k, v := range hs.header {
+		hs.w.Header()[k] = v
 	}
-	st.w.WriteHeader(st.status)
-	return st.w.Write(b)
+	hs.w.WriteHeader(hs.status)
+	return hs.w.Write(b)
 }
 
 // fastCallStream is fastCall answered as an event stream.
 func (s *Server) fastCallStream(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte, token any, level string) {
-	st := &fastStream{token: token, level: level, w: w}
+	hs := &httpStream{w: w}
+	st := &fastStream{token: token, level: level, out: hs}
 	r = r.WithContext(context.WithValue(r.Context(), fastStreamKey{}, st))
-	s.fastCall(streamWriter{st}, r, env, modern, id)
+	s.fastCall(streamWriter{st: st, hs: hs}, r, env, modern, id)
 }

@@ -40,47 +40,7 @@ func newFastPair(t testing.TB, limit int) fastPair {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tiers, _ := ratelimit.NewTiers("free", "pro")
-		lim, err := ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: limit, Now: clock})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tools := append(testTools(new([]string)), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
-			Name: "pro_report", Description: "A tool for the pro plan.",
-			Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: kernel.Never, Tier: "pro"},
-			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
-				return map[string]string{"report": "<ok> & done"}, nil
-			},
-		}), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
-			Name: "odd_chars", Description: "A result with every character class the result encoder escapes.",
-			Policy: readPolicy,
-			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
-				return map[string]string{"v": oddChars, oddChars: "key"}, nil
-			},
-		}), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
-			Name: "progress_steps", Description: "Reports progress four times, then answers (or fails when name is fail).",
-			Policy: readPolicy,
-			Handle: func(ctx context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {
-				for i := 1; i <= 4; i++ {
-					c.Progress(ctx, float64(i), 4, "step "+strconv.Itoa(i)+" "+oddChars)
-				}
-				if in.Name == "fail" {
-					return nil, kernel.Errorf(kernel.NotFound, "Item %q was not found.", in.Name)
-				}
-				return map[string]string{"done": in.Name}, nil
-			},
-		}), kernel.NewTool(kernel.Spec[itemArgs, kernel.Text]{
-			Name: "odd_text", Description: "The same as text.", Policy: readPolicy,
-			Handle: func(context.Context, *kernel.Call, itemArgs) (kernel.Text, error) { return kernel.Text(oddChars), nil },
-		}))
-		srv, err := kernel.New(kernel.Info{Name: "test", Version: "v0", Instructions: "Use <get_item> & \u2028 friends."}, tools, &kernel.Options{
-			Tiers: tiers, Limiter: lim, Now: clock, Envelope: untrusted.Envelope{Source: "test-api"},
-			Confirm: confirm.NewIssuer(nil, &confirm.Options{Rand: &mcptest.CountingReader{}, Now: clock}),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: fastAddr, Auth: keys, DisableFastPath: disable,
+		h, err := fastServer(t, limit, clock).HTTPHandler(kernel.HTTPOptions{Addr: fastAddr, Auth: keys, DisableFastPath: disable,
 			Guards: httpguard.PipelineOptions{DisableFlood: true}})
 		if err != nil {
 			t.Fatal(err)
@@ -88,6 +48,53 @@ func newFastPair(t testing.TB, limit int) fastPair {
 		return h
 	}
 	return fastPair{fast: build(false), sdk: build(true)}
+}
+
+// fastServer is the server the differential tests run: the test tools and
+// a few more, tiers, a limiter, deterministic tokens and a fixed clock.
+func fastServer(t testing.TB, limit int, clock func() time.Time) *kernel.Server {
+	t.Helper()
+	tiers, _ := ratelimit.NewTiers("free", "pro")
+	lim, err := ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: limit, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := append(testTools(new([]string)), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+		Name: "pro_report", Description: "A tool for the pro plan.",
+		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.No, Confirm: kernel.Never, Tier: "pro"},
+		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+			return map[string]string{"report": "<ok> & done"}, nil
+		},
+	}), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+		Name: "odd_chars", Description: "A result with every character class the result encoder escapes.",
+		Policy: readPolicy,
+		Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+			return map[string]string{"v": oddChars, oddChars: "key"}, nil
+		},
+	}), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+		Name: "progress_steps", Description: "Reports progress four times, then answers (or fails when name is fail).",
+		Policy: readPolicy,
+		Handle: func(ctx context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {
+			for i := 1; i <= 4; i++ {
+				c.Progress(ctx, float64(i), 4, "step "+strconv.Itoa(i)+" "+oddChars)
+			}
+			if in.Name == "fail" {
+				return nil, kernel.Errorf(kernel.NotFound, "Item %q was not found.", in.Name)
+			}
+			return map[string]string{"done": in.Name}, nil
+		},
+	}), kernel.NewTool(kernel.Spec[itemArgs, kernel.Text]{
+		Name: "odd_text", Description: "The same as text.", Policy: readPolicy,
+		Handle: func(context.Context, *kernel.Call, itemArgs) (kernel.Text, error) { return kernel.Text(oddChars), nil },
+	}))
+	srv, err := kernel.New(kernel.Info{Name: "test", Version: "v0", Instructions: "Use <get_item> & \u2028 friends."}, tools, &kernel.Options{
+		Tiers: tiers, Limiter: lim, Now: clock, Envelope: untrusted.Envelope{Source: "test-api"},
+		Confirm: confirm.NewIssuer(nil, &confirm.Options{Rand: &mcptest.CountingReader{}, Now: clock}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
 
 // fastRequest is one HTTP request of the differential test.

@@ -17,43 +17,100 @@ import (
 // limit.
 const maxStdioLine = 3 << 20
 
+// maxOwed bounds the requests read over stdio and not yet answered: past
+// it the server stops reading until answers go out, so a client that
+// floods requests, or stops reading its answers, holds at most this many
+// handlers (each blocked on the write, never queued in memory).
+const maxOwed = 256
+
+// StdioOptions configure ServeStdioWith. The zero value serves with the
+// fast path on.
+type StdioOptions struct {
+	// DisableFastPath sends every message through the go-sdk's session.
+	// By default, once the session is initialized under a protocol version
+	// before 2026-07-28, the kernel answers tools/call, tools/list and ping
+	// itself, with the same answers (fastpath_stdio.go).
+	DisableFastPath bool
+}
+
 // ServeStdio serves the MCP protocol over in and out (the process's stdin
 // and stdout) until ctx ends or the client closes its side. The principal is
 // "local". When the client closes its side, the requests it already sent
 // are answered first (`echo '{…}' | bulwark dns` gets its reply).
 func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	d := newDrain(ctx)
-	err := s.mcp.Run(ctx, &mcp.IOTransport{
-		Reader:        &drainReader{ReadCloser: in, d: d},
-		Writer:        &drainWriter{WriteCloser: out, d: d},
-		MaxLineLength: maxStdioLine,
-	})
+	return s.ServeStdioWith(ctx, in, out, StdioOptions{})
+}
+
+// ServeStdioWith is ServeStdio with options.
+func (s *Server) ServeStdioWith(ctx context.Context, in io.ReadCloser, out io.WriteCloser, opts StdioOptions) error {
+	var err error
+	if opts.DisableFastPath {
+		err = s.serveStdioSDK(ctx, in, out)
+	} else {
+		err = s.serveStdioFast(ctx, in, out)
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
 }
 
-// drain counts the requests read and the responses written, so that the
-// end of input can wait for the answers it is owed.
+// serveStdioSDK hands the whole stream to the go-sdk's session.
+func (s *Server) serveStdioSDK(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	d := newDrain(ctx)
+	err := s.mcp.Run(ctx, &mcp.IOTransport{
+		Reader:        &drainReader{ReadCloser: in, d: d},
+		Writer:        &sdkOut{out: &stdioOut{w: out, d: d}},
+		MaxLineLength: maxStdioLine,
+	})
+	_ = out.Close()
+	return err
+}
+
+// drain keeps the ids of the requests read and not yet answered, so that
+// the end of input can wait for the answers it is owed and reading can
+// stop while maxOwed are outstanding.
 type drain struct {
 	ctx     context.Context
 	mu      sync.Mutex
-	owed    int
+	owed    map[string]bool // by id as the go-sdk writes it back (wireID)
 	changed chan struct{}
 }
 
-func newDrain(ctx context.Context) *drain { return &drain{ctx: ctx, changed: make(chan struct{})} }
+func newDrain(ctx context.Context) *drain {
+	return &drain{ctx: ctx, owed: map[string]bool{}, changed: make(chan struct{})}
+}
 
-func (d *drain) add(n int) {
-	if n == 0 {
-		return
-	}
+// request records a request read; a request whose id is already owed adds
+// nothing (the go-sdk answers it with no id, or not at all).
+func (d *drain) request(id string) {
 	d.mu.Lock()
-	d.owed += n
+	defer d.mu.Unlock()
+	if !d.owed[id] {
+		d.owed[id] = true
+		d.signal()
+	}
+}
+
+// answered records the answer to the request id.
+func (d *drain) answered(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.owed[id] {
+		delete(d.owed, id)
+		d.signal()
+	}
+}
+
+func (d *drain) owes(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.owed[id]
+}
+
+func (d *drain) signal() {
 	close(d.changed)
 	d.changed = make(chan struct{})
-	d.mu.Unlock()
 }
 
 // drainLimit bounds how long the end of input waits for owed answers, as
@@ -61,75 +118,101 @@ func (d *drain) add(n int) {
 const drainLimit = 5 * time.Minute
 
 // wait blocks until nothing is owed, the context ends, or drainLimit passes.
-func (d *drain) wait() {
-	limit := time.NewTimer(drainLimit)
-	defer limit.Stop()
+func (d *drain) wait() { d.until(0, drainLimit) }
+
+// room blocks while maxOwed requests are owed (or until the context ends).
+func (d *drain) room() { d.until(maxOwed-1, 0) }
+
+// until blocks until at most n requests are owed, the context ends, or
+// limit (when not 0) passes.
+func (d *drain) until(n int, limit time.Duration) {
+	var timeout <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		timeout = t.C
+	}
 	for {
 		d.mu.Lock()
-		owed, changed := d.owed, d.changed
+		owed, changed := len(d.owed), d.changed
 		d.mu.Unlock()
-		if owed <= 0 {
+		if owed <= n {
 			return
 		}
 		select {
 		case <-changed:
 		case <-d.ctx.Done():
 			return
-		case <-limit.C:
+		case <-timeout:
 			return
 		}
 	}
 }
 
-// lines counts the complete JSON-RPC messages in p (one per line, as the
-// stdio transport frames them) for which count says yes; partial keeps an
-// unfinished line between calls.
-func lines(partial *[]byte, p []byte, count func(httpguard.Message) bool) int {
-	n := 0
+// lineSplitter calls each for every complete JSON-RPC message (one per
+// line, as the stdio transport frames them) that httpguard parses. It keeps
+// an unfinished line between calls, up to maxStdioLine: the rest of a
+// longer line is skipped (the go-sdk refuses it anyway).
+type lineSplitter struct {
+	partial []byte
+	over    bool // the current line passed maxStdioLine
+}
+
+func (l *lineSplitter) lines(p []byte, each func(httpguard.Message)) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(*partial)+len(p) <= maxStdioLine {
-				*partial = append(*partial, p...)
+			if l.over || len(l.partial)+len(p) > maxStdioLine {
+				l.over, l.partial = true, l.partial[:0]
+			} else {
+				l.partial = append(l.partial, p...)
 			}
-			return n
+			return
 		}
 		line := p[:i]
-		if len(*partial) > 0 {
-			line = append(*partial, line...)
-			*partial = (*partial)[:0]
+		if len(l.partial) > 0 {
+			line = append(l.partial, line...)
+			l.partial = l.partial[:0]
 		}
-		if env, err := httpguard.ParseMessage(line); err == nil && count(env) {
-			n++
+		if !l.over {
+			if env, err := httpguard.ParseMessage(line); err == nil {
+				each(env)
+			}
 		}
+		l.over = false
 		p = p[i+1:]
 	}
-	return n
 }
 
+// idKey is a message's id as the go-sdk writes it back, the key of the
+// drain; ok is false for a message without one (or one the go-sdk's
+// decoder refuses).
+func idKey(env httpguard.Message) (string, bool) {
+	if env.ID == nil {
+		return "", false
+	}
+	id, ok := wireID(env.ID)
+	return string(id), ok
+}
+
+// drainReader counts the requests the go-sdk reads, and stops reading
+// while maxOwed are owed.
 type drainReader struct {
 	io.ReadCloser
-	d       *drain
-	partial []byte
+	d     *drain
+	split lineSplitter
 }
 
 func (r *drainReader) Read(p []byte) (int, error) {
+	r.d.room()
 	n, err := r.ReadCloser.Read(p)
-	r.d.add(lines(&r.partial, p[:n], func(e httpguard.Message) bool { return e.Method != "" && e.ID != nil }))
+	r.split.lines(p[:n], func(e httpguard.Message) {
+		if key, ok := idKey(e); ok && e.Method != "" {
+			r.d.request(key)
+		}
+	})
 	if errors.Is(err, io.EOF) {
 		r.d.wait()
 	}
-	return n, err
-}
-
-type drainWriter struct {
-	io.WriteCloser
-	d       *drain
-	partial []byte
-}
-
-func (w *drainWriter) Write(p []byte) (int, error) {
-	n, err := w.WriteCloser.Write(p)
-	w.d.add(-lines(&w.partial, p[:n], func(e httpguard.Message) bool { return e.Response }))
 	return n, err
 }

@@ -90,7 +90,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.String(&s.oauthGroups, "oauth-groups-claim", "BULWARK_OAUTH_GROUPS_CLAIM", "groups", "HTTP: the token claim that lists the caller's groups, for --authz-policy")
 	f.Bool(&s.byok, "byok", "BULWARK_BYOK", false, "HTTP: take provider credentials from each request's headers, never from the environment")
 	f.AutoInt(&s.floodLimit, "flood-limit", "BULWARK_FLOOD_LIMIT", fmt.Sprintf("HTTP: `N` requests per 10 s per client address, before authentication (auto: %d on a loopback listener, %d beyond)", loopbackFloodLimit, httpguard.DefaultFloodLimit))
-	f.Bool(&s.noFastPath, "disable-fast-path", "BULWARK_DISABLE_FAST_PATH", false, "HTTP: send every request through the go-sdk's handler (by default the kernel answers stateless tools/call, tools/list and ping itself, with the same answers)")
+	f.Bool(&s.noFastPath, "disable-fast-path", "BULWARK_DISABLE_FAST_PATH", false, "send every request through the go-sdk (by default the kernel answers tools/call, tools/list and ping itself, with the same answers: stateless HTTP requests, and stdio once the session is initialized)")
 	var maxBody int
 	f.Int(&maxBody, "max-body-bytes", "BULWARK_MAX_BODY_BYTES", httpguard.DefaultMaxBodyBytes, "HTTP: the largest request body")
 	s.maxBodyPtr = &maxBody
@@ -342,7 +342,7 @@ func (s *serving) serve(ctx context.Context, srv *kernel.Server, env Env, logger
 		if isTerminal(env.Stdin) {
 			fmt.Fprintln(env.Stderr, stdinHint)
 		}
-		return srv.ServeStdio(ctx, env.Stdin, env.Stdout)
+		return srv.ServeStdioWith(ctx, env.Stdin, env.Stdout, kernel.StdioOptions{DisableFastPath: s.noFastPath})
 	}
 	o, err := s.httpOptions()
 	if err != nil {

@@ -1,0 +1,575 @@
+package kernel
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
+)
+
+// The stdio fast path. ServeStdio reads the client's lines itself, parses
+// each once (httpguard.ParseMessage, the HTTP guards' parser), and once
+// the session is ready answers tools/call, tools/list and ping with the
+// HTTP fast path's core (fastCallable, fastResult, appendResult,
+// appendResponse, fastStream), writing the response lines itself.
+// Everything else is passed, byte for byte, to the go-sdk's session, which
+// reads it from a pipe and writes through the same serialized writer
+// (stdioOut): initialize, notifications, logging/setLevel, resources,
+// prompts, completion, responses to the server's own requests, and
+// anything unusual.
+//
+// Legacy requests are answered once the go-sdk has answered initialize with
+// a protocol version before 2026-07-28 (the fast path reads it from the
+// go-sdk's answer) and the client has sent notifications/initialized.
+// 2026-07-28 requests (the version in _meta, as the go-sdk's own client
+// sends them after server/discover) are answered, as the HTTP fast path
+// answers them, once the go-sdk's session holds initialize parameters
+// (a result to initialize, to server/discover or to a 2026-07-28 request):
+// the go-sdk takes them from the first such request, so that one is its.
+// Until then everything is the go-sdk's.
+//
+// What the fast path leaves to the go-sdk, because only a session can do
+// it or only the go-sdk knows the answer: every legacy request after a
+// logging/setLevel (the session's level decides which log notifications a
+// legacy call sends; the go-sdk keeps it; a 2026-07-28 call carries its
+// own level) or a server/discover (which replaces the session's version
+// and capabilities); every request after an initialize whose version the
+// fast path cannot read as the go-sdk does; tools that ask the client mid-call
+// (AsksInput, and the gateway's relayed questions, which declare it), that
+// need a client capability (RequireClient), or that are gated while the
+// client may have declared elicitation (the gate then asks the person with
+// a session request); calls whose progressToken is neither a string nor a
+// number; tools with x-mcp-header parameters; unknown tools; tools/list
+// under an authorization policy or longer than one page; params members
+// the kernel does not read; and ids the strict decoder refuses.
+//
+// The go-sdk reads a stream of JSON values, not lines, and a value it
+// cannot read ends its session. The fast path takes a line only at a value
+// boundary of that stream and only when the line is one JSON object, alone
+// on its line; the first line it cannot vouch for (not one object, longer
+// than maxStdioLine, or a message the go-sdk's own decoder,
+// jsonrpc.DecodeMessage, refuses) ends the fast path for the session: the
+// calls in flight finish, then the rest of the input goes to the go-sdk
+// unread, which answers (or ends the session) exactly as without the fast
+// path.
+//
+// A result from a tool's handler is marked resultType "complete" by the
+// go-sdk's MRTR rule: when the session's parameters name 2026-07-28 or later
+// (the version initialize asked for, or a 2026-07-28 request's), whatever
+// the request's own version; the fast path follows it.
+//
+// Concurrency is the go-sdk's: each fast call runs in its own goroutine
+// (the go-sdk answers calls concurrently), notifications/cancelled
+// cancels a fast call by its id (and goes on to the go-sdk, which cancels
+// its own), a request whose id is in flight on the fast path gets no
+// answer (the go-sdk's jsonrpc2 drops it), and the drain's maxOwed bounds
+// the requests in flight on both paths. TestStdioFastPathEquivalence and
+// FuzzStdioFastPath send the same lines through both and compare.
+
+// stdioFront is the reading side of one stdio session with the fast path.
+type stdioFront struct {
+	s    *Server
+	ctx  context.Context // the calls' parent: cancelled when the session ends
+	out  *stdioOut
+	d    *drain
+	list fastList // the tools/list results
+
+	mu        sync.Mutex
+	calls     map[string]context.CancelFunc // fast calls in flight, by id key
+	wg        sync.WaitGroup                // fast calls in flight
+	stopped   bool                          // no fast call starts any more
+	inits     map[string]initRequest        // initialize requests in flight
+	modern    map[string]bool               // 2026-07-28 requests and server/discover in flight on the go-sdk
+	sdkInit   bool                          // the go-sdk's session holds initialize parameters (from a 2026-07-28 request's result)
+	mrtr      bool                          // the session's parameters name 2026-07-28 or later: the go-sdk marks results "complete"
+	unknown   bool                          // an initialize request the fast path cannot read: everything is the go-sdk's
+	version   string                        // the protocol version the go-sdk negotiated
+	mayElicit bool                          // the initialize that succeeded may declare elicitation
+	announced bool                          // notifications/initialized was read
+	handedOff bool                          // logging/setLevel or server/discover was read: calls are the go-sdk's
+}
+
+// serveStdioFast serves with the fast path in front of the go-sdk.
+func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	list, err := s.fast.lists()
+	if err != nil {
+		s.logger.Warn("stdio fast path off: encoding tools/list failed", "error", err.Error())
+		return s.serveStdioSDK(ctx, in, out)
+	}
+	callCtx, stopCalls := context.WithCancel(ctx)
+	defer stopCalls()
+	d := newDrain(callCtx)
+	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list,
+		calls: map[string]context.CancelFunc{}, inits: map[string]initRequest{}, modern: map[string]bool{}}
+	f.out = &stdioOut{w: out, d: d, front: f}
+	pr, pw := io.Pipe()
+	sdkDone := make(chan error, 1)
+	go func() {
+		sdkDone <- s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: &sdkOut{out: f.out}, MaxLineLength: maxStdioLine})
+	}()
+	go func() {
+		err := f.read(in, pw)
+		if errors.Is(err, io.EOF) {
+			d.wait() // every request read is answered, on either path
+			err = nil
+		}
+		pw.CloseWithError(err) // nil: the go-sdk reads EOF
+	}()
+	err = <-sdkDone
+	f.out.close()
+	stopCalls()
+	_ = pr.Close()
+	_ = in.Close()
+	f.stop()
+	_ = out.Close()
+	return err
+}
+
+// stop waits for the fast calls in flight and lets no other start.
+func (f *stdioFront) stop() {
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
+	f.wg.Wait()
+}
+
+// read reads the client's lines until the end of input (io.EOF), a read
+// error, or the go-sdk's end (a pipe error).
+func (f *stdioFront) read(in io.Reader, pw *io.PipeWriter) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var long []byte // a line longer than br's buffer, so far
+	for {
+		f.d.room()
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = appendDoubling(long, chunk)
+			if len(long) > maxStdioLine+1 {
+				return f.passAll(long, br, pw)
+			}
+			continue
+		}
+		line := chunk
+		if len(long) > 0 {
+			line = appendDoubling(long, chunk)
+			long = long[:0]
+			if cap(long) > 64<<10 {
+				long = nil
+			}
+		}
+		if len(line) > 0 {
+			if len(line) > maxStdioLine+1 {
+				return f.passAll(line, br, pw)
+			}
+			if all, perr := f.line(line, pw); perr != nil {
+				return perr
+			} else if all {
+				return f.passAll(line, br, pw)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// appendDoubling appends p to b, doubling b's capacity when it grows (append
+// grows a large slice by a quarter at a time, which costs a 3 MiB line
+// about five times its size in copies).
+func appendDoubling(b, p []byte) []byte {
+	if cap(b)-len(b) < len(p) {
+		nb := make([]byte, len(b), 2*cap(b)+len(p))
+		copy(nb, b)
+		b = nb
+	}
+	return append(b, p...)
+}
+
+// line routes one line (with its newline, if any). all is true when the
+// fast path cannot vouch for it: the caller then hands it, and the rest of
+// the input, to the go-sdk.
+func (f *stdioFront) line(line []byte, pw *io.PipeWriter) (all bool, err error) {
+	content := bytes.TrimSuffix(line, []byte("\n"))
+	if len(bytes.Trim(content, " \t\r")) == 0 {
+		_, err = pw.Write(line) // white space between values
+		return false, err
+	}
+	if !oneObject(content) {
+		return true, nil
+	}
+	env, perr := httpguard.ParseMessage(content)
+	if perr != nil {
+		return true, nil
+	}
+	key, hasID := idKey(env)
+	if env.ID != nil && !hasID {
+		return true, nil
+	}
+	if hasID && !env.Response {
+		f.mu.Lock()
+		_, dup := f.calls[key]
+		f.mu.Unlock()
+		if dup { // the go-sdk's jsonrpc2 drops a request whose id is in flight
+			return false, nil
+		}
+		if !f.d.owes(key) && f.answers(env, key) {
+			return false, nil
+		}
+	}
+	if _, derr := jsonrpc.DecodeMessage(content); derr != nil {
+		return true, nil // the go-sdk's reader would stop here
+	}
+	f.observe(env, key, content)
+	if hasID && !env.Response {
+		f.d.request(key)
+	}
+	_, err = pw.Write(line)
+	return false, err
+}
+
+// oneObject reports whether a line holds what the go-sdk's stream reader
+// reads as one value ending at the line's end: it starts with '{' and ends
+// with '}' (or "}\r"). Whether it is valid is ParseMessage's to say.
+func oneObject(content []byte) bool {
+	content = bytes.TrimSuffix(content, []byte("\r"))
+	return len(content) >= 2 && content[0] == '{' && content[len(content)-1] == '}'
+}
+
+// passAll hands line and the rest of the input to the go-sdk once the fast
+// calls in flight have finished, counting requests for the drain as the
+// go-sdk-only path does.
+func (f *stdioFront) passAll(line []byte, br *bufio.Reader, pw *io.PipeWriter) error {
+	f.stop()
+	w := &drainWriter{w: pw, d: f.d}
+	if _, err := w.Write(line); err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, br); err != nil {
+		return err
+	}
+	return io.EOF
+}
+
+// drainWriter counts the requests written to the go-sdk, like drainReader.
+type drainWriter struct {
+	w     io.Writer
+	d     *drain
+	split lineSplitter
+}
+
+func (w *drainWriter) Write(p []byte) (int, error) {
+	w.d.room()
+	w.split.lines(p, func(e httpguard.Message) {
+		if key, ok := idKey(e); ok && e.Method != "" {
+			w.d.request(key)
+		}
+	})
+	return w.w.Write(p)
+}
+
+// observe notes what the session's state depends on, from a message going
+// to the go-sdk.
+func (f *stdioFront) observe(env httpguard.Message, key string, content []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// The go-sdk takes the session's parameters from the first 2026-07-28
+	// request of a session not initialized, and from every server/discover.
+	if key != "" && !env.Response && len(f.modern) < maxOwed && (env.Method == "server/discover" ||
+		(env.ProtocolVersion != "" && !f.sdkInit && f.version == "")) {
+		f.modern[key] = true
+	}
+	switch env.Method {
+	case "initialize":
+		if key != "" && len(f.inits) < maxOwed {
+			init, ok := readInit(content)
+			f.inits[key] = init
+			f.unknown = f.unknown || !ok
+		}
+	case "notifications/initialized":
+		f.announced = true
+	case "logging/setLevel", "server/discover":
+		// The session's log level decides which log notifications a call
+		// sends; server/discover replaces the session's initialize
+		// parameters (version, capabilities). The go-sdk keeps both.
+		f.handedOff = true
+	case "notifications/cancelled":
+		if cancel, ok := f.calls[cancelledID(content)]; ok {
+			cancel()
+		}
+	}
+}
+
+// initRequest is what the fast path needs of an initialize request.
+type initRequest struct {
+	elicit  bool   // it may declare elicitation
+	version string // the version it asks for: the session's, for the go-sdk's MRTR rule
+}
+
+// readInit reads an initialize request; ok is false when the fast path
+// cannot be sure to read its protocol version as the go-sdk does (a key
+// spelled another way, an escape, a repetition).
+func readInit(content []byte) (initRequest, bool) {
+	var msg struct {
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	ok := json.Unmarshal(content, &msg) == nil && !bytes.Contains(content, []byte(`\u`)) &&
+		bytes.Count(bytes.ToLower(content), []byte("protocolversion")) == 1
+	return initRequest{elicit: mayElicit(content), version: msg.Params.ProtocolVersion}, ok
+}
+
+// mayElicit reports whether an initialize request may declare elicitation
+// as the go-sdk reads it: it ers towards yes (any spelling of the word, any
+// escape), which only sends gated calls to the go-sdk.
+func mayElicit(content []byte) bool {
+	return bytes.Contains(bytes.ToLower(content), []byte("elicitation")) || bytes.Contains(content, []byte(`\u`))
+}
+
+// cancelledID is the key of the request a notifications/cancelled names,
+// read as the go-sdk reads it (params.requestId, a number or a string), or
+// "".
+func cancelledID(content []byte) string {
+	var msg struct {
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(content, &msg) != nil {
+		return ""
+	}
+	var id any
+	if json.Unmarshal(msg.Params["requestId"], &id) != nil {
+		return ""
+	}
+	switch v := id.(type) {
+	case float64:
+		return strconv.FormatInt(int64(v), 10)
+	case string:
+		b, err := marshalWire(v)
+		if err == nil {
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// sdkAnswered reads the go-sdk's answers that tell the session's state:
+// to an initialize request, the protocol version it negotiated; to a
+// 2026-07-28 request (or server/discover), that the session now holds
+// initialize parameters (the go-sdk takes them from the first such
+// request). It runs under stdioOut's lock.
+func (f *stdioFront) sdkAnswered(key string, msg []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	init, isInit := f.inits[key]
+	isModern := f.modern[key]
+	if !isInit && !isModern {
+		return
+	}
+	delete(f.inits, key)
+	delete(f.modern, key)
+	var res struct {
+		Result *struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(msg), &res) != nil || res.Result == nil {
+		return
+	}
+	if isModern { // a 2026-07-28 request's or server/discover's version
+		f.sdkInit, f.mrtr = true, true
+	}
+	if isInit && f.version == "" && !f.sdkInit {
+		f.version, f.mayElicit = res.Result.ProtocolVersion, init.elicit
+		f.mrtr = init.version >= fastModernVersion
+	}
+}
+
+// modernReady reports whether 2026-07-28 requests may be answered: the
+// go-sdk's session holds initialize parameters, so answering one on the
+// fast path changes nothing the go-sdk would have changed. It runs under
+// f.mu.
+func (f *stdioFront) modernReady() bool {
+	return !f.stopped && !f.unknown && (f.sdkInit || f.version != "")
+}
+
+// ready reports whether the session is initialized under a legacy protocol
+// version and the go-sdk holds no state the fast path does not know. It
+// runs under f.mu.
+func (f *stdioFront) ready() bool {
+	v := f.version
+	return f.announced && !f.handedOff && !f.stopped && !f.unknown && v != "" && !httpguard.IsModernVersion(v) &&
+		slices.Contains(mcp.SupportedProtocolVersions(), v)
+}
+
+// answers answers a request on the fast path when it can, and reports
+// whether it did.
+func (f *stdioFront) answers(env httpguard.Message, key string) bool {
+	modern := env.ProtocolVersion == fastModernVersion
+	if env.OtherParams || (env.ProtocolVersion != "" && !modern) {
+		return false
+	}
+	f.mu.Lock()
+	ok := f.ready()
+	if modern {
+		ok = f.modernReady()
+	}
+	elicit := f.mayElicit && !modern // a 2026-07-28 request declares its own (mayAskNow)
+	complete := f.mrtr
+	f.mu.Unlock()
+	// 2026-07-28 has no ping (the go-sdk answers -32601), and a request
+	// whose _meta the go-sdk would refuse is its to refuse.
+	if !ok || (modern && (env.Method == "ping" || !modernMeta(env.Meta))) {
+		return false
+	}
+	switch env.Method {
+	case "ping", "tools/list":
+		// A tool set that changes at run time (Options.DynamicTools) is
+		// listed by the go-sdk, which holds the current one.
+		if env.WantsNotifications || (env.Method == "tools/list" &&
+			(len(f.s.fast.tools) > mcp.DefaultPageSize || f.s.authz != nil || f.s.opts.DynamicTools)) {
+			return false
+		}
+		res := []byte("{}")
+		if env.Method == "tools/list" {
+			res = f.list.legacy
+			if modern {
+				res = f.list.modern
+			}
+		}
+		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return append(b, res...), nil })
+		return true
+	case "tools/call":
+		t, h, ok := f.s.fastCallable(env.Name, env.Meta)
+		if !ok || (elicit && t.policy.Confirm.Gated() && f.s.opts.ConfirmBy != ConfirmToken) {
+			return false
+		}
+		// Notifications: the request's progressToken; log notifications at
+		// the request's level in 2026-07-28 (the go-sdk reads it from _meta),
+		// none under a legacy version (the session's level, which the fast
+		// path leaves to the go-sdk once set).
+		var token any
+		var level string
+		if env.WantsNotifications {
+			tok, lvl, ok := streamToken(env.Meta, modern)
+			if !ok {
+				return false
+			}
+			token = tok
+			if modern {
+				level = lvl
+			}
+		}
+		return f.call(env, key, h, token, level, modern, complete)
+	}
+	return false
+}
+
+// call starts a tools/call on the fast path.
+// complete is the go-sdk's MRTR rule: a result from the tool's handler is
+// marked resultType "complete" when the session's parameters name
+// 2026-07-28 or later, whatever the request's own version.
+func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, token any, level string, modern, complete bool) bool {
+	f.mu.Lock()
+	if f.stopped {
+		f.mu.Unlock()
+		return false
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	f.calls[key] = cancel
+	f.wg.Add(1)
+	f.mu.Unlock()
+	f.d.request(key)
+	go func() {
+		defer f.wg.Done()
+		defer cancel()
+		if err := ctx.Err(); err != nil { // cancelled before it ran: the go-sdk answers the error
+			f.forget(key)
+			f.respondError(key, env.ID, err)
+			return
+		}
+		// A call that asked for no notification has no stream: its handler's
+		// Progress and Log find no session and send nothing, as the go-sdk's.
+		cctx, st := ctx, (*fastStream)(nil)
+		if token != nil || level != "" {
+			st = &fastStream{token: token, level: level, out: stdioStream{out: f.out, ctx: ctx}}
+			cctx = context.WithValue(ctx, fastStreamKey{}, st)
+		}
+		res, err, handled := f.s.fastResult(cctx, h, env.Name, env.Arguments, nil)
+		if st != nil {
+			// Nothing after the response. The go-sdk may still write a
+			// notification sent, late, with another context than the
+			// call's (the gateway's relayed progress): a client ignores
+			// progress after the result, and the fast path does not send it.
+			st.finish()
+		}
+		f.forget(key)
+		if err != nil || res == nil {
+			f.respondError(key, env.ID, err)
+			return
+		}
+		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return f.s.appendResult(b, res, modern, complete && handled) })
+	}()
+	return true
+}
+
+// forget ends the call keyed id: its id may be used again.
+func (f *stdioFront) forget(key string) {
+	f.mu.Lock()
+	delete(f.calls, key)
+	f.mu.Unlock()
+}
+
+// respond writes a response line.
+func (f *stdioFront) respond(key string, rawID json.RawMessage, result func([]byte) ([]byte, error)) {
+	bp := getBuf()
+	defer putBuf(bp)
+	b, err := appendResponse((*bp)[:0], []byte(key), result)
+	*bp = b
+	if err != nil {
+		f.respondError(key, rawID, err)
+		return
+	}
+	*bp = append(b, '\n')
+	f.out.answer(f.ctx, key, *bp)
+}
+
+// respondError writes the error response the go-sdk writes for a
+// handler's error (admission's rate-limit or outage refusal, a call
+// cancelled before it started), with the go-sdk's own encoder.
+func (f *stdioFront) respondError(key string, rawID json.RawMessage, err error) {
+	if err == nil { // unreachable: the tool layer always answers
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+	}
+	id, idErr := sdkID(rawID)
+	b, encErr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: err})
+	if idErr != nil || encErr != nil {
+		return // unreachable: the id passed wireID, and an error always encodes
+	}
+	f.out.answer(f.ctx, key, append(b, '\n'))
+}
+
+// sdkID is a request's id as the go-sdk holds it.
+func sdkID(raw json.RawMessage) (jsonrpc.ID, error) {
+	if raw[0] != '"' {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			return jsonrpc.ID{}, err
+		}
+		return jsonrpc.MakeID(float64(n))
+	}
+	v, err := jsonscan.DecodeString(raw[1:len(raw)-1], bytes.IndexByte(raw, '\\') >= 0)
+	if err != nil {
+		return jsonrpc.ID{}, err
+	}
+	return jsonrpc.MakeID(v)
+}
