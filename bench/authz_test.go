@@ -57,8 +57,9 @@ func authzKernel(tb testing.TB, policy string) *kernel.Server {
 		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.Yes, Confirm: kernel.Never, Tier: kernel.Open},
 		Handle: func(ctx context.Context, c *kernel.Call, in echoIn) (echoOut, error) { return echo(in), nil },
 	})
-	tool = kernel.WithTarget(tool, benchZone, func(_ context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-		z := strings.ToLower(strings.TrimSuffix(args["zone"].(string), "."))
+	tool = kernel.WithTarget(tool, benchZone, func(_ context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+		zone, _ := args.String("zone")
+		z := strings.ToLower(strings.TrimSuffix(zone, "."))
 		return authz.Resource{Type: benchZone.Name, ID: z, Attrs: map[string]any{"zone": z, "id": "", "nameLabels": strings.Split(z, ".")}}, nil
 	})
 	opts := &kernel.Options{Envelope: kernelEnvelope}
@@ -184,7 +185,7 @@ func BenchmarkAuthzDecide(b *testing.B) {
 	tool := kernel.NewTool(kernel.Spec[echoIn, echoOut]{Name: "get_rrset", Description: "x",
 		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.Yes, Confirm: kernel.Never, Tier: kernel.Open},
 		Handle: func(ctx context.Context, c *kernel.Call, in echoIn) (echoOut, error) { return echo(in), nil }})
-	tool = kernel.WithTarget(tool, benchZone, func(context.Context, *kernel.Call, map[string]any) (authz.Resource, error) {
+	tool = kernel.WithTarget(tool, benchZone, func(context.Context, *kernel.Call, kernel.Args) (authz.Resource, error) {
 		return authz.Resource{}, nil
 	})
 	s, err := kernel.New(kernel.Info{Name: "kernel"}, []kernel.Tool{tool, destructiveTool()}, &kernel.Options{Authz: &authz.Config{PolicyFile: pf, EntitiesFile: ef}})

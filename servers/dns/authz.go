@@ -52,9 +52,9 @@ func zoneResource(name string, id int64) authz.Resource {
 // canonical resource. It reads the zone (never changes it); an absent field
 // is the server itself. The zone allowlist applies first, with its own
 // refusal: a zone outside it is never read, whatever the policy says.
-func (s *Server) zoneTargetOf(field string) func(ctx context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-	return func(ctx context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-		arg, _ := args[field].(string)
+func (s *Server) zoneTargetOf(field string) func(ctx context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+	return func(ctx context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+		arg, _ := args.String(field)
 		if arg == "" {
 			return authz.Resource{}, nil
 		}

@@ -25,8 +25,8 @@ func (u *Upstream) withTarget(t kernel.Tool, name string, schema *jsonschema.Sch
 	if p, ok := schema.Properties[arg]; arg == "" || !ok || p == nil || p.Type != "string" {
 		return t
 	}
-	return kernel.WithTarget(t, TargetResource, func(_ context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-		v, ok := args[arg].(string)
+	return kernel.WithTarget(t, TargetResource, func(_ context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+		v, ok := args.String(arg)
 		if !ok {
 			return authz.Resource{}, nil
 		}

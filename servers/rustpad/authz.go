@@ -18,8 +18,8 @@ import (
 // PadResource is the Rustpad::Pad resource type.
 var PadResource = authz.ResourceType{Name: "Rustpad::Pad", Attrs: map[string]authz.AttrType{"id": authz.String}}
 
-func padTarget(_ context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-	id, _ := args["id"].(string)
+func padTarget(_ context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+	id, _ := args.String("id")
 	if id == "" {
 		return authz.Resource{}, nil
 	}
