@@ -34,8 +34,17 @@ var ZoneResource = authz.ResourceType{Name: "Dns::Zone", Attrs: map[string]authz
 	"nameLabels": authz.StringSet,
 }}
 
-// zoneResource is the resource of a zone the provider returned.
+// zoneResources caches zoneResource's work per name and id: a call, and
+// each zone a listing shows, looks its resource up instead of building it.
+var zoneResources authz.ResourceCache
+
+// zoneResource is the resource of a zone the provider returned. The
+// Resource is shared: it must not be changed.
 func zoneResource(name string, id int64) authz.Resource {
+	return zoneResources.Get(name, id, buildZoneResource)
+}
+
+func buildZoneResource(name string, id int64) authz.Resource {
 	name = normalizeZone(name)
 	sid := ""
 	if id != 0 {
