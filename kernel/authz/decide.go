@@ -274,6 +274,10 @@ type principalEntry struct {
 	entity types.Entity
 	in     map[types.EntityUID]bool // the principal and every group it is in
 	groups []string                 // the ids of those groups, sorted
+	// principal.groups and principal.scopes for the compiled policies
+	// (read only: a principal's key holds its scopes, so they are this
+	// entry's for every request that finds it)
+	groupSet, scopeSet aggregate
 	byTool []atomic.Pointer[toolRules]
 }
 
@@ -367,7 +371,8 @@ func (p *Policies) principalFor(k []byte, pr Principal) *principalEntry {
 	}
 	slices.Sort(groups)
 	in[uid] = true
-	e := &principalEntry{in: in, groups: groups, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions))}
+	e := &principalEntry{in: in, groups: groups, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions)),
+		groupSet: aggregate{strs: groups}, scopeSet: aggregate{strs: slices.Clone(pr.Scopes)}}
 	e.entity = types.Entity{UID: uid, Parents: types.NewEntityUIDSet(parents...), Attributes: types.NewRecord(types.RecordMap{
 		"plan":   types.String(pr.Plan),
 		"auth":   types.String(pr.Auth),
