@@ -168,9 +168,10 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 	if call.header != nil {
 		transport = "http"
 	}
-	call.authzReq = &authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, Resource: res,
+	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, Resource: res,
 		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args}
-	d := s.authz.Decide(*call.authzReq)
+	call.authzReq = &call.authzBuf
+	d := s.authz.Decide(call.authzBuf)
 	rec.Authz, rec.AuthzPolicies = "deny", d.Policies
 	if d.Allow {
 		rec.Authz = "allow"

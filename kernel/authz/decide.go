@@ -278,7 +278,7 @@ type principalEntry struct {
 	// (read only: a principal's key holds its scopes, so they are this
 	// entry's for every request that finds it)
 	groupSet, scopeSet aggregate
-	byTool []atomic.Pointer[toolRules]
+	byTool             []atomic.Pointer[toolRules]
 }
 
 type toolRules struct {
