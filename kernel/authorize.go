@@ -25,7 +25,20 @@ import (
 // toolTarget is what a tool declares about its target.
 type toolTarget struct {
 	typ     authz.ResourceType
-	resolve func(ctx context.Context, call *Call, args map[string]any) (authz.Resource, error)
+	resolve func(ctx context.Context, call *Call, args Args) (authz.Resource, error)
+}
+
+// Args is a read-only view of a call's validated arguments, for a target
+// resolver. It reads string arguments and offers no way to change any:
+// the kernel encodes the canonical arguments once, before the decision,
+// and what the audit digests, the confirmation binds and the handler runs
+// are all that one encoding's arguments (TestResolverCannotChangeArguments).
+type Args struct{ m map[string]any }
+
+// String returns the argument name when it is a string.
+func (a Args) String(name string) (string, bool) {
+	s, ok := a.m[name].(string)
+	return s, ok
 }
 
 // WithTarget declares the canonical target of a tool's calls, for
@@ -35,10 +48,10 @@ type toolTarget struct {
 // zero Resource, the server itself, for a call that names no target. A
 // tool without a target acts on the server itself, Server::"<server name>".
 //
-// resolve runs before the decision, so it must change nothing, and it must
-// not tell a principal more than the decision would: a target that does
+// resolve runs before the decision, so it must change nothing (it is
+// handed a read-only view of the arguments), and it must not tell a principal more than the decision would: a target that does
 // not exist resolves to its normalized spelling, not to an error.
-func WithTarget(t Tool, typ authz.ResourceType, resolve func(ctx context.Context, call *Call, args map[string]any) (authz.Resource, error)) Tool {
+func WithTarget(t Tool, typ authz.ResourceType, resolve func(ctx context.Context, call *Call, args Args) (authz.Resource, error)) Tool {
 	t.target = &toolTarget{typ: typ, resolve: resolve}
 	return t
 }
@@ -147,7 +160,7 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 	var res authz.Resource
 	if t.target != nil {
 		var err error
-		if res, err = t.target.resolve(ctx, call, args); err != nil {
+		if res, err = t.target.resolve(ctx, call, Args{args}); err != nil {
 			return s.fail(ctx, call, rec, err)
 		}
 	}
@@ -155,9 +168,10 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 	if call.header != nil {
 		transport = "http"
 	}
-	call.authzReq = &authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, Resource: res,
+	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, Resource: res,
 		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args}
-	d := s.authz.Decide(*call.authzReq)
+	call.authzReq = &call.authzBuf
+	d := s.authz.Decide(call.authzBuf)
 	rec.Authz, rec.AuthzPolicies = "deny", d.Policies
 	if d.Allow {
 		rec.Authz = "allow"
@@ -249,7 +263,7 @@ func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, transport
 	call := &Call{Principal: p, Tool: tool, server: s}
 	var res authz.Resource
 	if t.target != nil {
-		if res, err = t.target.resolve(ctx, call, args); err != nil {
+		if res, err = t.target.resolve(ctx, call, Args{args}); err != nil {
 			return authz.Decision{}, res, err
 		}
 	}

@@ -36,6 +36,8 @@ type Call struct {
 	canon    []byte         // the canonical arguments while the tool layer runs, for sumArgs
 	consent  string         // hex binding digest the person accepted (mrtr_consent.go)
 	notes    callNotes      // for the audit record: CacheHit, SetAuditAttr
+
+	authzBuf authz.Request // where authzReq points: step 12 allocates nothing of its own
 }
 
 // Preview returns what the tool's Preview reported for this call, when the

@@ -110,12 +110,11 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 	if err != nil {
 		return s.fail(ctx, call, rec, Errorf(InvalidArgument, "The arguments do not fit the tool: %s.", describeDecodeError(err))), nil
 	}
+	// step 12 cannot change args (a target resolver reads them through the
+	// read-only Args, the policies only read), so canon, rec.ArgsDigest and
+	// in still hold the arguments the gate binds and the handler runs
 	if refusal := s.authorize(ctx, call, t, args, rec); refusal != nil {
 		return refusal, nil
-	}
-	if s.authz != nil { // a policy or a target resolver was handed args: bind what they hold now
-		canon, canonErr = confirm.AppendCanonical(canon[:0], args)
-		*cb = canon[:0]
 	}
 	if canonErr != nil {
 		return s.fail(ctx, call, rec, canonErr), nil

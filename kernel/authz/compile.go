@@ -31,10 +31,10 @@ type evalEnv struct {
 	pl *plan
 	pe *principalEntry
 	r  Request
-	// the sets and the record a policy reads most, kept here so that
-	// reading them allocates nothing
-	groups, scopes, args aggregate
-	resAttrs             map[string]AttrType // the resource type's
+	// the record a policy reads most, kept here so that reading it
+	// allocates nothing (the principal's sets are its entry's)
+	args     aggregate
+	resAttrs map[string]AttrType // the resource type's
 }
 
 type expr func(e *evalEnv) (value, status)

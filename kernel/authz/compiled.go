@@ -125,9 +125,9 @@ func (e *evalEnv) principalAttr(name string) (value, bool) {
 	case "auth":
 		return value{k: kString, s: pr.Auth}, true
 	case "groups":
-		return value{k: kSet, rep: setStrings, agg: &e.groups}, true
+		return value{k: kSet, rep: setStrings, agg: &e.pe.groupSet}, true
 	case "scopes":
-		return value{k: kSet, rep: setStrings, agg: &e.scopes}, true
+		return value{k: kSet, rep: setStrings, agg: &e.pe.scopeSet}, true
 	}
 	return value{}, false
 }
@@ -225,8 +225,7 @@ func (p *Policies) decideCompiled(pl *plan, pe *principalEntry, rs *toolRules, r
 		return Decision{}, false
 	}
 	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
-	*env = evalEnv{p: p, pl: pl, pe: pe, r: *r, groups: aggregate{strs: pe.groups}, scopes: aggregate{strs: r.Principal.Scopes},
-		args: aggregate{obj: r.Arguments, rt: pl.ctxArgs}, resAttrs: p.resTypes[r.Resource.Type].Attrs}
+	*env = evalEnv{p: p, pl: pl, pe: pe, r: *r, args: aggregate{obj: r.Arguments, rt: pl.ctxArgs}, resAttrs: p.resTypes[r.Resource.Type].Attrs}
 	defer func() { *env = evalEnv{}; envs.Put(env) }()
 	var permits, forbids, errs uint64 // bit i: rule i
 	for i := range rs.rules {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,8 +75,10 @@ type Decision struct {
 //
 // The policies whose principal and action scopes can match are found once
 // per principal and tool. When all of them are compiled (compile.go), they
-// are evaluated on the request itself: directly when they are small
-// (maxDirect), else through the memo. Otherwise cedar.Authorize decides,
+// are evaluated on the request itself; when they are small (maxDirect),
+// the memo is looked up first only while it has lately been answering
+// their requests (toolRules.memoScore), else they are evaluated directly.
+// Otherwise cedar.Authorize decides,
 // through the memo, on a request cut to what the policies in play can
 // read: a resource's entity is built once per resource, and the context
 // holds only the attributes some of those policies read by name.
@@ -96,7 +99,7 @@ func (p *Policies) Decide(r Request) Decision {
 		_, err := pl.args.value(r.Arguments)
 		return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
 	}
-	if rs.direct { // cheaper than the memo's key, hash and insert
+	if rs.direct && !rs.tryMemo() { // cheaper than the memo's key, hash and insert
 		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
 			return d
 		}
@@ -108,9 +111,11 @@ func (p *Policies) Decide(r Request) Decision {
 	slot := p.memo.slot(key)
 	if memo {
 		if d, ok := slot.get(key); ok {
+			rs.memoAnswered(true)
 			return d
 		}
 	}
+	rs.memoAnswered(false)
 	if rs.compiled {
 		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
 			if memo {
@@ -274,7 +279,11 @@ type principalEntry struct {
 	entity types.Entity
 	in     map[types.EntityUID]bool // the principal and every group it is in
 	groups []string                 // the ids of those groups, sorted
-	byTool []atomic.Pointer[toolRules]
+	// principal.groups and principal.scopes for the compiled policies
+	// (read only: a principal's key holds its scopes, so they are this
+	// entry's for every request that finds it)
+	groupSet, scopeSet aggregate
+	byTool             []atomic.Pointer[toolRules]
 }
 
 type toolRules struct {
@@ -288,8 +297,40 @@ type toolRules struct {
 	// that evaluating them costs about what a memo lookup that misses
 	// costs (building the key, hashing it, inserting), so they bypass the
 	// memo.
-	direct   bool
-	outcomes atomic.Pointer[map[outcome]Decision] // compiled decisions, by outcome
+	direct bool
+	// memoScore says whether the memo has lately answered the direct
+	// rules' requests (>= 0): then they are looked up there first, as a
+	// hit costs less than evaluating them; else they are evaluated
+	// directly, and one request in probeEvery looks the memo up again.
+	// Either way the decision is the same; only its cost differs.
+	memoScore atomic.Int32
+	outcomes  atomic.Pointer[map[outcome]Decision] // compiled decisions, by outcome
+}
+
+// maxMemoScore bounds memoScore both ways: a change of workload is
+// followed within that many lookups.
+const (
+	maxMemoScore = 8
+	probeEvery   = 16
+)
+
+// tryMemo: the direct rules' request is looked up in the memo first.
+func (rs *toolRules) tryMemo() bool {
+	return rs.memoScore.Load() >= 0 || rand.Uint32()%probeEvery == 0
+}
+
+// memoAnswered counts a memo lookup of the direct rules' requests (a
+// race between two callers loses a count, which changes no decision).
+func (rs *toolRules) memoAnswered(hit bool) {
+	if !rs.direct {
+		return
+	}
+	switch s := rs.memoScore.Load(); {
+	case hit && s < maxMemoScore:
+		rs.memoScore.Store(s + 1)
+	case !hit && s > -maxMemoScore:
+		rs.memoScore.Store(s - 1)
+	}
 }
 
 // rules are the policies of pl whose principal scope can match the
@@ -367,7 +408,8 @@ func (p *Policies) principalFor(k []byte, pr Principal) *principalEntry {
 	}
 	slices.Sort(groups)
 	in[uid] = true
-	e := &principalEntry{in: in, groups: groups, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions))}
+	e := &principalEntry{in: in, groups: groups, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions)),
+		groupSet: aggregate{strs: groups}, scopeSet: aggregate{strs: slices.Clone(pr.Scopes)}}
 	e.entity = types.Entity{UID: uid, Parents: types.NewEntityUIDSet(parents...), Attributes: types.NewRecord(types.RecordMap{
 		"plan":   types.String(pr.Plan),
 		"auth":   types.String(pr.Auth),

@@ -46,3 +46,52 @@ func TestMemoBounded(t *testing.T) {
 		t.Fatalf("%d memo entries, want 1 (the short request)", n)
 	}
 }
+
+// TestMemoScoreFollowsWorkload: small compiled rules are looked up in the
+// memo while it answers (repeated requests) and evaluated directly while
+// it does not (distinct requests); the score stays within its bounds and
+// every decision is the one a fresh set makes.
+func TestMemoScoreFollowsWorkload(t *testing.T) {
+	s, err := jsonschema.For[struct {
+		Name string `json:"name"`
+	}](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Model{Server: "s", Actions: []Action{{Name: "get", Arguments: s}}}
+	policy := []byte(`@id("p") permit(principal, action, resource) when { context.arguments.name like "w*" };`)
+	p, err := Parse(m, "p", policy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(name string) Request {
+		return Request{Principal: Principal{ID: "u"}, Action: "get", Arguments: map[string]any{"name": name}}
+	}
+	check := func(name string) {
+		fresh, err := Parse(m, "p", policy, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.Decide(req(name)), fresh.Decide(req(name)); got.Allow != want.Allow {
+			t.Fatalf("%q: %+v, fresh %+v", name, got, want)
+		}
+	}
+	rs := p.principal(Principal{ID: "u"}).rules(p.plans["get"])
+	check("w0")
+	if !rs.direct {
+		t.Fatal("the rules are not small enough to be evaluated directly")
+	}
+	for i := range 200 { // distinct: the memo never answers
+		check("w" + strings.Repeat("x", i%50) + string(rune('a'+i%26)))
+	}
+	if s := rs.memoScore.Load(); s >= 0 || s < -maxMemoScore {
+		t.Fatalf("after distinct requests the score is %d", s)
+	}
+	for range 2000 { // repeated: probes find it, and the memo takes over
+		check("w-same")
+		check("v-same")
+	}
+	if s := rs.memoScore.Load(); s < 0 || s > maxMemoScore {
+		t.Fatalf("after repeated requests the score is %d", s)
+	}
+}

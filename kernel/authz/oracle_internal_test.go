@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -91,6 +92,10 @@ func TestDecideMatchesReference(t *testing.T) {
 		{"zone": "x", "type": "A", "values": []any{}, "ttl": 1.5}, // nor does this
 		{"zone": "x", "type": "A"},                                // a required argument missing
 	}
+	sent := make([]string, len(args)) // what each arguments map held before any decision
+	for i, a := range args {
+		sent[i] = fmt.Sprintf("%#v", a)
+	}
 	tools := []string{"get_zone", "set_records", "list_zones"}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 5000 {
@@ -100,6 +105,13 @@ func TestDecideMatchesReference(t *testing.T) {
 		got, want := p.Decide(r), p.reference(t, r)
 		if got.Allow != want.Allow || !slices.Equal(got.Policies, want.Policies) || !slices.Equal(got.Errors, want.Errors) {
 			t.Fatalf("request %d %+v: Decide %+v, reference %+v", i, r, got, want)
+		}
+	}
+	// a decision only reads the arguments: the kernel encodes them once,
+	// before step 12 (kernel/handler.go)
+	for i, a := range args {
+		if got := fmt.Sprintf("%#v", a); got != sent[i] {
+			t.Fatalf("arguments %d changed by deciding: %s, sent %s", i, got, sent[i])
 		}
 	}
 }

@@ -34,8 +34,17 @@ var ZoneResource = authz.ResourceType{Name: "Dns::Zone", Attrs: map[string]authz
 	"nameLabels": authz.StringSet,
 }}
 
-// zoneResource is the resource of a zone the provider returned.
+// zoneResources caches zoneResource's work per name and id: a call, and
+// each zone a listing shows, looks its resource up instead of building it.
+var zoneResources authz.ResourceCache
+
+// zoneResource is the resource of a zone the provider returned. The
+// Resource is shared: it must not be changed.
 func zoneResource(name string, id int64) authz.Resource {
+	return zoneResources.Get(name, id, buildZoneResource)
+}
+
+func buildZoneResource(name string, id int64) authz.Resource {
 	name = normalizeZone(name)
 	sid := ""
 	if id != 0 {
@@ -52,9 +61,9 @@ func zoneResource(name string, id int64) authz.Resource {
 // canonical resource. It reads the zone (never changes it); an absent field
 // is the server itself. The zone allowlist applies first, with its own
 // refusal: a zone outside it is never read, whatever the policy says.
-func (s *Server) zoneTargetOf(field string) func(ctx context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-	return func(ctx context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-		arg, _ := args[field].(string)
+func (s *Server) zoneTargetOf(field string) func(ctx context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+	return func(ctx context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+		arg, _ := args.String(field)
 		if arg == "" {
 			return authz.Resource{}, nil
 		}

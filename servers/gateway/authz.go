@@ -25,12 +25,16 @@ func (u *Upstream) withTarget(t kernel.Tool, name string, schema *jsonschema.Sch
 	if p, ok := schema.Properties[arg]; arg == "" || !ok || p == nil || p.Type != "string" {
 		return t
 	}
-	return kernel.WithTarget(t, TargetResource, func(_ context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-		v, ok := args[arg].(string)
+	build := func(v string, _ int64) authz.Resource {
+		return authz.Resource{Type: TargetResource.Name, ID: fmt.Sprintf("%s:%s", u.Name, v),
+			Attrs: map[string]any{"upstream": u.Name, "tool": name, "value": v}}
+	}
+	var targets authz.ResourceCache // this tool's (shared resources: never changed)
+	return kernel.WithTarget(t, TargetResource, func(_ context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+		v, ok := args.String(arg)
 		if !ok {
 			return authz.Resource{}, nil
 		}
-		return authz.Resource{Type: TargetResource.Name, ID: fmt.Sprintf("%s:%s", u.Name, v),
-			Attrs: map[string]any{"upstream": u.Name, "tool": name, "value": v}}, nil
+		return targets.Get(v, 0, build), nil
 	})
 }

@@ -18,15 +18,22 @@ import (
 // PadResource is the Rustpad::Pad resource type.
 var PadResource = authz.ResourceType{Name: "Rustpad::Pad", Attrs: map[string]authz.AttrType{"id": authz.String}}
 
-func padTarget(_ context.Context, _ *kernel.Call, args map[string]any) (authz.Resource, error) {
-	id, _ := args["id"].(string)
+func padTarget(_ context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
+	id, _ := args.String("id")
 	if id == "" {
 		return authz.Resource{}, nil
 	}
 	if err := checkID(id); err != nil {
 		return authz.Resource{}, err
 	}
-	return authz.Resource{Type: PadResource.Name, ID: id, Attrs: map[string]any{"id": id}}, nil
+	return pads.Get(id, 0, padResource), nil
+}
+
+// pads caches the pads' resources (shared: they must not be changed).
+var pads authz.ResourceCache
+
+func padResource(id string, _ int64) authz.Resource {
+	return authz.Resource{Type: PadResource.Name, ID: id, Attrs: map[string]any{"id": id}}
 }
 
 // withTargets declares the pad target of every tool that takes an id.
