@@ -30,6 +30,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -60,6 +61,12 @@ func (c *stdioConn) deliver(id string, resp *jsonrpc.Response) {
 	}
 }
 
+// respChans holds the channels calls wait on. A channel goes back only
+// once its answer was received: deliver sends at most once per id, so it
+// is then empty and no deliver holds it; one given up (the answer may still
+// be on its way) is left to the collector.
+var respChans = sync.Pool{New: func() any { return make(chan *jsonrpc.Response, 1) }}
+
 // fail records why the read loop ended and wakes every call in flight.
 func (c *stdioConn) fail(err error) {
 	c.pendMu.Lock()
@@ -79,7 +86,7 @@ func (c *stdioConn) call(ctx context.Context, build func(b []byte, id string) ([
 		return nil, err
 	}
 	id := rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10)
-	ch := make(chan *jsonrpc.Response, 1)
+	ch := respChans.Get().(chan *jsonrpc.Response)
 	c.pendMu.Lock()
 	if c.readErr != nil {
 		err := c.readErr
@@ -102,10 +109,12 @@ func (c *stdioConn) call(ctx context.Context, build func(b []byte, id string) ([
 	}
 	select {
 	case r := <-ch:
+		respChans.Put(ch)
 		return r, nil
 	case <-c.dead:
 		select { // an answer that came before the end still counts
 		case r := <-ch:
+			respChans.Put(ch)
 			return r, nil
 		default:
 		}
