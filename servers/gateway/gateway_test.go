@@ -695,3 +695,51 @@ func TestProgressTokenOnlyWhenAsked(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// TestLegacyUpstreamGetsNoLogLevelPerCall: a 2025-11-25 upstream was asked
+// for log messages once (logging/setLevel at connect), so its calls carry
+// no per-request log level; its log messages are still relayed.
+func TestLegacyUpstreamGetsNoLogLevelPerCall(t *testing.T) {
+	u := fakeUpstream()
+	u.Env = append(u.Env, mcpupstream.VersionsVar)
+	getenv := func(n string) string {
+		if n == mcpupstream.VersionsVar {
+			return "2025-11-25"
+		}
+		return testEnv(n)
+	}
+	var mu sync.Mutex
+	var logs int
+	for _, stdio := range []bool{false, true} {
+		f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}, getenv: getenv, stdio: stdio,
+			client: &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+				mu.Lock()
+				logs++
+				mu.Unlock()
+			}}})
+		_ = f.sess.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"})
+		params := &mcp.CallToolParams{Name: "fake.progress", Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}} // the client asks per request (2026-07-28)
+		if res, err := f.sess.CallTool(context.Background(), params); err != nil || res.IsError {
+			t.Fatalf("stdio=%v: %v", stdio, err)
+		}
+		for wait := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			n := logs
+			mu.Unlock()
+			if n > 0 || time.Now().After(wait) {
+				break
+			}
+		}
+		mu.Lock()
+		if logs == 0 {
+			t.Errorf("stdio=%v: the legacy upstream's log message was not relayed", stdio)
+		}
+		logs = 0
+		mu.Unlock()
+		// After the call above (a log goes to a call only while it is the
+		// only one in flight, grace included).
+		if got := text(f.sess.Call(t, "fake.meta", map[string]any{})); strings.Contains(got, "logLevel") || strings.Contains(got, "protocolVersion") {
+			t.Errorf("stdio=%v: a legacy upstream got %s", stdio, got)
+		}
+	}
+}
