@@ -112,6 +112,16 @@ func (c *Call) Progress(ctx context.Context, done, total float64, message string
 	})
 }
 
+// WantsProgress reports whether Progress would reach the client: it sent a
+// progress token with this call. A relay (the gateway) asks its upstream for
+// progress only then.
+func (c *Call) WantsProgress(ctx context.Context) bool {
+	if st := callStream(ctx, c.req); st != nil {
+		return st.token != nil
+	}
+	return c.req != nil && c.req.Params != nil && c.req.Session != nil && c.req.Params.GetProgressToken() != nil
+}
+
 // Log sends a log notification to the client (at the level it chose) and to
 // the server's logger. data passes through the untrusted envelope's
 // sanitizer: redacted, cut and cleaned like a result.

@@ -78,6 +78,19 @@ func plainASCII(s string) bool {
 	return true
 }
 
+// plainRun returns the end of the run of bytes from i that cleanAppend
+// copies unchanged: printable ASCII other than '<', tab, newline and
+// carriage return.
+func plainRun(s string, i int) int {
+	for ; i < len(s); i++ {
+		c := s[i]
+		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c >= 0x7f || c == '<' {
+			break
+		}
+	}
+	return i
+}
+
 type stats struct {
 	removed, neutralized int
 	bidi                 int // of removed: bidirectional controls made visible
@@ -112,6 +125,11 @@ func cleanAppend(dst []byte, s string, st *stats) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			if j := plainRun(s, i); j > i { // copied as they are, at once
+				dst = append(dst, s[i:j]...)
+				i = j
+				continue
+			}
 			if c == '<' && tagAt(s, i) {
 				dst = append(dst, '[')
 				st.neutralized++
@@ -273,6 +291,9 @@ func lower(c byte) byte {
 // boundary near the limit.
 func (e *Envelope) Text(s string) (string, Report) {
 	rep := Report{OriginalSize: len(s)}
+	if len(s) <= e.maxResult() && plainASCII(s) {
+		return s, rep // nothing to clean or cut: cleanAppend would copy it
+	}
 	var st stats
 	out := cleanAppend(make([]byte, 0, min(len(s), e.maxResult())+16), s, &st)
 	rep.Removed, rep.Neutralized = st.removed, st.neutralized

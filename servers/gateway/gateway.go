@@ -289,6 +289,13 @@ func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (
 // upstream's progress and log notifications that preceded the result.
 const notifyGrace = 250 * time.Millisecond
 
+// modern reports whether a session speaks 2026-07-28 or later, where a
+// request asks for log messages in its _meta.
+func modern(sess *mcp.ClientSession) bool {
+	r := sess.InitializeResult()
+	return r != nil && r.ProtocolVersion >= "2026-07-28"
+}
+
 // call relays one validated call.
 func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed, name string, args json.RawMessage) (any, error) {
 	sess, hash, err := g.checkPin(l, exposed, name)
@@ -303,15 +310,22 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 	timeout := l.u.callTimeout(g.cfg.CallTimeout)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tok := fmt.Sprintf("bulwark-%d", l.nextTok.Add(1))
-	l.calls.Store(tok, call)
+	tok := "bulwark-" + strconv.FormatUint(l.nextTok.Add(1), 10)
+	l.calls.Store(tok, call) // for its progress, and its logs (onLog)
 	l.inCalls.Add(1)
 	// The client library may run notification handlers after it delivers
 	// the result they preceded: keep the call known a moment longer.
-	defer time.AfterFunc(notifyGrace, func() { l.calls.Delete(tok); l.inCalls.Add(-1) })
+	defer l.grace.after(notifyGrace, func() { l.calls.Delete(tok); l.inCalls.Add(-1) })
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
-	params.SetProgressToken(tok)
-	params.Meta[mcp.MetaKeyLogLevel] = "info" // log messages, relayed sanitized (2026-07-28 asks per request)
+	if call.WantsProgress(ctx) { // otherwise its progress would go nowhere
+		params.SetProgressToken(tok)
+	}
+	if modern(sess) { // 2026-07-28 asks for log messages per request; earlier versions once (link.go)
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		params.Meta[mcp.MetaKeyLogLevel] = "info" // relayed sanitized
+	}
 	res, err := g.callTool(cctx, l, call, sess, params)
 	switch {
 	case err == nil:

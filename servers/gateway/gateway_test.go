@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 // readOnlyTools are the fake's tools the tests declare read-only; the
 // fake's write_file (which claims to be read-only) and delete_file are left
 // on no list, so they are destructive.
-var readOnlyTools = []string{"ask", "clash", "spew", "echo", "inject", "secret", "big", "endless", "crash", "hang", "slow", "progress", "image", "resource", "fail", "env", "whoami"}
+var readOnlyTools = []string{"ask", "clash", "spew", "echo", "inject", "secret", "big", "endless", "crash", "hang", "slow", "progress", "image", "resource", "fail", "env", "whoami", "meta"}
 
 // fakeUpstream is an upstream entry that spawns the fake.
 func fakeUpstream() gateway.Upstream {
@@ -88,6 +88,7 @@ type options struct {
 	kopts  kernel.Options
 	client *mcp.ClientOptions
 	sdk    bool // relay calls through the go-sdk client session (gateway.UseSDKCalls)
+	stdio  bool // serve the client over stdio (kernel.Server.ServeStdio on OS pipes), as the CLI does
 }
 
 func newFixture(t *testing.T, o options) *fixture {
@@ -132,8 +133,35 @@ func newFixture(t *testing.T, o options) *fixture {
 		t.Fatal(err)
 	}
 	f.ks = ks
+	if o.stdio {
+		f.sess = &mcptest.Session{ClientSession: serveStdio(t, ks, o.client)}
+		return f
+	}
 	f.sess = mcptest.Connect(t, ks.MCP(), &mcptest.Options{Client: o.client})
 	return f
+}
+
+// serveStdio connects a go-sdk client to ks served over stdio on a pair of
+// OS pipes, as `bulwark gateway` serves its client.
+func serveStdio(t *testing.T, ks *kernel.Server, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	inR, inW, err := os.Pipe() // client -> gateway
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe() // gateway -> client
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); _ = ks.ServeStdio(ctx, inR, outW); outW.Close() }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); cancel(); inW.Close(); <-served; outR.Close() })
+	return cs
 }
 
 func text(res *mcp.CallToolResult) string { return mcptest.Text(res) }
@@ -380,13 +408,27 @@ func TestResultsAreEnvelopedOnEveryChannel(t *testing.T) {
 }
 
 func TestProgressAndLogsAreRelayedClean(t *testing.T) {
+	t.Run("in-process", func(t *testing.T) { progressAndLogs(t, false) })
+	t.Run("stdio", func(t *testing.T) { progressAndLogs(t, true) }) // the kernel's fast path: nothing after the result reaches the client
+}
+
+func progressAndLogs(t *testing.T, stdio bool) {
 	var mu sync.Mutex
 	var logs []*mcp.LoggingMessageParams
-	f := newFixture(t, options{client: &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+	var progress []*mcp.ProgressNotificationParams // over stdio (in-process: the mcptest session's)
+	copts := &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 		mu.Lock()
 		logs = append(logs, r.Params)
 		mu.Unlock()
-	}}})
+	}}
+	if stdio {
+		copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, r.Params)
+			mu.Unlock()
+		}
+	}
+	f := newFixture(t, options{stdio: stdio, client: copts})
 	_ = f.sess.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"})
 	params := &mcp.CallToolParams{Name: "fake.progress", Arguments: map[string]any{}}
 	params.SetProgressToken("client-tok")
@@ -395,7 +437,19 @@ func TestProgressAndLogsAreRelayedClean(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("progress: %v %s", err, text(res))
 	}
-	got := f.sess.Progress(2)
+	var got []*mcp.ProgressNotificationParams
+	if stdio { // the client's handlers may run after CallTool returns
+		for wait := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			got = progress
+			mu.Unlock()
+			if len(got) >= 2 || time.Now().After(wait) {
+				break
+			}
+		}
+	} else {
+		got = f.sess.Progress(2)
+	}
 	if len(got) < 2 {
 		t.Fatalf("progress relayed: %d\n%s", len(got), f.log.String())
 	}
@@ -585,6 +639,107 @@ func TestKernelGuardsApplyToRelayedTools(t *testing.T) {
 	for _, name := range []string{"fake.write_file", "fake.delete_file"} {
 		if _, ok := f.ks.Tool(name); ok {
 			t.Errorf("%s registered in read-only mode", name)
+		}
+	}
+}
+
+// TestProgressTokenOnlyWhenAsked: the gateway asks its upstream for
+// progress only for a call whose client asked for it (a token the client
+// never sees costs the upstream notifications the gateway drops), over the
+// in-process transport and over stdio (the kernel's fast path); on a
+// 2026-07-28 upstream session every call still asks for log messages in
+// its _meta. Progress and logs asked for are still relayed
+// (TestProgressAndLogsAreRelayedClean, and the stdio case here).
+func TestProgressTokenOnlyWhenAsked(t *testing.T) {
+	for _, stdio := range []bool{false, true} {
+		var mu sync.Mutex
+		var progress []*mcp.ProgressNotificationParams
+		f := newFixture(t, options{stdio: stdio, client: &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				progress = append(progress, r.Params)
+				mu.Unlock()
+			}}})
+		got := text(f.sess.Call(t, "fake.meta", map[string]any{}))
+		if strings.Contains(got, "progressToken") || !strings.Contains(got, `"io.modelcontextprotocol/logLevel":"info"`) {
+			t.Errorf("stdio=%v: a call without a progress token: the upstream got %s", stdio, got)
+		}
+		params := &mcp.CallToolParams{Name: "fake.meta", Arguments: map[string]any{}}
+		params.SetProgressToken("client-tok")
+		res, err := f.sess.CallTool(context.Background(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := text(res); !strings.Contains(got, `"progressToken":"bulwark-`) || strings.Contains(got, "client-tok") {
+			t.Errorf("stdio=%v: a call with a progress token: the upstream got %s", stdio, got)
+		}
+		params = &mcp.CallToolParams{Name: "fake.progress", Arguments: map[string]any{}}
+		params.SetProgressToken("client-tok")
+		if res, err := f.sess.CallTool(context.Background(), params); err != nil || res.IsError {
+			t.Fatalf("stdio=%v: progress: %v", stdio, err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			mu.Lock()
+			n := len(progress)
+			mu.Unlock()
+			if n >= 2 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		mu.Lock()
+		if len(progress) < 2 || progress[0].ProgressToken != "client-tok" {
+			t.Errorf("stdio=%v: progress relayed: %d", stdio, len(progress))
+		}
+		mu.Unlock()
+	}
+}
+
+// TestLegacyUpstreamGetsNoLogLevelPerCall: a 2025-11-25 upstream was asked
+// for log messages once (logging/setLevel at connect), so its calls carry
+// no per-request log level; its log messages are still relayed.
+func TestLegacyUpstreamGetsNoLogLevelPerCall(t *testing.T) {
+	u := fakeUpstream()
+	u.Env = append(u.Env, mcpupstream.VersionsVar)
+	getenv := func(n string) string {
+		if n == mcpupstream.VersionsVar {
+			return "2025-11-25"
+		}
+		return testEnv(n)
+	}
+	var mu sync.Mutex
+	var logs int
+	for _, stdio := range []bool{false, true} {
+		f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}, getenv: getenv, stdio: stdio,
+			client: &mcp.ClientOptions{LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+				mu.Lock()
+				logs++
+				mu.Unlock()
+			}}})
+		_ = f.sess.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"})
+		params := &mcp.CallToolParams{Name: "fake.progress", Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}} // the client asks per request (2026-07-28)
+		if res, err := f.sess.CallTool(context.Background(), params); err != nil || res.IsError {
+			t.Fatalf("stdio=%v: %v", stdio, err)
+		}
+		for wait := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			n := logs
+			mu.Unlock()
+			if n > 0 || time.Now().After(wait) {
+				break
+			}
+		}
+		mu.Lock()
+		if logs == 0 {
+			t.Errorf("stdio=%v: the legacy upstream's log message was not relayed", stdio)
+		}
+		logs = 0
+		mu.Unlock()
+		// After the call above (a log goes to a call only while it is the
+		// only one in flight, grace included).
+		if got := text(f.sess.Call(t, "fake.meta", map[string]any{})); strings.Contains(got, "logLevel") || strings.Contains(got, "protocolVersion") {
+			t.Errorf("stdio=%v: a legacy upstream got %s", stdio, got)
 		}
 	}
 }

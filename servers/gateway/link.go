@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -58,8 +59,9 @@ type link struct {
 	down     string         // why there is no session, for the tool error
 	restarts int
 
-	calls   sync.Map // progress token -> *kernel.Call
-	flights flights  // calls of a relaying upstream (relay.go)
+	calls   sync.Map   // progress token -> *kernel.Call
+	grace   graceQueue // forgets finished calls after notifyGrace
+	flights flights    // calls of a relaying upstream (relay.go)
 	inCalls atomic.Int64
 	nextTok atomic.Uint64
 }
@@ -92,6 +94,9 @@ func (l *link) connect(ctx context.Context) error {
 		var err error
 		if p, st, err = spawn(l.u, l.g.getenv, l.g.logger, l.g.scrub); err != nil {
 			return err
+		}
+		if !l.g.sdkCalls && !l.u.relays() {
+			st.notify = l.rawNote // progress and logs in order with the raw results (stdioconn.go)
 		}
 		t = st
 		rec = &rawLists{}
@@ -268,6 +273,32 @@ func (l *link) onProgress(ctx context.Context, req *mcp.ProgressNotificationClie
 		return
 	}
 	c.(*kernel.Call).Progress(ctx, req.Params.Progress, req.Params.Total, req.Params.Message)
+}
+
+// rawNote handles, on the read loop of a connection whose calls are relayed
+// raw (rawcall.go), the upstream's progress and log notifications — in the
+// order they came, before the result that follows them reaches its call,
+// which the go-sdk's own dispatch (another goroutine) does not promise: a
+// call whose result is written has no stream left for its progress. It
+// reports whether it handled msg.
+func (l *link) rawNote(msg *jsonrpc.Request) bool {
+	switch msg.Method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(msg.Params, &p) != nil {
+			return false // the go-sdk's handling, and its error
+		}
+		l.onProgress(context.Background(), &mcp.ProgressNotificationClientRequest{Params: &p})
+		return true
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(msg.Params, &p) != nil {
+			return false
+		}
+		l.onLog(context.Background(), &mcp.LoggingMessageRequest{Params: &p})
+		return true
+	}
+	return false
 }
 
 // onLog relays an upstream's log message to the one call in flight, when

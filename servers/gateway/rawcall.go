@@ -23,11 +23,14 @@ package gateway
 // relaying; so do URL upstreams.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -58,6 +61,12 @@ func (c *stdioConn) deliver(id string, resp *jsonrpc.Response) {
 	}
 }
 
+// respChans holds the channels calls wait on. A channel goes back only
+// once its answer was received: deliver sends at most once per id, so it
+// is then empty and no deliver holds it; one given up (the answer may still
+// be on its way) is left to the collector.
+var respChans = sync.Pool{New: func() any { return make(chan *jsonrpc.Response, 1) }}
+
 // fail records why the read loop ended and wakes every call in flight.
 func (c *stdioConn) fail(err error) {
 	c.pendMu.Lock()
@@ -77,7 +86,7 @@ func (c *stdioConn) call(ctx context.Context, build func(b []byte, id string) ([
 		return nil, err
 	}
 	id := rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10)
-	ch := make(chan *jsonrpc.Response, 1)
+	ch := respChans.Get().(chan *jsonrpc.Response)
 	c.pendMu.Lock()
 	if c.readErr != nil {
 		err := c.readErr
@@ -100,10 +109,12 @@ func (c *stdioConn) call(ctx context.Context, build func(b []byte, id string) ([
 	}
 	select {
 	case r := <-ch:
+		respChans.Put(ch)
 		return r, nil
 	case <-c.dead:
 		select { // an answer that came before the end still counts
 		case r := <-ch:
+			respChans.Put(ch)
 			return r, nil
 		default:
 		}
@@ -165,8 +176,115 @@ func sdkMeta(params json.RawMessage) *[]byte {
 }
 
 // appendCall appends the tools/call request with id and params (their
-// _meta joined with the go-sdk's per-request members).
+// _meta joined with the go-sdk's per-request members): the bytes
+// marshalCall produces, built by appending when every part is one whose
+// encoding is known without encoding/json — string _meta values, plain
+// strings, and arguments that are compact JSON (the kernel's validated
+// arguments are) — and by marshalCall otherwise. p.Arguments, when a
+// json.RawMessage, must be valid JSON (the kernel's are).
 func appendCall(b []byte, id string, sdk []byte, p *mcp.CallToolParams) ([]byte, error) {
+	args, ok := p.Arguments.(json.RawMessage)
+	if !ok || p.InputResponses != nil || p.RequestState != "" || !plainString(id) || !plainString(p.Name) {
+		return marshalCall(b, id, sdk, p)
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`) // as the go-sdk sends no arguments
+	}
+	if !plainCompact(args) {
+		return marshalCall(b, id, sdk, p)
+	}
+	var keys [4]string
+	ks := keys[:0]
+	for k, v := range p.Meta {
+		s, ok := v.(string)
+		if !ok || !plainString(k) || !plainString(s) {
+			return marshalCall(b, id, sdk, p)
+		}
+		ks = append(ks, k)
+	}
+	slices.Sort(ks) // encoding/json sorts map keys
+	b = append(b, `{"jsonrpc":"2.0","id":"`...)
+	b = append(b, id...)
+	b = append(b, `","method":"tools/call","params":{`...)
+	if p.Meta != nil || len(sdk) > 0 {
+		b = append(b, `"_meta":{`...)
+		for i, k := range ks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(append(append(b, '"'), k...), `":"`...)
+			b = append(append(b, p.Meta[k].(string)...), '"')
+		}
+		if len(sdk) > 0 {
+			if len(ks) > 0 {
+				b = append(b, ',')
+			}
+			b = appendEscapedHTML(b, sdk)
+		}
+		b = append(b, "},"...)
+	}
+	b = append(append(b, `"name":"`...), p.Name...)
+	b = append(append(b, `","arguments":`...), args...)
+	return append(b, "}}"...), nil
+}
+
+// plainString reports whether encoding/json writes s as itself between
+// quotes: printable ASCII without '"', '\\' or the HTML characters it escapes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainCompact reports whether encoding/json re-encodes the valid JSON raw
+// as itself: no whitespace outside strings, and none of the characters it
+// escapes for HTML (<, >, &, U+2028, U+2029) anywhere.
+func plainCompact(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '<' || c == '>' || c == '&' || c == 0xe2:
+			if c != 0xe2 || (i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xa8 || raw[i+2] == 0xa9)) {
+				return false
+			}
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// appendEscapedHTML appends the compact JSON members raw with the escapes
+// encoding/json adds for HTML (the go-sdk's _meta members came from its own
+// encoding, so they hold none; this keeps the bytes equal if one does).
+func appendEscapedHTML(b, raw []byte) []byte {
+	if plainCompact(raw) {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	buf.Write(raw)
+	buf.WriteByte('}')
+	var out bytes.Buffer
+	if json.Compact(&out, buf.Bytes()) != nil {
+		return append(b, raw...)
+	}
+	var esc bytes.Buffer
+	json.HTMLEscape(&esc, out.Bytes())
+	e := esc.Bytes()
+	return append(b, e[1:len(e)-1]...)
+}
+
+// marshalCall is appendCall through encoding/json: the reference, and the
+// way for parts appendCall does not encode itself.
+func marshalCall(b []byte, id string, sdk []byte, p *mcp.CallToolParams) ([]byte, error) {
 	var meta []byte
 	if p.Meta != nil {
 		var err error

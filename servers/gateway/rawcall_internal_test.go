@@ -262,3 +262,34 @@ func TestRawCallInputRequired(t *testing.T) {
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// Calls wait on pooled channels: an answer that comes as its call gives up
+// (the upstream answers while the client cancels) never reaches a later
+// call, which gets its own answer.
+func TestRawCallLateAnswerReachesNoOtherCall(t *testing.T) {
+	c := newChild(t)
+	for i := range 50 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := c.start(ctx)
+		id := c.callRequest()["id"].(string)
+		c.send(`{"jsonrpc":"2.0","id":"` + id + `","result":{"content":[{"type":"text","text":"stale"}]}}`)
+		cancel()
+		wait(t, done)
+		done = c.start(context.Background())
+		c.send(`{"jsonrpc":"2.0","id":"` + c.callRequest()["id"].(string) + `","result":{"content":[{"type":"text","text":"fresh"}]}}`)
+		if e := wait(t, done); e.err != nil || e.res.Content[0].(*mcp.TextContent).Text != "fresh" {
+			t.Fatalf("round %d: call = %#v, %v", i, e.res, e.err)
+		}
+	}
+}
+
+// callRequest reads the gateway's next tools/call, past the
+// notifications/cancelled of calls given up.
+func (c *child) callRequest() map[string]any {
+	c.t.Helper()
+	for {
+		if m := c.request(); m["method"] == "tools/call" {
+			return m
+		}
+	}
+}

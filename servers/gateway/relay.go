@@ -211,7 +211,7 @@ func (g *Gateway) callTool(ctx context.Context, l *link, call *kernel.Call, sess
 		expired := fctx.Err() != nil
 		l.flights.remove(f)
 		cancel()
-		time.AfterFunc(notifyGrace, func() { l.calls.Delete(f.tok) })
+		l.grace.after(notifyGrace, func() { l.calls.Delete(f.tok) })
 		f.done <- flightEnd{res, err, expired}
 	}()
 	return g.await(ctx, f)

@@ -30,6 +30,10 @@ type stdioTransport struct {
 	w       io.WriteCloser
 	maxLine int
 	conn    *stdioConn // set by Connect: the gateway's own calls go on it (rawcall.go)
+	// notify, when set, handles a notification on the read loop (in order
+	// with the responses to the gateway's own calls) instead of handing it
+	// to the go-sdk; it reports whether it did (link.rawNote).
+	notify func(*jsonrpc.Request) bool
 }
 
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -39,6 +43,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
 		dead:     make(chan struct{}),
+		notify:   t.notify,
 	}
 	t.conn = c
 	go c.readLoop(newLineReader(t.r, t.maxLine))
@@ -70,6 +75,7 @@ type stdioConn struct {
 	readErr error                             // why the read loop ended; guarded by pendMu
 	dead    chan struct{}                     // closed when the read loop ends
 	meta    atomic.Pointer[[]byte]            // the go-sdk's per-request _meta members (sdkMeta)
+	notify  func(*jsonrpc.Request) bool       // stdioTransport.notify
 }
 
 // readLoop decodes one message a line (decodeMessage: the go-sdk's
@@ -95,6 +101,8 @@ func (c *stdioConn) readLoop(lr *lineReader) {
 				c.deliver(id, resp)
 				continue
 			}
+		} else if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && c.notify != nil && c.notify(req) {
+			continue
 		}
 		select {
 		case c.incoming <- readResult{msg, err}:
