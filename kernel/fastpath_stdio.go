@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,6 +99,7 @@ type stdioFront struct {
 	mayElicit bool                          // the initialize that succeeded may declare elicitation
 	announced bool                          // notifications/initialized was read
 	handedOff bool                          // logging/setLevel or server/discover was read: calls are the go-sdk's
+	workers   *workers                      // the goroutines fast calls run on
 }
 
 // serveStdioFast serves with the fast path in front of the go-sdk.
@@ -111,7 +113,8 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	defer stopCalls()
 	d := newDrain(callCtx)
 	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list,
-		calls: map[string]context.CancelFunc{}, inits: map[string]initRequest{}, modern: map[string]bool{}}
+		calls: map[string]context.CancelFunc{}, inits: map[string]initRequest{}, modern: map[string]bool{},
+		workers: newWorkers()}
 	f.out = &stdioOut{w: out, d: d, front: f}
 	pr, pw := io.Pipe()
 	sdkDone := make(chan error, 1)
@@ -142,6 +145,7 @@ func (f *stdioFront) stop() {
 	f.stopped = true
 	f.mu.Unlock()
 	f.wg.Wait()
+	f.workers.close()
 }
 
 // read reads the client's lines until the end of input (io.EOF), a read
@@ -489,7 +493,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 	f.wg.Add(1)
 	f.mu.Unlock()
 	f.d.request(key)
-	go func() {
+	f.workers.run(func() {
 		defer f.wg.Done()
 		defer cancel()
 		if err := ctx.Err(); err != nil { // cancelled before it ran: the go-sdk answers the error
@@ -518,7 +522,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 			return
 		}
 		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return f.s.appendResult(b, res, modern, complete && handled) })
-	}()
+	})
 	return true
 }
 
@@ -573,3 +577,48 @@ func sdkID(raw json.RawMessage) (jsonrpc.ID, error) {
 	}
 	return jsonrpc.MakeID(v)
 }
+
+// workerIdle is how long a fast-call goroutine waits for the next call
+// before it ends.
+const workerIdle = 10 * time.Second
+
+// workers runs fast calls on goroutines kept between calls: a new goroutine
+// per call paid for its stack's growth on every call (the tool layer needs
+// more than a fresh goroutine's stack). At most as many exist as calls were
+// in flight at once (the drain's maxOwed bounds that); an idle one ends
+// after workerIdle, and all end when the session does.
+type workers struct {
+	jobs chan func()   // unbuffered: a send succeeds only to an idle worker
+	quit chan struct{} // closed when the session ends
+	once sync.Once
+}
+
+func newWorkers() *workers { return &workers{jobs: make(chan func()), quit: make(chan struct{})} }
+
+// run runs job on an idle worker, or on a new one.
+func (w *workers) run(job func()) {
+	select {
+	case w.jobs <- job:
+	default:
+		go w.work(job)
+	}
+}
+
+func (w *workers) work(job func()) {
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		job()
+		t.Reset(workerIdle)
+		select {
+		case job = <-w.jobs:
+		case <-t.C:
+			return
+		case <-w.quit:
+			return
+		}
+	}
+}
+
+// close ends the idle workers; no job may be sent after it.
+func (w *workers) close() { w.once.Do(func() { close(w.quit) }) }
