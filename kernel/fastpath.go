@@ -168,7 +168,10 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 // _meta agreeing; the guards already refused a disagreement) or a legacy
 // version without a _meta version. ok is false for anything else.
 func fastVersion(h http.Header, env httpguard.Message) (modern, ok bool) {
-	v := h.Get("Mcp-Protocol-Version")
+	var v string
+	if vs := h["Mcp-Protocol-Version"]; len(vs) > 0 { // h.Get without canonicalizing a canonical name
+		v = vs[0]
+	}
 	switch {
 	case v == fastModernVersion:
 		return true, env.ProtocolVersion == v
