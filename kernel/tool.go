@@ -127,15 +127,18 @@ func NewTool[In, Out any](s Spec[In, Out]) Tool {
 	}
 	t.schema = schema
 	plan := planStruct(reflect.TypeFor[In]())
+	// decode returns a *In (boxing a pointer allocates nothing; boxing the
+	// struct copied it), which the closures below dereference: each of
+	// handle, preview and action receives its own copy of the struct, as
+	// before.
 	t.decode = func(raw json.RawMessage) (any, error) {
-		var in In
-		if plan != nil && plan.decode(raw, reflect.ValueOf(&in).Elem()) {
+		in := new(In)
+		if plan != nil && plan.decode(raw, reflect.ValueOf(in).Elem()) {
 			return in, nil
 		}
-		var zero In
-		in = zero // what the plan may have set is dropped: encoding/json decides
+		*in = *new(In) // what the plan may have set is dropped: encoding/json decides
 		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &in); err != nil {
+			if err := json.Unmarshal(raw, in); err != nil {
 				return nil, err
 			}
 		}
@@ -146,17 +149,17 @@ func NewTool[In, Out any](s Spec[In, Out]) Tool {
 		return t
 	}
 	t.handle = func(ctx context.Context, call *Call, in any) (any, error) {
-		out, err := s.Handle(ctx, call, in.(In))
+		out, err := s.Handle(ctx, call, *in.(*In))
 		if err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
 	if s.Preview != nil {
-		t.preview = func(ctx context.Context, call *Call, in any) (Preview, error) { return s.Preview(ctx, call, in.(In)) }
+		t.preview = func(ctx context.Context, call *Call, in any) (Preview, error) { return s.Preview(ctx, call, *in.(*In)) }
 	}
 	if s.Action != nil {
-		t.action = func(in any) string { return s.Action(in.(In)) }
+		t.action = func(in any) string { return s.Action(*in.(*In)) }
 	}
 	return t
 }

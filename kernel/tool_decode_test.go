@@ -175,6 +175,9 @@ func TestStructPlan(t *testing.T) {
 		if len(raw) == 0 {
 			wantErr = nil
 		}
+		if gotErr == nil {
+			got = *got.(*planOdd)
+		}
 		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || gotErr == nil && !reflect.DeepEqual(got, want) {
 			t.Errorf("decode(%q) = %#v, %v; json.Unmarshal: %#v, %v", raw, got, gotErr, want, wantErr)
 		}
