@@ -168,15 +168,22 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 // _meta agreeing; the guards already refused a disagreement) or a legacy
 // version without a _meta version. ok is false for anything else.
 func fastVersion(h http.Header, env httpguard.Message) (modern, ok bool) {
-	v := h.Get("Mcp-Protocol-Version")
+	var v string
+	if vs := h["Mcp-Protocol-Version"]; len(vs) > 0 { // h.Get without canonicalizing a canonical name
+		v = vs[0]
+	}
 	switch {
 	case v == fastModernVersion:
 		return true, env.ProtocolVersion == v
-	case v == "" || (!httpguard.IsModernVersion(v) && slices.Contains(mcp.SupportedProtocolVersions(), v)):
+	case v == "" || (!httpguard.IsModernVersion(v) && slices.Contains(supportedVersions(), v)):
 		return false, env.ProtocolVersion == ""
 	}
 	return false, false
 }
+
+// supportedVersions is mcp.SupportedProtocolVersions, which copies its list
+// on every call, read once: the go-sdk's list is fixed when it is built.
+var supportedVersions = sync.OnceValue(mcp.SupportedProtocolVersions)
 
 // modernMeta reports whether a 2026-07-28 request's _meta carries what the
 // go-sdk requires of it (SEP-2575): clientCapabilities, and clientInfo if
@@ -227,7 +234,14 @@ func plainHeaders(h http.Header) bool {
 func wireID(raw json.RawMessage) ([]byte, bool) {
 	if raw[0] != '"' {
 		n, err := strconv.ParseInt(string(raw), 10, 64)
-		return strconv.AppendInt(nil, n, 10), err == nil
+		if err != nil {
+			return nil, false
+		}
+		var buf [20]byte
+		if b := strconv.AppendInt(buf[:0], n, 10); !bytes.Equal(b, raw) {
+			return bytes.Clone(b), true
+		}
+		return raw, true // already as the go-sdk writes it (the message's own copy)
 	}
 	v, err := jsonscan.DecodeString(raw[1:len(raw)-1], bytes.IndexByte(raw, '\\') >= 0)
 	if err != nil {
@@ -264,7 +278,13 @@ func (s *Server) fastCallable(name string, meta json.RawMessage) (*Tool, mcp.Too
 // has already answered before) or of the tool layer (a refused
 // requestState, which never reaches the fast path).
 func (s *Server) fastResult(ctx context.Context, h mcp.ToolHandler, name string, args json.RawMessage, extra *mcp.RequestExtra) (res *mcp.CallToolResult, err error, handled bool) {
-	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}, Extra: extra}
+	fr := &fastRequest{params: mcp.CallToolParamsRaw{Name: name, Arguments: args}}
+	if extra != nil {
+		fr.extra = *extra
+		extra = &fr.extra
+	}
+	fr.req = mcp.CallToolRequest{Params: &fr.params, Extra: extra}
+	req := &fr.req
 	if st := fastStreamFrom(ctx); st != nil {
 		fastStreams.Store(req, st)
 		defer fastStreams.Delete(req)
@@ -277,6 +297,14 @@ func (s *Server) fastResult(ctx context.Context, h mcp.ToolHandler, name string,
 		res = fastToolResult(res, answered)
 	}
 	return res, err, !answered
+}
+
+// fastRequest holds a fast call's request, its parameters and its extra
+// in one allocation (three before).
+type fastRequest struct {
+	req    mcp.CallToolRequest
+	params mcp.CallToolParamsRaw
+	extra  mcp.RequestExtra
 }
 
 // fastCall is tools/call over HTTP: fastResult, the result encoded once.
@@ -317,8 +345,8 @@ func fastToolResult(res *mcp.CallToolResult, admission bool) *mcp.CallToolResult
 // name 2026-07-28 or later (a stateless HTTP request has none: the go-sdk
 // then assumes the latest).
 func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, complete bool) ([]byte, error) {
-	out := *res
 	if modern {
+		out := *res
 		meta := maps.Clone(out.Meta)
 		if meta == nil {
 			meta = mcp.Meta{}
@@ -327,8 +355,9 @@ func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, complet
 			meta[mcp.MetaKeyServerInfo] = s.fast.impl
 		}
 		out.Meta = meta
+		res = &out
 	}
-	b, err := appendCallResult(b, &out)
+	b, err := appendCallResult(b, res)
 	if err != nil || !complete {
 		return b, err
 	}
@@ -388,7 +417,7 @@ func appendCallResult(b []byte, res *mcp.CallToolResult) ([]byte, error) {
 	}
 	if res.StructuredContent != nil {
 		b = append(b, `,"structuredContent":`...)
-		if raw, ok := res.StructuredContent.(json.RawMessage); ok && raw != nil && compactHTMLSafe(raw) && json.Valid(raw) {
+		if raw, ok := res.StructuredContent.(json.RawMessage); ok && raw != nil && compactHTMLSafe(raw) && validJSON(raw) {
 			b = append(b, raw...) // what encoding/json's compaction would write: the same bytes
 		} else {
 			v, err := json.Marshal(res.StructuredContent)
@@ -424,6 +453,15 @@ func compactHTMLSafe(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// validJSON reports whether raw is one JSON value, by the kernel's grammar
+// (jsonscan), which accepts what json.Valid accepts but for nesting deeper
+// than jsonscan.DefaultMaxDepth; such a value is then encoded through
+// encoding/json, to the same bytes. FuzzValidJSON compares the two.
+func validJSON(raw []byte) bool {
+	sc := jsonscan.Scanner{Data: raw}
+	return sc.Skip(0) == nil && sc.AtEnd()
 }
 
 // appendMeta appends a result's _meta: the kernel's own (shape's
@@ -505,11 +543,19 @@ func writeFast(w http.ResponseWriter, id []byte, result func([]byte) ([]byte, er
 		return
 	}
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	h["Cache-Control"], h["Content-Type"] = fastCacheControl, fastContentType
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
+
+// The values of writeFast's headers, shared by every response (what
+// Header.Set would store, without its two allocations): capacity one, so
+// that a Header.Add appends to a copy; net/http and the guards replace or
+// read header values, never write into them.
+var (
+	fastCacheControl = []string{"no-cache, no-transform"}[:1:1]
+	fastContentType  = []string{"application/json"}[:1:1]
+)
 
 // marshalWire encodes like the go-sdk's wire encoder: encoding/json without
 // HTML escaping, no trailing newline.

@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,4 +107,43 @@ func FuzzAppendCallResult(f *testing.F) {
 			t.Fatalf("fast encoding differs from the go-sdk's\nsdk:  %s\nfast: %s", want, got)
 		}
 	})
+}
+
+// FuzzValidJSON: validJSON (the kernel's grammar) accepts only what
+// json.Valid accepts, so that appendCallResult never copies bytes
+// encoding/json would refuse, and accepts all of it but for nesting deeper
+// than jsonscan's cap (then the value goes through encoding/json: the same
+// bytes, more slowly).
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range []string{`{"a":"<b>"}`, `{ "x" : [1, 2.50, "\u2028"] }`, `[]`, `{"a":1,}`, `"\ud800"`, "\"\xff\"", `01`, `1e`, `-`, `{"a" 1}`, `nul`, `[1 2]`, ` {} `, `{}x`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want := validJSON([]byte(s)), json.Valid([]byte(s))
+		if got && !want {
+			t.Fatalf("validJSON accepts %q, which json.Valid refuses", s)
+		}
+		if want && !got && strings.Count(s, "[")+strings.Count(s, "{") < 1000 {
+			t.Fatalf("validJSON refuses %q, which json.Valid accepts", s)
+		}
+	})
+}
+
+// TestWireID: the id as the go-sdk writes it back, the integer re-encoded
+// (returned as it is when it is already written so).
+func TestWireID(t *testing.T) {
+	old := func(raw []byte) ([]byte, bool) { // before: a new encoding of every number
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		return strconv.AppendInt(nil, n, 10), err == nil
+	}
+	for _, id := range []string{`7`, `0`, `-12`, `9007199254740993`, `-9223372036854775808`, `9223372036854775807`, `007`, `+1`, `-0`, `1.5`, `1e3`, `99999999999999999999`} {
+		got, gotOK := wireID(json.RawMessage(id))
+		want, wantOK := old([]byte(id))
+		if gotOK != wantOK || gotOK && string(got) != string(want) {
+			t.Errorf("wireID(%s) = %s, %v; want %s, %v", id, got, gotOK, want, wantOK)
+		}
+	}
+	if got, ok := wireID(json.RawMessage(`"a\u0041"`)); !ok || string(got) != `"aA"` {
+		t.Errorf("wireID of a string = %s, %v", got, ok)
+	}
 }

@@ -412,7 +412,7 @@ func (f *stdioFront) modernReady() bool {
 func (f *stdioFront) ready() bool {
 	v := f.version
 	return f.announced && !f.handedOff && !f.stopped && !f.unknown && v != "" && !httpguard.IsModernVersion(v) &&
-		slices.Contains(mcp.SupportedProtocolVersions(), v)
+		slices.Contains(supportedVersions(), v)
 }
 
 // answers answers a request on the fast path when it can, and reports

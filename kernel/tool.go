@@ -2,15 +2,19 @@ package kernel
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/argcheck"
+	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
 // Text is a result that is plain text, not JSON (a zone file, a pad, an
@@ -122,10 +126,19 @@ func NewTool[In, Out any](s Spec[In, Out]) Tool {
 		schema.Properties = map[string]*jsonschema.Schema{}
 	}
 	t.schema = schema
+	plan := planStruct(reflect.TypeFor[In]())
+	// decode returns a *In (boxing a pointer allocates nothing; boxing the
+	// struct copied it), which the closures below dereference: each of
+	// handle, preview and action receives its own copy of the struct, as
+	// before.
 	t.decode = func(raw json.RawMessage) (any, error) {
-		var in In
+		in := new(In)
+		if plan != nil && plan.decode(raw, reflect.ValueOf(in).Elem()) {
+			return in, nil
+		}
+		*in = *new(In) // what the plan may have set is dropped: encoding/json decides
 		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &in); err != nil {
+			if err := json.Unmarshal(raw, in); err != nil {
 				return nil, err
 			}
 		}
@@ -136,17 +149,17 @@ func NewTool[In, Out any](s Spec[In, Out]) Tool {
 		return t
 	}
 	t.handle = func(ctx context.Context, call *Call, in any) (any, error) {
-		out, err := s.Handle(ctx, call, in.(In))
+		out, err := s.Handle(ctx, call, *in.(*In))
 		if err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
 	if s.Preview != nil {
-		t.preview = func(ctx context.Context, call *Call, in any) (Preview, error) { return s.Preview(ctx, call, in.(In)) }
+		t.preview = func(ctx context.Context, call *Call, in any) (Preview, error) { return s.Preview(ctx, call, *in.(*In)) }
 	}
 	if s.Action != nil {
-		t.action = func(in any) string { return s.Action(in.(In)) }
+		t.action = func(in any) string { return s.Action(*in.(*In)) }
 	}
 	return t
 }
@@ -281,4 +294,303 @@ func isText(v any) (Text, bool) {
 		return Text(rv.String()), true
 	}
 	return "", false
+}
+
+// The typed decode: a tool's arguments (as json.Marshal writes the
+// validated map) into its In struct. encoding/json's struct decoding is
+// the behaviour tools were written against — names matched exactly, then
+// without regard to ASCII case; numbers read with strconv into the field's
+// size; null leaving a value alone but clearing a pointer or a slice — and
+// its reflection and checks cost a tenth of a call. structPlan does the
+// same for the structs tools declare (flat, fields of scalars, pointers to
+// scalars and string slices) and gives up — the whole decode then goes to
+// json.Unmarshal, errors included — on anything else: a key that is not
+// ASCII or names no field it handles, a field set twice, a value of another
+// JSON type, a number strconv refuses, input jsonscan's grammar refuses.
+// FuzzStructPlan compares it with json.Unmarshal.
+
+// fieldKind is what a planned field holds.
+type fieldKind uint8
+
+const (
+	kindOther fieldKind = iota // not planned: a key naming it gives up
+	kindString
+	kindBool
+	kindInt
+	kindUint
+	kindFloat
+	kindStrings // a slice of a string kind
+)
+
+type planField struct {
+	name  string // the JSON name
+	index int    // in the struct
+	kind  fieldKind
+	ptr   bool // *T of a scalar T
+}
+
+// structPlan decodes into one struct type.
+type structPlan struct{ fields []planField }
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonNumber      = reflect.TypeFor[json.Number]()
+)
+
+// custom reports whether encoding/json decodes into t other than by its
+// kind: a type with its own decoding, or json.Number.
+func custom(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return t == jsonNumber || t.Implements(jsonUnmarshaler) || t.Implements(textUnmarshaler) ||
+		pt.Implements(jsonUnmarshaler) || pt.Implements(textUnmarshaler)
+}
+
+// planStruct returns the plan for t, or nil when t is not a struct the plan
+// can follow encoding/json's field rules for: an embedded field, a name or
+// tag outside [A-Za-z0-9_.-], a ",string" option, two fields whose names
+// fold to the same, or a type with its own decoding.
+func planStruct(t reflect.Type) *structPlan {
+	if t.Kind() != reflect.Struct || custom(t) {
+		return nil
+	}
+	p := &structPlan{}
+	folded := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return nil
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		for _, o := range strings.Split(opts, ",") {
+			if o != "" && o != "omitempty" && o != "omitzero" {
+				return nil // ",string" and whatever else: not followed
+			}
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		if !plainName(name) {
+			return nil
+		}
+		key := strings.ToUpper(name)
+		if folded[key] {
+			return nil
+		}
+		folded[key] = true
+		p.fields = append(p.fields, planField{name: name, index: i})
+		f := &p.fields[len(p.fields)-1]
+		ft := sf.Type
+		if ft.Kind() == reflect.Pointer && !custom(ft) {
+			f.ptr, ft = true, ft.Elem()
+		}
+		if custom(ft) {
+			continue
+		}
+		f.kind = scalarKind(ft.Kind())
+		if !f.ptr && ft.Kind() == reflect.Slice && !custom(ft.Elem()) && ft.Elem().Kind() == reflect.String {
+			f.kind = kindStrings
+		}
+	}
+	return p
+}
+
+func scalarKind(k reflect.Kind) fieldKind {
+	switch k {
+	case reflect.String:
+		return kindString
+	case reflect.Bool:
+		return kindBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return kindInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return kindUint
+	case reflect.Float32, reflect.Float64:
+		return kindFloat
+	}
+	return kindOther
+}
+
+// plainName reports whether a JSON name is non-empty ASCII of
+// [A-Za-z0-9_.-]: a valid tag for encoding/json, folded by ASCII case alone.
+func plainName(s string) bool {
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// field finds the field a key names as encoding/json does: the exact name,
+// else the name without regard to ASCII case. It returns the field's
+// position in the plan, -1 for none; ok is false when the key is not ASCII
+// (encoding/json folds Unicode too).
+func (p *structPlan) field(key []byte) (i int, ok bool) {
+	for i := range p.fields {
+		if p.fields[i].name == string(key) {
+			return i, true
+		}
+	}
+	for _, c := range key {
+		if c >= 0x80 {
+			return -1, false
+		}
+	}
+	for i := range p.fields {
+		if strings.EqualFold(p.fields[i].name, string(key)) {
+			return i, true
+		}
+	}
+	return -1, true
+}
+
+// decode decodes raw into v (a zero struct of the plan's type) and reports
+// whether it could; when it could not, v holds part of the input and the
+// caller must start again with encoding/json.
+func (p *structPlan) decode(raw []byte, v reflect.Value) bool {
+	sc := jsonscan.Scanner{Data: raw}
+	if sc.Peek() != '{' {
+		return false
+	}
+	var set uint64 // the fields already set, by position in the plan
+	if len(p.fields) > 64 {
+		return false
+	}
+	err := sc.Members(1, func(key []byte) error {
+		i, ok := p.field(key)
+		if !ok {
+			return errGiveUp
+		}
+		if i < 0 { // no such field: encoding/json skips the value
+			return sc.Skip(1)
+		}
+		f, bit := &p.fields[i], uint64(1)<<i
+		if f.kind == kindOther || set&bit != 0 {
+			return errGiveUp
+		}
+		set |= bit
+		return p.value(&sc, f, v.Field(f.index))
+	})
+	return err == nil && sc.AtEnd()
+}
+
+var errGiveUp = fmt.Errorf("kernel: the typed decode leaves this to encoding/json")
+
+// value decodes the value at sc into the field fv.
+func (p *structPlan) value(sc *jsonscan.Scanner, f *planField, fv reflect.Value) error {
+	c := sc.Peek()
+	if c == 'n' { // null: clears a pointer or a slice, leaves anything else alone
+		if err := sc.Scalar(); err != nil {
+			return err
+		}
+		if f.ptr || f.kind == kindStrings {
+			fv.SetZero()
+		}
+		return nil
+	}
+	if f.kind == kindStrings {
+		if c != '[' {
+			return errGiveUp
+		}
+		out := reflect.MakeSlice(fv.Type(), 0, 0)
+		err := sc.Elements(2, func() error {
+			e := reflect.New(fv.Type().Elem()).Elem()
+			switch sc.Peek() {
+			case 'n':
+				if err := sc.Scalar(); err != nil {
+					return err
+				}
+			case '"':
+				s, err := scanString(sc)
+				if err != nil {
+					return err
+				}
+				e.SetString(s)
+			default:
+				return errGiveUp
+			}
+			out = reflect.Append(out, e)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		fv.Set(out)
+		return nil
+	}
+	if f.ptr {
+		nv := reflect.New(fv.Type().Elem())
+		if err := scalar(sc, f.kind, c, nv.Elem()); err != nil {
+			return err
+		}
+		fv.Set(nv)
+		return nil
+	}
+	return scalar(sc, f.kind, c, fv)
+}
+
+// scalar decodes a scalar of kind k, whose first byte is c, into v.
+func scalar(sc *jsonscan.Scanner, k fieldKind, c byte, v reflect.Value) error {
+	switch {
+	case k == kindString && c == '"':
+		s, err := scanString(sc)
+		if err != nil {
+			return err
+		}
+		v.SetString(s)
+		return nil
+	case k == kindBool && (c == 't' || c == 'f'):
+		if err := sc.Scalar(); err != nil {
+			return err
+		}
+		v.SetBool(c == 't')
+		return nil
+	case (k == kindInt || k == kindUint || k == kindFloat) && (c == '-' || c >= '0' && c <= '9'):
+		start := sc.Pos
+		if err := sc.Number(); err != nil {
+			return err
+		}
+		num := string(sc.Data[start:sc.Pos])
+		switch k {
+		case kindInt:
+			n, err := strconv.ParseInt(num, 10, 64)
+			if err != nil || v.OverflowInt(n) {
+				return errGiveUp
+			}
+			v.SetInt(n)
+		case kindUint:
+			n, err := strconv.ParseUint(num, 10, 64)
+			if err != nil || v.OverflowUint(n) {
+				return errGiveUp
+			}
+			v.SetUint(n)
+		default:
+			n, err := strconv.ParseFloat(num, v.Type().Bits())
+			if err != nil || v.OverflowFloat(n) {
+				return errGiveUp
+			}
+			v.SetFloat(n)
+		}
+		return nil
+	}
+	return errGiveUp
+}
+
+// scanString reads a string as encoding/json decodes it (jsonscan's
+// decoder, which refuses bytes that are not UTF-8: then encoding/json
+// decides).
+func scanString(sc *jsonscan.Scanner) (string, error) {
+	raw, esc, err := sc.String()
+	if err != nil {
+		return "", err
+	}
+	return jsonscan.DecodeString(raw, esc)
 }
