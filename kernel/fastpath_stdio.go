@@ -100,6 +100,7 @@ type stdioFront struct {
 	announced bool                          // notifications/initialized was read
 	handedOff bool                          // logging/setLevel or server/discover was read: calls are the go-sdk's
 	workers   *workers                      // the goroutines fast calls run on
+	metaOK    []byte                        // the last _meta modernMeta accepted (read loop only)
 }
 
 // serveStdioFast serves with the fast path in front of the go-sdk.
@@ -415,6 +416,25 @@ func (f *stdioFront) ready() bool {
 		slices.Contains(supportedVersions(), v)
 }
 
+// modernMeta is modernMeta remembering the last _meta it accepted: a
+// client sends the same one on every call, and decoding it (a generic
+// value, re-encoded into the go-sdk's types) was a sixth of what a call
+// allocated on the gateway's front. modernMeta depends on the bytes alone,
+// so equal bytes get its answer unchanged. It runs on the read loop only;
+// a _meta over 4 KiB is not kept.
+func (f *stdioFront) modernMeta(raw json.RawMessage) bool {
+	if len(raw) > 0 && bytes.Equal(raw, f.metaOK) {
+		return true
+	}
+	if !modernMeta(raw) {
+		return false
+	}
+	if len(raw) <= 4<<10 {
+		f.metaOK = append(f.metaOK[:0], raw...)
+	}
+	return true
+}
+
 // answers answers a request on the fast path when it can, and reports
 // whether it did.
 func (f *stdioFront) answers(env httpguard.Message, key string) bool {
@@ -432,7 +452,7 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 	f.mu.Unlock()
 	// 2026-07-28 has no ping (the go-sdk answers -32601), and a request
 	// whose _meta the go-sdk would refuse is its to refuse.
-	if !ok || (modern && (env.Method == "ping" || !modernMeta(env.Meta))) {
+	if !ok || (modern && (env.Method == "ping" || !f.modernMeta(env.Meta))) {
 		return false
 	}
 	switch env.Method {

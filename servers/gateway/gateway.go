@@ -238,6 +238,15 @@ func inputSchema(t *mcp.Tool) (*jsonschema.Schema, error) {
 	return &s, nil
 }
 
+// recordPin records hash as the pin of exposed's last check, for the audit.
+// A sync.Map's Store allocates even for the value it holds: the hash
+// changes only when the definition does, so a call checks before it stores.
+func recordPin(pins *sync.Map, exposed, hash string) {
+	if h, ok := pins.Load(exposed); !ok || h.(string) != hash {
+		pins.Store(exposed, hash)
+	}
+}
+
 // checkPin returns the Pinner's verdict on the tool's current definition,
 // given when the upstream last listed its tools (checkPins).
 func (g *Gateway) checkPin(l *link, exposed, name string) (*mcp.ClientSession, string, error) {
@@ -245,7 +254,7 @@ func (g *Gateway) checkPin(l *link, exposed, name string) (*mcp.ClientSession, s
 	if err != nil {
 		return nil, "", err
 	}
-	g.pins.Store(exposed, d.hash)
+	recordPin(&g.pins, exposed, d.hash)
 	if !d.allowed {
 		return nil, "", hiddenError(l, name, d.reason)
 	}
