@@ -175,7 +175,7 @@ const maxKey = 512
 // self-delimiting.
 func (p *Policies) decisionKey(b []byte, pl *plan, rs *toolRules, r Request) (_ []byte, ok bool) {
 	rd := rs.reads
-	b = strconv.AppendInt(b, int64(pl.index), 10)
+	b = appendKeyInt(b, int64(pl.index))
 	b = appendKeyString(appendKeyString(b, r.Resource.Type), r.Resource.ID)
 	if rd.resource && r.Resource.Type != "" && r.Resource.Type != ServerType {
 		rt := p.resTypes[r.Resource.Type]
@@ -208,13 +208,13 @@ func appendAttrKey(b []byte, v any) ([]byte, bool) {
 	case string:
 		return appendKeyString(append(b, 's'), x), true
 	case int64:
-		return append(strconv.AppendInt(append(b, 'l'), x, 10), ';'), true
+		return append(appendKeyInt(append(b, 'l'), x), ';'), true
 	case int:
-		return append(strconv.AppendInt(append(b, 'l'), int64(x), 10), ';'), true
+		return append(appendKeyInt(append(b, 'l'), int64(x)), ';'), true
 	case bool:
 		return append(b, "FT"[boolIndex(x)]), true
 	case []string:
-		b = append(strconv.AppendInt(append(b, 'S'), int64(len(x)), 10), '[')
+		b = append(appendKeyInt(append(b, 'S'), int64(len(x))), '[')
 		for _, s := range x {
 			b = appendKeyString(b, s)
 		}
@@ -441,11 +441,11 @@ func (p *Policies) ancestors(groups []types.EntityUID) map[types.EntityUID]bool 
 // and the key ends where it says.
 func appendPrincipalKey(b []byte, pr Principal) []byte {
 	b = appendKeyString(appendKeyString(appendKeyString(b, pr.ID), pr.Plan), pr.Auth)
-	b = append(strconv.AppendInt(append(b, 'g'), int64(len(pr.Groups)), 10), ':')
+	b = append(appendKeyInt(append(b, 'g'), int64(len(pr.Groups))), ':')
 	for _, s := range pr.Groups {
 		b = appendKeyString(b, s)
 	}
-	b = append(strconv.AppendInt(append(b, 's'), int64(len(pr.Scopes)), 10), ':')
+	b = append(appendKeyInt(append(b, 's'), int64(len(pr.Scopes))), ':')
 	for _, s := range pr.Scopes {
 		b = appendKeyString(b, s)
 	}
