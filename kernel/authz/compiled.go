@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -282,12 +281,16 @@ type outcome struct {
 
 // decision is the Decision of an outcome, built once and then shared (a
 // Decision's slices are never changed): a compiled decision allocates
-// nothing once its outcome has been seen.
+// nothing once its outcome has been seen. The outcomes seen are a short
+// list, copied on write, scanned in order: a tool's rules have a few
+// outcomes, and comparing them is cheaper than hashing one.
 func (rs *toolRules) decision(o outcome) Decision {
 	old := rs.outcomes.Load()
 	if old != nil {
-		if d, seen := (*old)[o]; seen {
-			return d
+		for i := range *old {
+			if (*old)[i].o == o {
+				return (*old)[i].d
+			}
 		}
 	}
 	var ids []string
@@ -309,25 +312,24 @@ func (rs *toolRules) decision(o outcome) Decision {
 		d = Decision{Reason: "no policy permits it"}
 	}
 	if old == nil || len(*old) < maxOutcomes {
-		m := make(map[outcome]Decision, 1+lenOf(old))
+		var l []outcomeDecision
 		if old != nil {
-			maps.Copy(m, *old)
+			l = slices.Clip(*old)
 		}
-		m[o] = d
-		rs.outcomes.CompareAndSwap(old, &m) // a lost race loses only a cached entry
+		l = append(l, outcomeDecision{o, d}) // a new array: readers of old are undisturbed
+		rs.outcomes.CompareAndSwap(old, &l)  // a lost race loses only a cached entry
 	}
 	return d
 }
 
+// outcomeDecision is an outcome seen and its Decision.
+type outcomeDecision struct {
+	o outcome
+	d Decision
+}
+
 // maxOutcomes bounds the decisions a toolRules keeps.
 const maxOutcomes = 64
-
-func lenOf(m *map[outcome]Decision) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
-}
 
 // checkAttrs checks a resource's attributes against its type, as
 // resource does when it builds the entity, without building it.

@@ -304,7 +304,7 @@ type toolRules struct {
 	// directly, and one request in probeEvery looks the memo up again.
 	// Either way the decision is the same; only its cost differs.
 	memoScore atomic.Int32
-	outcomes  atomic.Pointer[map[outcome]Decision] // compiled decisions, by outcome
+	outcomes  atomic.Pointer[[]outcomeDecision] // compiled decisions, by outcome
 }
 
 // maxMemoScore bounds memoScore both ways: a change of workload is
