@@ -66,7 +66,7 @@ func (p primType) appendKey(b []byte, v any) ([]byte, bool) {
 		}
 	case "Long":
 		if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
-			return append(strconv.AppendInt(b, int64(f), 10), ';'), true
+			return append(appendKeyInt(b, int64(f)), ';'), true
 		}
 	}
 	return b, false
@@ -97,7 +97,19 @@ func boolIndex(x bool) int {
 // appendKeyString appends s, length first, so that no two strings in a
 // sequence share an encoding.
 func appendKeyString(b []byte, s string) []byte {
-	return append(append(strconv.AppendInt(b, int64(len(s)), 10), ':'), s...)
+	return append(append(appendKeyInt(b, int64(len(s))), ':'), s...)
+}
+
+// appendKeyInt is strconv.AppendInt(b, n, 10), byte for byte, with the
+// small numbers of keys (lengths, counts, tool indexes) written directly.
+func appendKeyInt(b []byte, n int64) []byte {
+	switch {
+	case n >= 0 && n < 10:
+		return append(b, byte('0'+n))
+	case n >= 10 && n < 100:
+		return append(b, byte('0'+n/10), byte('0'+n%10))
+	}
+	return strconv.AppendInt(b, n, 10)
 }
 
 type setType struct{ elem cedarType }
@@ -138,7 +150,7 @@ func (s setType) appendKey(b []byte, v any) ([]byte, bool) {
 	if !ok {
 		return b, false
 	}
-	b = append(strconv.AppendInt(b, int64(len(items)), 10), '[')
+	b = append(appendKeyInt(b, int64(len(items))), '[')
 	for _, it := range items {
 		if b, ok = s.elem.appendKey(b, it); !ok {
 			return b, false

@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -84,11 +83,17 @@ func (c *compiler) direct(n xast.IsNode, name string) func(e *evalEnv) (value, b
 	case xast.NodeTypeVariable:
 		switch v.Name {
 		case "principal":
-			return func(e *evalEnv) (value, bool, status) { x, found := e.principalAttr(name); return x, found, ok }
+			if read, found := principalReads[name]; found { // resolved here, not per call
+				return func(e *evalEnv) (value, bool, status) { return read(e), true, ok }
+			}
+			return func(*evalEnv) (value, bool, status) { return value{}, false, ok }
 		case "resource":
 			return func(e *evalEnv) (value, bool, status) { return e.resourceAttr(name) }
 		case "context":
-			return func(e *evalEnv) (value, bool, status) { return e.recordAttr(value{k: kRecord, rep: recContext}, name) }
+			if read, found := contextReads[name]; found {
+				return func(e *evalEnv) (value, bool, status) { return read(e), true, ok }
+			}
+			return func(*evalEnv) (value, bool, status) { return value{}, false, ok }
 		}
 	case xast.NodeTypeAccess:
 		if isContext(v.Arg) && v.Value == "arguments" {
@@ -118,18 +123,28 @@ func (e *evalEnv) entityAttr(x value, name string) (v value, found, exists bool,
 }
 
 func (e *evalEnv) principalAttr(name string) (value, bool) {
-	pr := &e.r.Principal
-	switch name {
-	case "plan":
-		return value{k: kString, s: pr.Plan}, true
-	case "auth":
-		return value{k: kString, s: pr.Auth}, true
-	case "groups":
-		return value{k: kSet, rep: setStrings, agg: &e.pe.groupSet}, true
-	case "scopes":
-		return value{k: kSet, rep: setStrings, agg: &e.pe.scopeSet}, true
+	if read, found := principalReads[name]; found {
+		return read(e), true
 	}
 	return value{}, false
+}
+
+// principalReads are the principal's attributes by name: looked up once
+// when a policy reading principal.name is compiled (direct), or per read
+// when the entity is only known at run time (principalAttr).
+var principalReads = map[string]func(e *evalEnv) value{
+	"plan":   func(e *evalEnv) value { return value{k: kString, s: e.r.Principal.Plan} },
+	"auth":   func(e *evalEnv) value { return value{k: kString, s: e.r.Principal.Auth} },
+	"groups": func(e *evalEnv) value { return value{k: kSet, rep: setStrings, agg: &e.pe.groupSet} },
+	"scopes": func(e *evalEnv) value { return value{k: kSet, rep: setStrings, agg: &e.pe.scopeSet} },
+}
+
+// contextReads are the context's fields by name, as principalReads.
+var contextReads = map[string]func(e *evalEnv) value{
+	"transport": func(e *evalEnv) value { return value{k: kString, s: e.r.Transport} },
+	"confirmed": func(e *evalEnv) value { return boolValue(e.r.Confirmed) },
+	"time":      func(e *evalEnv) value { return value{k: kLong, n: e.r.Time.Unix()} },
+	"arguments": func(e *evalEnv) value { return value{k: kRecord, rep: recJSON, agg: &e.args} },
 }
 
 // resourceAttr reads an attribute of the resource; its attributes were
@@ -176,15 +191,8 @@ func (e *evalEnv) recordAttr(x value, name string) (value, bool, status) {
 	if x.rep == recJSON {
 		return recordField(x, name)
 	}
-	switch name {
-	case "transport":
-		return value{k: kString, s: e.r.Transport}, true, ok
-	case "confirmed":
-		return boolValue(e.r.Confirmed), true, ok
-	case "time":
-		return value{k: kLong, n: e.r.Time.Unix()}, true, ok
-	case "arguments":
-		return value{k: kRecord, rep: recJSON, agg: &e.args}, true, ok
+	if read, found := contextReads[name]; found {
+		return read(e), true, ok
 	}
 	return value{}, false, ok
 }
@@ -273,12 +281,16 @@ type outcome struct {
 
 // decision is the Decision of an outcome, built once and then shared (a
 // Decision's slices are never changed): a compiled decision allocates
-// nothing once its outcome has been seen.
+// nothing once its outcome has been seen. The outcomes seen are a short
+// list, copied on write, scanned in order: a tool's rules have a few
+// outcomes, and comparing them is cheaper than hashing one.
 func (rs *toolRules) decision(o outcome) Decision {
 	old := rs.outcomes.Load()
 	if old != nil {
-		if d, seen := (*old)[o]; seen {
-			return d
+		for i := range *old {
+			if (*old)[i].o == o {
+				return (*old)[i].d
+			}
 		}
 	}
 	var ids []string
@@ -300,25 +312,24 @@ func (rs *toolRules) decision(o outcome) Decision {
 		d = Decision{Reason: "no policy permits it"}
 	}
 	if old == nil || len(*old) < maxOutcomes {
-		m := make(map[outcome]Decision, 1+lenOf(old))
+		var l []outcomeDecision
 		if old != nil {
-			maps.Copy(m, *old)
+			l = slices.Clip(*old)
 		}
-		m[o] = d
-		rs.outcomes.CompareAndSwap(old, &m) // a lost race loses only a cached entry
+		l = append(l, outcomeDecision{o, d}) // a new array: readers of old are undisturbed
+		rs.outcomes.CompareAndSwap(old, &l)  // a lost race loses only a cached entry
 	}
 	return d
 }
 
+// outcomeDecision is an outcome seen and its Decision.
+type outcomeDecision struct {
+	o outcome
+	d Decision
+}
+
 // maxOutcomes bounds the decisions a toolRules keeps.
 const maxOutcomes = 64
-
-func lenOf(m *map[outcome]Decision) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
-}
 
 // checkAttrs checks a resource's attributes against its type, as
 // resource does when it builds the entity, without building it.

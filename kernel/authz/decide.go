@@ -92,8 +92,13 @@ func (p *Policies) Decide(r Request) Decision {
 	}
 	buf := keyBuffers.Get().(*[]byte)
 	defer keyBuffers.Put(buf)
-	pk := appendPrincipalKey((*buf)[:0], r.Principal)
-	pe := p.principalFor(pk, r.Principal)
+	var pk []byte // the principal's key, built when needed
+	pe := p.lastPrincipal.Load()
+	if pe == nil || !pe.pr.equal(&r.Principal) { // cheaper than building the key and hashing it
+		pk = appendPrincipalKey((*buf)[:0], r.Principal)
+		pe = p.principalFor(pk, r.Principal)
+		p.lastPrincipal.Store(pe)
+	}
 	rs := pe.rules(pl)
 	if pl.readsArgs && !pl.args.check(r.Arguments) { // every argument must fit, read or not
 		_, err := pl.args.value(r.Arguments)
@@ -103,6 +108,9 @@ func (p *Policies) Decide(r Request) Decision {
 		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
 			return d
 		}
+	}
+	if pk == nil {
+		pk = append((*buf)[:0], pe.key...)
 	}
 	key, memo := p.decisionKey(pk, pl, rs, r)
 	if cap(key) <= 4*maxKey {
@@ -175,7 +183,7 @@ const maxKey = 512
 // self-delimiting.
 func (p *Policies) decisionKey(b []byte, pl *plan, rs *toolRules, r Request) (_ []byte, ok bool) {
 	rd := rs.reads
-	b = strconv.AppendInt(b, int64(pl.index), 10)
+	b = appendKeyInt(b, int64(pl.index))
 	b = appendKeyString(appendKeyString(b, r.Resource.Type), r.Resource.ID)
 	if rd.resource && r.Resource.Type != "" && r.Resource.Type != ServerType {
 		rt := p.resTypes[r.Resource.Type]
@@ -208,13 +216,13 @@ func appendAttrKey(b []byte, v any) ([]byte, bool) {
 	case string:
 		return appendKeyString(append(b, 's'), x), true
 	case int64:
-		return append(strconv.AppendInt(append(b, 'l'), x, 10), ';'), true
+		return append(appendKeyInt(append(b, 'l'), x), ';'), true
 	case int:
-		return append(strconv.AppendInt(append(b, 'l'), int64(x), 10), ';'), true
+		return append(appendKeyInt(append(b, 'l'), int64(x)), ';'), true
 	case bool:
 		return append(b, "FT"[boolIndex(x)]), true
 	case []string:
-		b = append(strconv.AppendInt(append(b, 'S'), int64(len(x)), 10), '[')
+		b = append(appendKeyInt(append(b, 'S'), int64(len(x))), '[')
 		for _, s := range x {
 			b = appendKeyString(b, s)
 		}
@@ -276,6 +284,8 @@ func contextRecord(rs *toolRules, r Request) (types.Record, error) {
 // principalEntry is a principal's entity and, per tool, the policies that
 // can apply to it.
 type principalEntry struct {
+	pr     Principal // what it was built from (a copy)
+	key    string    // pr's key (appendPrincipalKey)
 	entity types.Entity
 	in     map[types.EntityUID]bool // the principal and every group it is in
 	groups []string                 // the ids of those groups, sorted
@@ -304,7 +314,7 @@ type toolRules struct {
 	// directly, and one request in probeEvery looks the memo up again.
 	// Either way the decision is the same; only its cost differs.
 	memoScore atomic.Int32
-	outcomes  atomic.Pointer[map[outcome]Decision] // compiled decisions, by outcome
+	outcomes  atomic.Pointer[[]outcomeDecision] // compiled decisions, by outcome
 }
 
 // maxMemoScore bounds memoScore both ways: a change of workload is
@@ -396,6 +406,7 @@ func (p *Policies) principalFor(k []byte, pr Principal) *principalEntry {
 		return e
 	}
 	key := string(k)
+	pr.Groups, pr.Scopes = slices.Clone(pr.Groups), slices.Clone(pr.Scopes) // e.pr: not the caller's arrays
 	uid := types.NewEntityUID(userType, types.String(pr.ID))
 	parents := p.entities[uid].Parents.Slice()
 	for _, g := range pr.Groups {
@@ -408,7 +419,7 @@ func (p *Policies) principalFor(k []byte, pr Principal) *principalEntry {
 	}
 	slices.Sort(groups)
 	in[uid] = true
-	e := &principalEntry{in: in, groups: groups, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions)),
+	e := &principalEntry{pr: pr, key: key, in: in, groups: groups, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions)),
 		groupSet: aggregate{strs: groups}, scopeSet: aggregate{strs: slices.Clone(pr.Scopes)}}
 	e.entity = types.Entity{UID: uid, Parents: types.NewEntityUIDSet(parents...), Attributes: types.NewRecord(types.RecordMap{
 		"plan":   types.String(pr.Plan),
@@ -418,6 +429,12 @@ func (p *Policies) principalFor(k []byte, pr Principal) *principalEntry {
 	})}
 	p.principals.put(key, e)
 	return e
+}
+
+// equal reports whether two principals are the same: the same key, so
+// the same principalEntry.
+func (a *Principal) equal(b *Principal) bool {
+	return a.ID == b.ID && a.Plan == b.Plan && a.Auth == b.Auth && slices.Equal(a.Groups, b.Groups) && slices.Equal(a.Scopes, b.Scopes)
 }
 
 // ancestors are the groups given and every group they are in.
@@ -441,11 +458,11 @@ func (p *Policies) ancestors(groups []types.EntityUID) map[types.EntityUID]bool 
 // and the key ends where it says.
 func appendPrincipalKey(b []byte, pr Principal) []byte {
 	b = appendKeyString(appendKeyString(appendKeyString(b, pr.ID), pr.Plan), pr.Auth)
-	b = append(strconv.AppendInt(append(b, 'g'), int64(len(pr.Groups)), 10), ':')
+	b = append(appendKeyInt(append(b, 'g'), int64(len(pr.Groups))), ':')
 	for _, s := range pr.Groups {
 		b = appendKeyString(b, s)
 	}
-	b = append(strconv.AppendInt(append(b, 's'), int64(len(pr.Scopes)), 10), ':')
+	b = append(appendKeyInt(append(b, 's'), int64(len(pr.Scopes))), ':')
 	for _, s := range pr.Scopes {
 		b = appendKeyString(b, s)
 	}

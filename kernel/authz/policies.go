@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
@@ -33,11 +34,14 @@ type Policies struct {
 	resTypes map[string]ResourceType
 	server   types.Entity
 
-	principals cache[string, *principalEntry]    // built once per principal
-	resources  cache[types.EntityUID, *resEntry] // built once per resource and attributes
-	memo       *memo                             // recent decisions: pure functions of their key
-	attrNames  map[string][]string               // per resource type, sorted
-	attrLists  map[string]*attrList              // per resource type, for the compiled path
+	principals cache[string, *principalEntry] // built once per principal
+	// lastPrincipal is the entry Decide last used: a caller's next
+	// request finds it by comparing principals, without the key.
+	lastPrincipal atomic.Pointer[principalEntry]
+	resources     cache[types.EntityUID, *resEntry] // built once per resource and attributes
+	memo          *memo                             // recent decisions: pure functions of their key
+	attrNames     map[string][]string               // per resource type, sorted
+	attrLists     map[string]*attrList              // per resource type, for the compiled path
 }
 
 // attrList is a resource type's attributes, sorted by name.
