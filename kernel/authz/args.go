@@ -100,17 +100,8 @@ func appendKeyString(b []byte, s string) []byte {
 	return append(append(appendKeyInt(b, int64(len(s))), ':'), s...)
 }
 
-// appendKeyInt is strconv.AppendInt(b, n, 10), byte for byte, with the
-// small numbers of keys (lengths, counts, tool indexes) written directly.
-func appendKeyInt(b []byte, n int64) []byte {
-	switch {
-	case n >= 0 && n < 10:
-		return append(b, byte('0'+n))
-	case n >= 10 && n < 100:
-		return append(b, byte('0'+n/10), byte('0'+n%10))
-	}
-	return strconv.AppendInt(b, n, 10)
-}
+// appendKeyInt appends n in decimal (strconv.AppendInt).
+func appendKeyInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }
 
 type setType struct{ elem cedarType }
 

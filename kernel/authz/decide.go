@@ -377,19 +377,7 @@ func (e *principalEntry) rules(pl *plan) *toolRules {
 // which is in every entity of in. A scope that does not match makes Cedar
 // skip the policy without a decision or an error.
 func principalScopeMatches(scope xast.IsPrincipalScopeNode, uid types.EntityUID, in map[types.EntityUID]bool) bool {
-	switch sc := scope.(type) {
-	case xast.ScopeTypeAll:
-		return true
-	case xast.ScopeTypeEq:
-		return sc.Entity == uid
-	case xast.ScopeTypeIn:
-		return in[sc.Entity]
-	case xast.ScopeTypeIs:
-		return sc.Type == uid.Type
-	case xast.ScopeTypeIsIn:
-		return sc.Type == uid.Type && in[sc.Entity]
-	}
-	return true // a scope this code does not know: let Cedar decide
+	return scopeMatches(scope, uid, in)
 }
 
 // principal builds the principal's entity, once per principal: its

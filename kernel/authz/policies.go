@@ -395,6 +395,13 @@ func isContext(n xast.IsNode) bool {
 }
 
 func actionScopeMatches(scope xast.IsActionScopeNode, uid types.EntityUID, in map[types.EntityUID]bool) bool {
+	return scopeMatches(scope, uid, in)
+}
+
+// scopeMatches decides a principal, action or resource scope for uid,
+// which is in every entity of in (the scope node types are shared; each
+// kind of scope uses some of them).
+func scopeMatches(scope any, uid types.EntityUID, in map[types.EntityUID]bool) bool {
 	switch sc := scope.(type) {
 	case xast.ScopeTypeAll:
 		return true
@@ -404,6 +411,10 @@ func actionScopeMatches(scope xast.IsActionScopeNode, uid types.EntityUID, in ma
 		return in[sc.Entity]
 	case xast.ScopeTypeInSet:
 		return slices.ContainsFunc(sc.Entities, func(e types.EntityUID) bool { return in[e] })
+	case xast.ScopeTypeIs:
+		return sc.Type == uid.Type
+	case xast.ScopeTypeIsIn:
+		return sc.Type == uid.Type && in[sc.Entity]
 	}
 	return true // a scope this code does not know: let Cedar decide
 }

@@ -181,24 +181,14 @@ func contains(s, x value) (bool, status) {
 }
 
 // containsAll reports whether a holds every element of b.
-func containsAll(a, b value) (bool, status) {
-	if a.setLen()*b.setLen() > maxPairs {
-		return false, unsupported
-	}
-	for i := range b.setLen() {
-		e, st := b.setElem(i)
-		if st != ok {
-			return false, st
-		}
-		if in, st := contains(a, e); st != ok || !in {
-			return false, st
-		}
-	}
-	return true, ok
-}
+func containsAll(a, b value) (bool, status) { return containsEach(a, b, true) }
 
 // containsAny reports whether a holds some element of b.
-func containsAny(a, b value) (bool, status) {
+func containsAny(a, b value) (bool, status) { return containsEach(a, b, false) }
+
+// containsEach looks for b's elements in a: every one of them (all), or
+// some one (!all). It stops at the first element that decides.
+func containsEach(a, b value, all bool) (bool, status) {
 	if a.setLen()*b.setLen() > maxPairs {
 		return false, unsupported
 	}
@@ -207,11 +197,11 @@ func containsAny(a, b value) (bool, status) {
 		if st != ok {
 			return false, st
 		}
-		if in, st := contains(a, e); st != ok || in {
-			return in, st
+		if in, st := contains(a, e); st != ok || in != all {
+			return in && st == ok, st
 		}
 	}
-	return false, ok
+	return all, ok
 }
 
 // literal converts a constant of the policy; false for a type the
