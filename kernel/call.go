@@ -90,36 +90,38 @@ func (c *Call) Credential(name string) (string, error) {
 // (it sent a progress token); otherwise it does nothing. The message is
 // cleaned like any upstream text.
 func (c *Call) Progress(ctx context.Context, done, total float64, message string) {
-	if st := callStream(ctx, c.req); st != nil { // the fast path's stream (fastpath_stream.go)
-		if st.token != nil {
-			st.progress(&mcp.ProgressNotificationParams{ProgressToken: st.token, Progress: done, Total: total,
-				Message: c.secrets.String(untrusted.CleanString(message))})
-		}
-		return
-	}
-	if c.req == nil || c.req.Params == nil || c.req.Session == nil {
-		return
-	}
-	tok := c.req.Params.GetProgressToken()
+	st, tok := c.progressTo(ctx)
 	if tok == nil {
 		return
 	}
-	_ = c.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-		ProgressToken: tok,
-		Progress:      done,
-		Total:         total,
-		Message:       c.secrets.String(untrusted.CleanString(message)),
-	})
+	p := &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: done, Total: total,
+		Message: c.secrets.String(untrusted.CleanString(message))}
+	if st != nil { // the fast path's stream (fastpath_stream.go)
+		st.progress(p)
+		return
+	}
+	_ = c.req.Session.NotifyProgress(ctx, p)
 }
 
 // WantsProgress reports whether Progress would reach the client: it sent a
 // progress token with this call. A relay (the gateway) asks its upstream for
 // progress only then.
 func (c *Call) WantsProgress(ctx context.Context) bool {
+	_, tok := c.progressTo(ctx)
+	return tok != nil
+}
+
+// progressTo is where this call's progress goes: the client's progress
+// token (nil when it asked for none), and the fast path's stream when the
+// call is answered there (nil on the go-sdk path, where the session sends).
+func (c *Call) progressTo(ctx context.Context) (*fastStream, any) {
 	if st := callStream(ctx, c.req); st != nil {
-		return st.token != nil
+		return st, st.token
 	}
-	return c.req != nil && c.req.Params != nil && c.req.Session != nil && c.req.Params.GetProgressToken() != nil
+	if c.req == nil || c.req.Params == nil || c.req.Session == nil {
+		return nil, nil
+	}
+	return nil, c.req.Params.GetProgressToken()
 }
 
 // Log sends a log notification to the client (at the level it chose) and to
