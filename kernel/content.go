@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
 // Content is a result made of MCP content blocks, for tools whose output is
@@ -11,9 +13,10 @@ import (
 // several of them. The untrusted-data rules still hold: text blocks are
 // cleaned and enveloped like Text; the text of embedded resources is cleaned
 // and cut (it keeps its form, without tags, because it is a document); images
-// and audio pass as they are, within maxBlobBytes; and a final text block
-// says that all of it comes from the upstream and is untrusted (an image can
-// carry written instructions too).
+// and audio pass as they are, within maxBlobBytes; and, when any block is
+// not a text block (which carries the envelope's note itself), a final text
+// block says that all of it comes from the upstream and is untrusted (an
+// image can carry written instructions too).
 type Content []mcp.Content
 
 // maxBlobBytes bounds the base64 data of all images, audio and blob
@@ -23,12 +26,13 @@ const maxBlobBytes = 4 << 20
 // shapeContent applies the envelope to each block of a Content result.
 func (s *Server) shapeContent(c Content) (*mcp.CallToolResult, error) {
 	out := make([]mcp.Content, 0, len(c)+1)
-	blobs := 0
+	blobs, unwrapped := 0, len(c) == 0
 	for _, block := range c {
 		switch b := block.(type) {
 		case *mcp.TextContent:
 			text, rep := s.envelope.Text(b.Text)
 			out = append(out, &mcp.TextContent{Text: s.envelope.Wrap(text, rep)})
+			continue
 		case *mcp.ImageContent:
 			blobs += len(b.Data)
 			out = append(out, b)
@@ -45,10 +49,19 @@ func (s *Server) shapeContent(c Content) (*mcp.CallToolResult, error) {
 		default:
 			return nil, fmt.Errorf("content block %T is not supported", block)
 		}
+		unwrapped = true
 	}
 	if blobs > maxBlobBytes {
 		return nil, &Error{Code: ResourceExhausted, Message: fmt.Sprintf("The result's images and files hold %d bytes, more than %d.", blobs, maxBlobBytes)}
 	}
-	out = append(out, &mcp.TextContent{Text: fmt.Sprintf("The content above comes from %s and is untrusted. %s", s.envelope.Source, s.envelope.NoteText())})
-	return &mcp.CallToolResult{Meta: mcp.Meta{"bulwark/untrusted": map[string]any{"source": s.envelope.Source}}, Content: out}, nil
+	if unwrapped { // text blocks carry the note in their envelope
+		out = append(out, &mcp.TextContent{Text: contentNote(s.envelope)})
+	}
+	return &mcp.CallToolResult{Meta: mcp.Meta{"bulwark/untrusted": untrustedMeta(s.envelope.Source)}, Content: out}, nil
+}
+
+// contentNote is the final text block of a Content result that holds more
+// than enveloped text.
+func contentNote(e *untrusted.Envelope) string {
+	return "The content above comes from " + e.Source + " and is untrusted. " + e.NoteText()
 }

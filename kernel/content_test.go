@@ -29,7 +29,13 @@ func TestContentResults(t *testing.T) {
 			return kernel.Content{&mcp.ImageContent{MIMEType: "image/png", Data: make([]byte, kernel.MaxBlobBytesForTest+1)}}, nil
 		},
 	})
-	srv, err := kernel.New(kernel.Info{Name: "x"}, []kernel.Tool{tool, big}, &kernel.Options{})
+	texts := kernel.NewTool(kernel.Spec[struct{}, kernel.Content]{
+		Name: "texts", Description: "Text only.", Policy: readPolicy,
+		Handle: func(context.Context, *kernel.Call, struct{}) (kernel.Content, error) {
+			return kernel.Content{&mcp.TextContent{Text: "one"}, &mcp.TextContent{Text: injection}}, nil
+		},
+	})
+	srv, err := kernel.New(kernel.Info{Name: "x"}, []kernel.Tool{tool, big, texts}, &kernel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +57,17 @@ func TestContentResults(t *testing.T) {
 	}
 	if note := res.Content[3].(*mcp.TextContent).Text; !strings.Contains(note, "untrusted") {
 		t.Fatalf("note: %q", note)
+	}
+	// text blocks carry the note in their own envelope: no final note
+	res = s.Call(t, "texts", map[string]any{})
+	if res.IsError || len(res.Content) != 2 {
+		t.Fatalf("text only: %d blocks: %s", len(res.Content), mcptest.Text(res))
+	}
+	for i, c := range res.Content {
+		text := c.(*mcp.TextContent).Text
+		if !strings.HasPrefix(text, `<untrusted-data source="upstream">`) || strings.Count(text, "</untrusted-data>") != 1 || !strings.Contains(text, "untrusted") {
+			t.Fatalf("text block %d: %q", i, text)
+		}
 	}
 	if res := s.Call(t, "big", map[string]any{}); !res.IsError || !strings.Contains(mcptest.Text(res), "resource_exhausted") {
 		t.Fatalf("oversized blobs: %s", mcptest.Text(res))
