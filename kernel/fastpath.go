@@ -48,6 +48,7 @@ import (
 // dynamic.go: its handler only, as only the stdio front calls such tools).
 type fastTools struct {
 	impl     *mcp.Implementation
+	implJSON []byte // impl as encoding/json writes it, for 2026-07-28 results' _meta
 	tools    []*mcp.Tool
 	mu       sync.RWMutex // guards handlers and mirrored once the server serves
 	handlers map[string]mcp.ToolHandler
@@ -345,19 +346,13 @@ func fastToolResult(res *mcp.CallToolResult, admission bool) *mcp.CallToolResult
 // name 2026-07-28 or later (a stateless HTTP request has none: the go-sdk
 // then assumes the latest).
 func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, complete bool) ([]byte, error) {
+	var info []byte
 	if modern {
-		out := *res
-		meta := maps.Clone(out.Meta)
-		if meta == nil {
-			meta = mcp.Meta{}
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+			info = s.fast.implJSON
 		}
-		if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
-			meta[mcp.MetaKeyServerInfo] = s.fast.impl
-		}
-		out.Meta = meta
-		res = &out
 	}
-	b, err := appendCallResult(b, res)
+	b, err := appendCallResultInfo(b, res, info, s.fast.impl)
 	if err != nil || !complete {
 		return b, err
 	}
@@ -379,15 +374,25 @@ func (s *Server) appendResult(b []byte, res *mcp.CallToolResult, modern, complet
 // request state (the go-sdk's MRTR fields) is encoded by the go-sdk itself.
 // TestAppendCallResult and FuzzAppendCallResult compare it with the go-sdk.
 func appendCallResult(b []byte, res *mcp.CallToolResult) ([]byte, error) {
+	return appendCallResultInfo(b, res, nil, nil)
+}
+
+// appendCallResultInfo is appendCallResult of res with impl added to its
+// _meta as the server's identity (mcp.MetaKeyServerInfo) when info, impl's
+// encoding, is not nil, without copying res or its _meta for it.
+func appendCallResultInfo(b []byte, res *mcp.CallToolResult, info []byte, impl *mcp.Implementation) ([]byte, error) {
 	if res.InputRequests != nil || res.RequestState != "" {
+		if info != nil {
+			res = withServerInfo(res, impl)
+		}
 		body, err := marshalWire(res)
 		return append(b, body...), err
 	}
 	b = append(b, '{')
-	if len(res.Meta) > 0 {
+	if len(res.Meta) > 0 || info != nil {
 		b = append(b, `"_meta":`...)
 		var err error
-		if b, err = appendMeta(b, res.Meta); err != nil {
+		if b, err = appendMeta(b, res.Meta, info, impl); err != nil {
 			return b, err
 		}
 		b = append(b, ',')
@@ -464,21 +469,45 @@ func validJSON(raw []byte) bool {
 	return sc.Skip(0) == nil && sc.AtEnd()
 }
 
-// appendMeta appends a result's _meta: the kernel's own (shape's
-// {"bulwark/untrusted":{"source":S}}) directly, anything else through
-// encoding/json.
-func appendMeta(b []byte, meta mcp.Meta) ([]byte, error) {
-	if len(meta) == 1 {
+// appendMeta appends a result's _meta with, when info is not nil, impl
+// (whose encoding info is) as the server's identity: the kernel's own
+// (shape's {"bulwark/untrusted":{"source":S}}) and the identity directly,
+// anything else through encoding/json (map keys sorted, as it writes them).
+func appendMeta(b []byte, meta mcp.Meta, info []byte, impl *mcp.Implementation) ([]byte, error) {
+	switch {
+	case len(meta) == 0 && info != nil:
+		b = append(b, `{"`+mcp.MetaKeyServerInfo+`":`...)
+		return append(append(b, info...), '}'), nil
+	case len(meta) == 1:
 		if u, ok := meta["bulwark/untrusted"].(map[string]any); ok && len(u) == 1 {
 			if src, ok := u["source"].(string); ok {
 				b = append(b, `{"bulwark/untrusted":{"source":`...)
 				b = jsonscan.AppendHTMLString(b, src)
+				if info != nil { // "bulwark/..." sorts before "io.modelcontextprotocol/..."
+					b = append(b, `},"`+mcp.MetaKeyServerInfo+`":`...)
+					return append(append(b, info...), '}'), nil
+				}
 				return append(b, "}}"...), nil
 			}
 		}
 	}
+	if info != nil {
+		meta = maps.Clone(meta)
+		meta[mcp.MetaKeyServerInfo] = impl
+	}
 	v, err := json.Marshal(meta)
 	return append(b, v...), err
+}
+
+// withServerInfo is res with impl added to a copy of its _meta.
+func withServerInfo(res *mcp.CallToolResult, impl *mcp.Implementation) *mcp.CallToolResult {
+	out := *res
+	out.Meta = maps.Clone(res.Meta)
+	if out.Meta == nil {
+		out.Meta = mcp.Meta{}
+	}
+	out.Meta[mcp.MetaKeyServerInfo] = impl
+	return &out
 }
 
 // lists encodes the tools/list results once, as the go-sdk pages them

@@ -34,6 +34,28 @@ func appendOnly(t testing.TB, res *mcp.CallToolResult) string {
 	return string(b[len(prefix):])
 }
 
+// testImpl is a server identity with characters encoding/json escapes.
+var testImpl = &mcp.Implementation{Name: "bulwark <&>", Title: "t\u2028", Version: "v1"}
+
+// appendWithInfo is appendCallResultInfo with testImpl, which must leave
+// res unchanged.
+func appendWithInfo(t testing.TB, res *mcp.CallToolResult) string {
+	t.Helper()
+	before := sdkEncoding(t, res)
+	info, err := json.Marshal(testImpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := appendCallResultInfo([]byte("x"), res, info, testImpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := sdkEncoding(t, res); after != before {
+		t.Fatalf("the result was changed: %s, was %s", after, before)
+	}
+	return string(b[1:])
+}
+
 // hostileText holds every class of character encoding/json escapes.
 const hostileText = "<script>&amp;</script> \"q\" \\ \b\f\n\r\t \x00\x01\x1f\x7f \u2028\u2029 \u202e\u200b é 😀 \xff\xfe \xed\xa0\x80"
 
@@ -76,6 +98,12 @@ func TestAppendCallResult(t *testing.T) {
 			if want, got := sdkEncoding(t, res), appendOnly(t, res); got != want {
 				t.Fatalf("fast encoding differs from the go-sdk's\nsdk:  %s\nfast: %s", want, got)
 			}
+			// with the server's identity added, as for 2026-07-28
+			if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+				if want, got := sdkEncoding(t, withServerInfo(res, testImpl)), appendWithInfo(t, res); got != want {
+					t.Fatalf("fast encoding with the server's identity differs from the go-sdk's\nsdk:  %s\nfast: %s", want, got)
+				}
+			}
 		})
 	}
 	// A structured content the go-sdk cannot encode fails both.
@@ -105,6 +133,9 @@ func FuzzAppendCallResult(f *testing.F) {
 		}
 		if want, got := sdkEncoding(t, res), appendOnly(t, res); got != want {
 			t.Fatalf("fast encoding differs from the go-sdk's\nsdk:  %s\nfast: %s", want, got)
+		}
+		if want, got := sdkEncoding(t, withServerInfo(res, testImpl)), appendWithInfo(t, res); got != want {
+			t.Fatalf("fast encoding with the server's identity differs from the go-sdk's\nsdk:  %s\nfast: %s", want, got)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -142,6 +143,9 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	}
 	s.byName = map[string]*Tool{}
 	s.fast.impl = &mcp.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}
+	if s.fast.implJSON, err = json.Marshal(s.fast.impl); err != nil {
+		return nil, err
+	}
 	s.mcp = mcp.NewServer(s.fast.impl,
 		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.logger),
 			Capabilities: s.capabilities()})
