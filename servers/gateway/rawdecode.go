@@ -126,9 +126,12 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 }
 
 // wireResult is the go-sdk's CallToolResult wire form (CallToolResult's
-// members, content as wire blocks, resultType).
+// members, content as wire blocks, resultType), but for _meta, which the
+// gateway never reads (no member of an upstream's result _meta reaches the
+// client or the gateway's decisions): it is kept as bytes and decoded only
+// as far as needed to refuse what the go-sdk refuses (metaDecodes).
 type wireResult struct {
-	Meta              mcp.Meta            `json:"_meta,omitempty"`
+	Meta              json.RawMessage     `json:"_meta,omitempty"`
 	Content           []*wireContent      `json:"content"`
 	StructuredContent any                 `json:"structuredContent,omitempty"`
 	IsError           bool                `json:"isError,omitempty"`
@@ -161,7 +164,10 @@ type wireContent struct {
 }
 
 // decodeCallResult decodes a tools/call result as the go-sdk's client does
-// (its call's Await, then CallToolResult.UnmarshalJSON), in one pass.
+// (its call's Await, then CallToolResult.UnmarshalJSON), in one pass, but
+// for the result's _meta, left out (nil): the gateway never reads it, and
+// decoding it into maps was a third of a relayed call's decoding. A result
+// whose _meta the go-sdk would refuse is refused the same.
 func decodeCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	res := new(mcp.CallToolResult)
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
@@ -173,13 +179,55 @@ func decodeCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	if err := sdkUnmarshal(raw, &w); err != nil {
 		return nil, err
 	}
+	if metaDecodes(w.Meta) {
+		var m mcp.Meta // what the go-sdk would decode it into, for its error
+		if err := sdkUnmarshal(w.Meta, &m); err != nil {
+			return nil, err
+		}
+	}
 	content, err := contentsFromWire(w.Content, nil)
 	if err != nil {
 		return nil, err
 	}
-	res.Meta, res.Content, res.StructuredContent, res.IsError = w.Meta, content, w.StructuredContent, w.IsError
+	res.Content, res.StructuredContent, res.IsError = content, w.StructuredContent, w.IsError
 	res.InputRequests, res.RequestState = w.InputRequests, w.RequestState
 	return res, nil
+}
+
+// metaDecodes reports whether the valid JSON raw, a result's _meta, must be
+// decoded into the go-sdk's mcp.Meta to know whether the go-sdk accepts it:
+// anything but null or an object (the go-sdk refuses it), or an object
+// holding a number (which it may refuse as out of range). An object of
+// strings, booleans, nulls, arrays and objects always decodes.
+func metaDecodes(raw []byte) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	if len(t) == 0 || string(t) == "null" {
+		return false
+	}
+	if t[0] != '{' {
+		return true
+	}
+	inString, escaped := false, false
+	for _, b := range t {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch {
+		case b == '"':
+			inString = true
+		case b == '-' || b >= '0' && b <= '9':
+			return true
+		}
+	}
+	return false
 }
 
 // nestedAllow are the block types a tool_result block may hold.
