@@ -317,8 +317,6 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 			Hint:    "Call the tool again to get a token for its current definition."}
 	}
 	timeout := l.u.callTimeout(g.cfg.CallTimeout)
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	tok := "bulwark-" + strconv.FormatUint(l.nextTok.Add(1), 10)
 	l.calls.Store(tok, call) // for its progress, and its logs (onLog)
 	l.inCalls.Add(1)
@@ -335,14 +333,14 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 		}
 		params.Meta[mcp.MetaKeyLogLevel] = "info" // relayed sanitized
 	}
-	res, err := g.callTool(cctx, l, call, sess, params)
+	res, err := g.callTool(ctx, l, call, sess, params, timeout)
 	switch {
 	case err == nil:
 	case passes(err): // relay.go: a question for the client, or its refusal
 		return nil, err
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case cctx.Err() != nil:
+	case errors.Is(err, errCallTimeout):
 		return nil, &kernel.Error{Code: kernel.Timeout, Cause: err,
 			Message: fmt.Sprintf("The upstream %q did not answer %q within %s; the call was cancelled.", l.u.Name, name, timeout),
 			Hint:    "It may be hung or overloaded; the call may or may not have taken effect there."}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -529,18 +530,29 @@ func TestCrashMidCallGivesAToolErrorAndScrubbedStderr(t *testing.T) {
 	}
 }
 
+// Both ways a call reaches a stdio upstream time out the same: the
+// gateway's own relayed call (its pooled timer) and the go-sdk's session
+// (an upstream that relays questions; a context deadline).
 func TestHungUpstreamTimesOutAndOthersGoOn(t *testing.T) {
-	u := fakeUpstream()
-	u.CallTimeout = gateway.Duration(300 * time.Millisecond)
-	f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
-	start := time.Now()
-	res := f.sess.Call(t, "fake.hang", map[string]any{})
-	wantError(t, res, "timeout")
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("a hung upstream held the client %s", d)
-	}
-	if res := f.sess.Call(t, "fake.echo", map[string]any{"text": "still here"}); res.IsError {
-		t.Fatalf("after a hang: %s", text(res))
+	for _, relays := range []bool{false, true} {
+		t.Run(fmt.Sprintf("relays=%v", relays), func(t *testing.T) {
+			u := fakeUpstream()
+			u.CallTimeout = gateway.Duration(300 * time.Millisecond)
+			u.RelayElicitation = relays
+			f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
+			start := time.Now()
+			res := f.sess.Call(t, "fake.hang", map[string]any{})
+			wantError(t, res, "timeout")
+			if !strings.Contains(text(res), "did not answer") {
+				t.Errorf("the refusal does not say the upstream did not answer: %s", text(res))
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("a hung upstream held the client %s", d)
+			}
+			if res := f.sess.Call(t, "fake.echo", map[string]any{"text": "still here"}); res.IsError {
+				t.Fatalf("after a hang: %s", text(res))
+			}
+		})
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -78,12 +79,38 @@ func (c *stdioConn) fail(err error) {
 	close(c.dead)
 }
 
+// errCallTimeout: a relayed call's time limit passed before its answer.
+var errCallTimeout = errors.New("the call's time limit passed")
+
+// callTimers are stopped timers for calls' time limits: a call takes one
+// and gives it back stopped, instead of a context.WithTimeout (seven
+// allocations) per call. Since Go 1.23 a stopped timer delivers nothing
+// stale after Reset.
+var callTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
 // call sends the request build writes (given its id) and waits for its
-// response, the end of the connection, or ctx; when ctx ends first, the
-// child is told with notifications/cancelled, as the go-sdk tells it.
-func (c *stdioConn) call(ctx context.Context, build func(b []byte, id string) ([]byte, error)) (*jsonrpc.Response, error) {
+// response, the end of the connection, ctx, or the deadline (none when
+// zero); when ctx ends or the deadline passes first, the child is told with
+// notifications/cancelled, as the go-sdk tells it, and the error is ctx's,
+// or errCallTimeout.
+func (c *stdioConn) call(ctx context.Context, deadline time.Time, build func(b []byte, id string) ([]byte, error)) (*jsonrpc.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var expired <-chan time.Time // nil: no deadline
+	if !deadline.IsZero() {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, errCallTimeout
+		}
+		t := callTimers.Get().(*time.Timer)
+		t.Reset(left)
+		defer func() { t.Stop(); callTimers.Put(t) }()
+		expired = t.C
 	}
 	id := rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10)
 	ch := respChans.Get().(chan *jsonrpc.Response)
@@ -130,6 +157,10 @@ func (c *stdioConn) call(ctx context.Context, build func(b []byte, id string) ([
 		forget()
 		go c.cancelled(id, ctx.Err())
 		return nil, ctx.Err()
+	case <-expired:
+		forget()
+		go c.cancelled(id, context.DeadlineExceeded)
+		return nil, errCallTimeout
 	}
 }
 
@@ -332,8 +363,13 @@ func marshalCall(b []byte, id string, sdk []byte, p *mcp.CallToolParams) ([]byte
 }
 
 // rawCallTool is ClientSession.CallTool for a gateway that relays no
-// questions, on the child's connection.
-func rawCallTool(ctx context.Context, c *stdioConn, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+// questions, on the child's connection, within timeout (none when zero;
+// errCallTimeout when it passes).
+func rawCallTool(ctx context.Context, c *stdioConn, params *mcp.CallToolParams, timeout time.Duration) (*mcp.CallToolResult, error) {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
 	p := *params
 	var sdk []byte
 	if m := c.meta.Load(); m != nil {
@@ -341,7 +377,7 @@ func rawCallTool(ctx context.Context, c *stdioConn, params *mcp.CallToolParams) 
 	}
 	shed := 0
 	for retries := 1; ; retries++ {
-		resp, err := c.call(ctx, func(b []byte, id string) ([]byte, error) { return appendCall(b, id, sdk, &p) })
+		resp, err := c.call(ctx, deadline, func(b []byte, id string) ([]byte, error) { return appendCall(b, id, sdk, &p) })
 		if err != nil {
 			return nil, err
 		}

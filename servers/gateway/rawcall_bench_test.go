@@ -51,7 +51,7 @@ func BenchmarkUpstreamHop(b *testing.B) {
 	sess, conn, params := hop(b)
 	raw := func() time.Duration {
 		start := time.Now()
-		if res, err := rawCallTool(ctx, conn, params()); err != nil || res.IsError {
+		if res, err := rawCallTool(ctx, conn, params(), 0); err != nil || res.IsError {
 			b.Fatal(err)
 		}
 		return time.Since(start)
@@ -102,7 +102,7 @@ func BenchmarkUpstreamHopAllocs(b *testing.B) {
 	b.Run("raw", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := rawCallTool(ctx, conn, params()); err != nil {
+			if _, err := rawCallTool(ctx, conn, params(), 0); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -71,7 +71,7 @@ func (c *child) start(ctx context.Context) <-chan callEnd {
 	go func() {
 		p := &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)}
 		p.SetProgressToken("tok-1")
-		res, err := rawCallTool(ctx, c.conn, p)
+		res, err := rawCallTool(ctx, c.conn, p, 0)
 		done <- callEnd{res, err}
 	}()
 	return done
@@ -177,6 +177,43 @@ func TestRawCallCancelled(t *testing.T) {
 	c.send(`{"jsonrpc":"2.0","id":"` + id + `","result":{"content":[]}}`)
 	if m := readSDK(c.conn); m != nil {
 		t.Fatalf("the late answer reached the go-sdk: %#v", m)
+	}
+}
+
+// A call whose time limit passes is given up with errCallTimeout, the
+// upstream told with notifications/cancelled, and its late answer goes
+// nowhere; the timer goes back stopped, and the next call (from the same
+// pool) is not cut short by it.
+func TestRawCallTimesOut(t *testing.T) {
+	c := newChild(t)
+	done := make(chan callEnd, 1)
+	go func() {
+		res, err := rawCallTool(context.Background(), c.conn, &mcp.CallToolParams{Name: "hang", Arguments: json.RawMessage(`{}`)}, 50*time.Millisecond)
+		done <- callEnd{res, err}
+	}()
+	id := c.request()["id"].(string)
+	if e := wait(t, done); !errors.Is(e.err, errCallTimeout) {
+		t.Fatalf("call = %v, want errCallTimeout", e.err)
+	}
+	n := c.request()
+	if p, _ := n["params"].(map[string]any); n["method"] != "notifications/cancelled" || p["requestId"] != id || p["reason"] != context.DeadlineExceeded.Error() {
+		t.Fatalf("after the time limit the upstream got %v", n)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"` + id + `","result":{"content":[]}}`)
+	if m := readSDK(c.conn); m != nil {
+		t.Fatalf("the late answer reached the go-sdk: %#v", m)
+	}
+	for range 3 { // pooled timers: a slow answer within a long limit
+		go func() {
+			res, err := rawCallTool(context.Background(), c.conn, &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{}`)}, time.Minute)
+			done <- callEnd{res, err}
+		}()
+		id := c.request()["id"].(string)
+		time.Sleep(80 * time.Millisecond)
+		c.send(`{"jsonrpc":"2.0","id":"` + id + `","result":{"content":[{"type":"text","text":"ok"}]}}`)
+		if e := wait(t, done); e.err != nil || len(e.res.Content) != 1 {
+			t.Fatalf("call within its limit = %v, %v", e.res, e.err)
+		}
 	}
 }
 

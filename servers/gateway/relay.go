@@ -186,18 +186,37 @@ func passes(err error) bool {
 // callTool makes the upstream call: directly, or for a relaying upstream as
 // a flight that may park; a retry that carries the state of a parked flight
 // answers its question and resumes it.
-func (g *Gateway) callTool(ctx context.Context, l *link, call *kernel.Call, sess *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+func (g *Gateway) callTool(ctx context.Context, l *link, call *kernel.Call, sess *mcp.ClientSession, params *mcp.CallToolParams, timeout time.Duration) (*mcp.CallToolResult, error) {
+	if c := l.rawConn(sess); c != nil && !l.u.relays() && call.State() == nil {
+		res, err := rawCallTool(ctx, c, params, timeout) // rawcall.go: its own timer, no context
+		return res, g.notRelayed(l, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := g.callToolSDK(cctx, l, call, sess, params)
+	if err != nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		err = timedOut{err}
+	}
+	return res, err
+}
+
+// timedOut is an error that came once the call's time limit passed: it is
+// errCallTimeout, and still what it was (a relayed question's refusal
+// stays one).
+type timedOut struct{ err error }
+
+func (e timedOut) Error() string        { return e.err.Error() }
+func (e timedOut) Unwrap() error        { return e.err }
+func (e timedOut) Is(target error) bool { return target == errCallTimeout }
+
+// callToolSDK is callTool through the go-sdk's client session: a resumed
+// relayed call, an upstream that relays questions, a URL upstream.
+func (g *Gateway) callToolSDK(ctx context.Context, l *link, call *kernel.Call, sess *mcp.ClientSession, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	if st := call.State(); st != nil {
 		return g.resume(ctx, l, call, string(st))
 	}
 	if !l.u.relays() {
-		var res *mcp.CallToolResult
-		var err error
-		if c := l.rawConn(sess); c != nil {
-			res, err = rawCallTool(ctx, c, params) // rawcall.go
-		} else {
-			res, err = sess.CallTool(ctx, params)
-		}
+		res, err := sess.CallTool(ctx, params)
 		return res, g.notRelayed(l, err)
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.u.callTimeout(g.cfg.CallTimeout)+g.parked.relayWait())
