@@ -384,7 +384,7 @@ func rawCallTool(ctx context.Context, c *stdioConn, params *mcp.CallToolParams, 
 		if resp.Error != nil {
 			return nil, fmt.Errorf("calling %q: %w", "tools/call", resp.Error)
 		}
-		res, err := decodeCallResult(resp.Result)
+		res, err := decodeCheckedCallResult(resp.Result) // decodeMessage checked its nesting
 		if err != nil {
 			return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 		}

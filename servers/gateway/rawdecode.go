@@ -39,6 +39,13 @@ func sdkUnmarshal(data []byte, v any) error {
 	if err := checkDepth(data); err != nil {
 		return err
 	}
+	return sdkUnmarshalChecked(data, v)
+}
+
+// sdkUnmarshalChecked is sdkUnmarshal of data whose nesting is known to be
+// within the cap: a value inside a message that passed checkDepth nests
+// less deeply than the message.
+func sdkUnmarshalChecked(data []byte, v any) error {
 	if len(bytes.TrimLeft(data, " \t\r\n")) == 0 {
 		return errors.New("unexpected end of JSON input")
 	}
@@ -48,25 +55,20 @@ func sdkUnmarshal(data []byte, v any) error {
 
 // checkDepth is the go-sdk's checkMaxDepth: a byte count of unquoted
 // brackets, which refuses what nests deeper than sdkMaxDepth before any
-// decoder recurses into it.
+// decoder recurses into it. A string is skipped to its closing quote with
+// bytes.IndexByte (an unescaped quote: one after an even run of
+// backslashes) instead of byte by byte; FuzzCheckDepth holds it to
+// checkDepthBytes, the go-sdk's loop.
 func checkDepth(data []byte) error {
 	depth := 0
-	inString, escaped := false, false
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			inString = true
+			end := closingQuote(data, i)
+			if end < 0 {
+				return nil // an unterminated string: nothing after it counts
+			}
+			i = end
 		case '{', '[':
 			if depth++; depth > sdkMaxDepth {
 				return errMaxDepth
@@ -78,6 +80,25 @@ func checkDepth(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// closingQuote is the index of the quote that ends the string opened at
+// data[open], or -1.
+func closingQuote(data []byte, open int) int {
+	for j := open + 1; ; j++ {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for m := j - 1; m > open && data[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+	}
 }
 
 // wireMessage is the go-sdk's jsonrpc2 wireDecode.
@@ -169,6 +190,16 @@ type wireContent struct {
 // decoding it into maps was a third of a relayed call's decoding. A result
 // whose _meta the go-sdk would refuse is refused the same.
 func decodeCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	if err := checkDepth(raw); err != nil {
+		return nil, err
+	}
+	return decodeCheckedCallResult(raw)
+}
+
+// decodeCheckedCallResult is decodeCallResult of a result whose nesting is
+// known to be within the cap: the result of a response decodeMessage
+// decoded (the message's check covered it).
+func decodeCheckedCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	res := new(mcp.CallToolResult)
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		// null, or not an object: whatever the go-sdk makes of it, by its
@@ -176,12 +207,12 @@ func decodeCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 		return res, sdkUnmarshal(raw, res)
 	}
 	var w wireResult
-	if err := sdkUnmarshal(raw, &w); err != nil {
+	if err := sdkUnmarshalChecked(raw, &w); err != nil {
 		return nil, err
 	}
 	if metaDecodes(w.Meta) {
 		var m mcp.Meta // what the go-sdk would decode it into, for its error
-		if err := sdkUnmarshal(w.Meta, &m); err != nil {
+		if err := sdkUnmarshalChecked(w.Meta, &m); err != nil {
 			return nil, err
 		}
 	}

@@ -87,6 +87,14 @@ func FuzzDecodeMessage(f *testing.F) {
 		if werr == nil && !reflect.DeepEqual(want, got) {
 			t.Fatalf("%q:\ngo-sdk %#v\nours   %#v", data, want, got)
 		}
+		// a decoded response's result needs no second nesting check
+		if r, ok := got.(*jsonrpc.Response); ok && r.Result != nil {
+			full, ferr := decodeCallResult(r.Result)
+			checked, cerr := decodeCheckedCallResult(r.Result)
+			if (ferr == nil) != (cerr == nil) || ferr == nil && !reflect.DeepEqual(full, checked) {
+				t.Fatalf("%q: checked decoding %#v, %v; full %#v, %v", data, checked, cerr, full, ferr)
+			}
+		}
 	})
 }
 
@@ -160,4 +168,61 @@ func TestDecodeMessageCopies(t *testing.T) {
 			t.Fatalf("the decoded message changed with its input: %s, was %s", got, want)
 		}
 	}
+}
+
+// checkDepthBytes is the go-sdk's checkMaxDepth loop, byte by byte: the
+// reference for checkDepth.
+func checkDepthBytes(data []byte) error {
+	depth := 0
+	inString, escaped := false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > sdkMaxDepth {
+				return errMaxDepth
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
+// FuzzCheckDepth: checkDepth refuses exactly what the go-sdk's loop
+// refuses, on any bytes (the seeds, and strings of quotes, backslashes and
+// brackets around the cap).
+func FuzzCheckDepth(f *testing.F) {
+	for _, s := range rawSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`"\\"` + deep(1001)))
+	f.Add([]byte(`"\\\"` + deep(1001) + `"`))
+	f.Add([]byte(`["\"[[[","\\",` + deep(999) + `]`))
+	f.Add([]byte(`"unterminated \"` + deep(1001)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := checkDepth(data), checkDepthBytes(data); got != want {
+			t.Fatalf("%q: checkDepth %v, the go-sdk's loop %v", data, got, want)
+		}
+		if len(data) > 0 { // the same just under and over the cap
+			deepened := append([]byte(deep(sdkMaxDepth)[:sdkMaxDepth-1]), data...)
+			if got, want := checkDepth(deepened), checkDepthBytes(deepened); got != want {
+				t.Fatalf("%q after %d brackets: checkDepth %v, the go-sdk's loop %v", data, sdkMaxDepth-1, got, want)
+			}
+		}
+	})
 }
