@@ -397,7 +397,10 @@ func BenchmarkStdioCall(b *testing.B) {
 // are not the fast path's to reproduce, so a seed never holds two requests
 // whose order the go-sdk may swap, or a cancellation before its request.
 // Its seeds are the stdio lines and testdata/fuzz/FuzzStdioFastPath (the
-// HTTP table's lines run in TestStdioFastPathEquivalence).
+// HTTP table's lines run in TestStdioFastPathEquivalence). A request that
+// reuses the id of one in flight is such a race (whether the first was
+// answered before the second was read decides the outcome, on either path):
+// TestStdioFastPathCancel checks it with a call that waits.
 func FuzzStdioFastPath(f *testing.F) {
 	for _, l := range stdioLines() {
 		f.Add(l)

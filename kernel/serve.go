@@ -74,7 +74,8 @@ type drain struct {
 	ctx     context.Context
 	mu      sync.Mutex
 	owed    map[string]bool // by id as the go-sdk writes it back (wireID)
-	changed chan struct{}
+	changed chan struct{}   // closed and replaced on a change while waiting > 0
+	waiting int             // goroutines in until
 }
 
 func newDrain(ctx context.Context) *drain {
@@ -108,7 +109,12 @@ func (d *drain) owes(id string) bool {
 	return d.owed[id]
 }
 
+// signal wakes the goroutines waiting in until; with none waiting (every
+// call but at the end of input or at maxOwed) it costs nothing.
 func (d *drain) signal() {
+	if d.waiting == 0 {
+		return
+	}
 	close(d.changed)
 	d.changed = make(chan struct{})
 }
@@ -132,18 +138,23 @@ func (d *drain) until(n int, limit time.Duration) {
 		defer t.Stop()
 		timeout = t.C
 	}
-	for {
-		d.mu.Lock()
-		owed, changed := len(d.owed), d.changed
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.owed) > n {
+		changed := d.changed
+		d.waiting++ // from here on, a change closes changed
 		d.mu.Unlock()
-		if owed <= n {
-			return
-		}
+		var done bool
 		select {
 		case <-changed:
 		case <-d.ctx.Done():
-			return
+			done = true
 		case <-timeout:
+			done = true
+		}
+		d.mu.Lock()
+		d.waiting--
+		if done {
 			return
 		}
 	}
