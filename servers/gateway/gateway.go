@@ -305,6 +305,41 @@ func modern(sess *mcp.ClientSession) bool {
 	return r != nil && r.ProtocolVersion >= "2026-07-28"
 }
 
+// relayParams are what a relayed call sends: the upstream's tool name, the
+// validated arguments, and the call's token when the client asked for its
+// progress; logInfo asks for log messages at level info in the request's
+// _meta (2026-07-28).
+type relayParams struct {
+	name, tok         string
+	args              json.RawMessage
+	progress, logInfo bool
+}
+
+// infoLogMeta is the request _meta of a relayed call that asks for log
+// messages and nothing else: shared, so never written to (only the
+// gateway's own encoder reads it, never the go-sdk's session).
+var infoLogMeta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+
+// params builds the tools/call params; shared lets their _meta be
+// infoLogMeta, for a reader that never writes to it.
+func (rp *relayParams) params(shared bool) mcp.CallToolParams {
+	p := mcp.CallToolParams{Name: rp.name, Arguments: rp.args}
+	if rp.progress {
+		p.SetProgressToken(rp.tok)
+	}
+	if rp.logInfo {
+		switch {
+		case p.Meta == nil && shared:
+			p.Meta = infoLogMeta
+		case p.Meta == nil:
+			p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+		default:
+			p.Meta[mcp.MetaKeyLogLevel] = "info" // relayed sanitized
+		}
+	}
+	return p
+}
+
 // call relays one validated call.
 func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed, name string, args json.RawMessage) (any, error) {
 	sess, hash, err := g.checkPin(l, exposed, name)
@@ -323,17 +358,10 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 	// The client library may run notification handlers after it delivers
 	// the result they preceded: keep the call known a moment longer.
 	defer l.grace.after(notifyGrace, func() { l.calls.Delete(tok); l.inCalls.Add(-1) })
-	params := &mcp.CallToolParams{Name: name, Arguments: args}
-	if call.WantsProgress(ctx) { // otherwise its progress would go nowhere
-		params.SetProgressToken(tok)
-	}
-	if modern(sess) { // 2026-07-28 asks for log messages per request; earlier versions once (link.go)
-		if params.Meta == nil {
-			params.Meta = mcp.Meta{}
-		}
-		params.Meta[mcp.MetaKeyLogLevel] = "info" // relayed sanitized
-	}
-	res, err := g.callTool(ctx, l, call, sess, params, timeout)
+	rp := relayParams{name: name, args: args, tok: tok,
+		progress: call.WantsProgress(ctx), // otherwise its progress would go nowhere
+		logInfo:  modern(sess)}            // 2026-07-28 asks for log messages per request; earlier versions once (link.go)
+	res, err := g.callTool(ctx, l, call, sess, &rp, timeout)
 	switch {
 	case err == nil:
 	case passes(err): // relay.go: a question for the client, or its refusal

@@ -186,14 +186,16 @@ func passes(err error) bool {
 // callTool makes the upstream call: directly, or for a relaying upstream as
 // a flight that may park; a retry that carries the state of a parked flight
 // answers its question and resumes it.
-func (g *Gateway) callTool(ctx context.Context, l *link, call *kernel.Call, sess *mcp.ClientSession, params *mcp.CallToolParams, timeout time.Duration) (*mcp.CallToolResult, error) {
+func (g *Gateway) callTool(ctx context.Context, l *link, call *kernel.Call, sess *mcp.ClientSession, rp *relayParams, timeout time.Duration) (*mcp.CallToolResult, error) {
 	if c := l.rawConn(sess); c != nil && !l.u.relays() && call.State() == nil {
-		res, err := rawCallTool(ctx, c, params, timeout) // rawcall.go: its own timer, no context
+		p := rp.params(true)                         // rawcall.go only reads them
+		res, err := rawCallTool(ctx, c, &p, timeout) // its own timer, no context
 		return res, g.notRelayed(l, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := g.callToolSDK(cctx, l, call, sess, params)
+	p := rp.params(false)
+	res, err := g.callToolSDK(cctx, l, call, sess, &p)
 	if err != nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		err = timedOut{err}
 	}
@@ -299,8 +301,11 @@ func (g *Gateway) resume(ctx context.Context, l *link, call *kernel.Call, id str
 // the whole call) into a tool error that says so; a JSON-RPC error is the
 // upstream's answer, not a broken connection.
 func (g *Gateway) notRelayed(l *link, err error) error {
+	if err == nil {
+		return nil
+	}
 	var je *jsonrpc.Error
-	if err == nil || !errors.As(err, &je) {
+	if !errors.As(err, &je) {
 		return err
 	}
 	msg := fmt.Sprintf("The upstream %q answered the call with an error.", l.u.Name)
