@@ -99,8 +99,19 @@ type stdioFront struct {
 	mayElicit bool                          // the initialize that succeeded may declare elicitation
 	announced bool                          // notifications/initialized was read
 	handedOff bool                          // logging/setLevel or server/discover was read: calls are the go-sdk's
-	workers   *workers                      // the goroutines fast calls run on
+	workers   *workers                      // the goroutines the reading and the fast calls run on
 	metaOK    []byte                        // the last _meta modernMeta accepted (read loop only)
+
+	// The reading (readLoop) moves between goroutines: one reads at a time,
+	// and these are its state. When a line starts a fast call, the reader
+	// hands the reading to a worker and runs the call itself (next), so a
+	// call waits for no goroutine to be scheduled before it starts.
+	in      io.Reader
+	pw      *io.PipeWriter
+	br      *bufio.Reader
+	long    []byte // a line longer than br's buffer, so far
+	next    func() // the fast call the line just read starts
+	readErr error  // the read error that came with the line of next
 }
 
 // serveStdioFast serves with the fast path in front of the go-sdk.
@@ -122,14 +133,8 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	go func() {
 		sdkDone <- s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: &sdkOut{out: f.out}, MaxLineLength: maxStdioLine})
 	}()
-	go func() {
-		err := f.read(in, pw)
-		if errors.Is(err, io.EOF) {
-			d.wait() // every request read is answered, on either path
-			err = nil
-		}
-		pw.CloseWithError(err) // nil: the go-sdk reads EOF
-	}()
+	f.in, f.pw, f.br = in, pw, bufio.NewReaderSize(in, 64<<10)
+	go f.readLoop()
 	err = <-sdkDone
 	f.out.close()
 	stopCalls()
@@ -149,41 +154,66 @@ func (f *stdioFront) stop() {
 	f.workers.close()
 }
 
+// readLoop reads the client's lines (read) to the end, on whichever
+// goroutine holds the reading: when a line starts a fast call, the reading
+// goes on on a worker, and this goroutine runs the call, then returns (to
+// the worker pool, when it is a worker).
+func (f *stdioFront) readLoop() {
+	job, err := f.read()
+	if job != nil {
+		f.workers.run(f.readLoop)
+		job()
+		return
+	}
+	if errors.Is(err, io.EOF) {
+		f.d.wait() // every request read is answered, on either path
+		err = nil
+	}
+	f.pw.CloseWithError(err) // nil: the go-sdk reads EOF
+}
+
 // read reads the client's lines until the end of input (io.EOF), a read
-// error, or the go-sdk's end (a pipe error).
-func (f *stdioFront) read(in io.Reader, pw *io.PipeWriter) error {
-	br := bufio.NewReaderSize(in, 64<<10)
-	var long []byte // a line longer than br's buffer, so far
+// error, or the go-sdk's end (a pipe error), or until a line starts a fast
+// call, whose job it returns (with a nil error) for the caller to run once
+// it has handed the reading on.
+func (f *stdioFront) read() (job func(), err error) {
+	if err := f.readErr; err != nil {
+		return nil, err // the error that came with the last call's line
+	}
 	for {
 		f.d.room()
-		chunk, err := br.ReadSlice('\n')
+		chunk, err := f.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long = appendDoubling(long, chunk)
-			if len(long) > maxStdioLine+1 {
-				return f.passAll(long, br, pw)
+			f.long = appendDoubling(f.long, chunk)
+			if len(f.long) > maxStdioLine+1 {
+				return nil, f.passAll(f.long, f.br, f.pw)
 			}
 			continue
 		}
 		line := chunk
-		if len(long) > 0 {
-			line = appendDoubling(long, chunk)
-			long = long[:0]
-			if cap(long) > 64<<10 {
-				long = nil
+		if len(f.long) > 0 {
+			line = appendDoubling(f.long, chunk)
+			f.long = f.long[:0]
+			if cap(f.long) > 64<<10 {
+				f.long = nil
 			}
 		}
 		if len(line) > 0 {
 			if len(line) > maxStdioLine+1 {
-				return f.passAll(line, br, pw)
+				return nil, f.passAll(line, f.br, f.pw)
 			}
-			if all, perr := f.line(line, pw); perr != nil {
-				return perr
+			if all, perr := f.line(line, f.pw); perr != nil {
+				return nil, perr
 			} else if all {
-				return f.passAll(line, br, pw)
+				return nil, f.passAll(line, f.br, f.pw)
+			}
+			if job := f.next; job != nil {
+				f.next, f.readErr = nil, err
+				return job, nil
 			}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 }
@@ -498,7 +528,8 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 	return false
 }
 
-// call starts a tools/call on the fast path.
+// call starts a tools/call on the fast path: its job is f.next, which the
+// read loop runs once it has handed the reading to a worker.
 // complete is the go-sdk's MRTR rule: a result from the tool's handler is
 // marked resultType "complete" when the session's parameters name
 // 2026-07-28 or later, whatever the request's own version.
@@ -513,7 +544,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 	f.wg.Add(1)
 	f.mu.Unlock()
 	f.d.request(key)
-	f.workers.run(func() {
+	f.next = func() { // run by the reader once it has handed the reading on (readLoop)
 		defer f.wg.Done()
 		defer cancel()
 		if err := ctx.Err(); err != nil { // cancelled before it ran: the go-sdk answers the error
@@ -542,7 +573,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 			return
 		}
 		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return f.s.appendResult(b, res, modern, complete && handled) })
-	})
+	}
 	return true
 }
 

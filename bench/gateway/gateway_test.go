@@ -127,7 +127,9 @@ func BenchmarkGatewayCall(b *testing.B) {
 
 // benchBlocks runs BenchmarkGatewayCall's rounds: blocks of gatewayBlock
 // calls direct (dc) and through a gateway (gc), the first arm alternating.
-func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) {
+func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) { benchBlocksNames(b, dc, gc, "fake.echo") }
+
+func benchBlocksNames(b *testing.B, dc, gc *mcp.ClientSession, gname string) {
 	ctx := context.Background()
 	text := strings.Repeat("x", 1024)
 	call := func(cs *mcp.ClientSession, name string) time.Duration {
@@ -150,7 +152,7 @@ func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) {
 	var warm []time.Duration
 	for range 2 {
 		block(dc, "echo", &warm)
-		block(gc, "fake.echo", &warm)
+		block(gc, gname, &warm)
 	}
 	var td, tg []time.Duration
 	var ratios []float64
@@ -159,9 +161,9 @@ func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) {
 		var sd, sg time.Duration
 		if i%2 == 0 {
 			sd = block(dc, "echo", &td)
-			sg = block(gc, "fake.echo", &tg)
+			sg = block(gc, gname, &tg)
 		} else {
-			sg = block(gc, "fake.echo", &tg)
+			sg = block(gc, gname, &tg)
 			sd = block(dc, "echo", &td)
 		}
 		ratios = append(ratios, float64(sg)/float64(sd))
@@ -171,8 +173,12 @@ func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) {
 	b.ReportMetric(ratios[len(ratios)/2], "median-round-ratio")
 }
 
-// gatewayBinary builds cmd/bulwark once for BenchmarkGatewayBinary.
+// gatewayBinary builds cmd/bulwark once for BenchmarkGatewayBinary, or
+// names the binary BULWARK_BENCH_BINARY gives (to compare two builds).
 var gatewayBinary = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv("BULWARK_BENCH_BINARY"); bin != "" {
+		return bin, nil
+	}
 	dir, err := os.MkdirTemp("", "bulwark-bench")
 	if err != nil {
 		return "", err
