@@ -111,6 +111,7 @@ type stdioFront struct {
 	br      *bufio.Reader
 	long    []byte // a line longer than br's buffer, so far
 	next    func() // the fast call the line just read starts
+	reading func() // readLoop, as a job for a worker (made once)
 	readErr error  // the read error that came with the line of next
 }
 
@@ -134,6 +135,7 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 		sdkDone <- s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: &sdkOut{out: f.out}, MaxLineLength: maxStdioLine})
 	}()
 	f.in, f.pw, f.br = in, pw, bufio.NewReaderSize(in, 64<<10)
+	f.reading = f.readLoop
 	go f.readLoop()
 	err = <-sdkDone
 	f.out.close()
@@ -161,7 +163,7 @@ func (f *stdioFront) stop() {
 func (f *stdioFront) readLoop() {
 	job, err := f.read()
 	if job != nil {
-		f.workers.run(f.readLoop)
+		f.workers.run(f.reading)
 		job()
 		return
 	}
