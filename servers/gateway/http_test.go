@@ -1,13 +1,16 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +118,74 @@ func TestClientCredentialIsNotPassedThrough(t *testing.T) {
 	}
 	if strings.Contains(got, clientKey) || strings.Contains(strings.ToLower(got), "x-api-key") {
 		t.Fatalf("the client's credential reached the upstream: %s", got)
+	}
+}
+
+// extraMember is middleware that adds the member "x-extra" to every tool
+// object of the tools/list results the handler writes, in either response
+// form (a JSON body or an event stream): a member the go-sdk's mcp.Tool
+// does not model.
+func extraMember(h http.Handler, value string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&extraWriter{ResponseWriter: w, member: []byte(`"x-extra":"` + value + `",`)}, r)
+	})
+}
+
+type extraWriter struct {
+	http.ResponseWriter
+	member []byte
+}
+
+func (e *extraWriter) WriteHeader(code int) {
+	e.Header().Del("Content-Length") // the body grows
+	e.ResponseWriter.WriteHeader(code)
+}
+
+func (e *extraWriter) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"tools":[`)) {
+		q := bytes.ReplaceAll(p, []byte(`"inputSchema":`), append(slices.Clone(e.member), `"inputSchema":`...))
+		if _, err := e.ResponseWriter.Write(q); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return e.ResponseWriter.Write(p)
+}
+
+func (e *extraWriter) Flush() {
+	if f, ok := e.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// A URL upstream's tools are pinned as they arrived on the wire too, in
+// both of the Streamable HTTP answer forms: a member the go-sdk does not
+// model that changes between two starts hides the tool, and the log names
+// it.
+func TestHTTPRawWireMemberIsPinned(t *testing.T) {
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
+			st := pinStore(t, &syncBuf{})
+			fake := mcpupstream.NewServer(nil)
+			upstream := func(value string) gateway.Upstream {
+				h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fake }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
+				return httpUpstream(t, extraMember(h, value))
+			}
+			first := newFixture(t, options{pinner: st, cfg: gateway.Config{Upstreams: []gateway.Upstream{upstream("one")}}})
+			if !slices.Contains(toolNames(t, first), "remote.echo") {
+				t.Fatal("echo not listed on first use")
+			}
+			same := newFixture(t, options{pinner: st, cfg: gateway.Config{Upstreams: []gateway.Upstream{upstream("one")}}})
+			if !slices.Contains(toolNames(t, same), "remote.echo") {
+				t.Fatal("echo not listed when nothing changed")
+			}
+			second := newFixture(t, options{pinner: st, cfg: gateway.Config{Upstreams: []gateway.Upstream{upstream("two")}}})
+			if names := toolNames(t, second); len(names) != 0 {
+				t.Fatalf("tools whose x-extra changed are listed: %v", names)
+			}
+			if !strings.Contains(second.log.String(), "x-extra changed") {
+				t.Errorf("the log does not name the changed member:\n%s", second.log.String())
+			}
+		})
 	}
 }

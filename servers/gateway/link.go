@@ -53,7 +53,7 @@ type link struct {
 	sess     *mcp.ClientSession
 	conn     *stdioConn // the session's connection to a child: relayed calls go on it (rawcall.go)
 	proc     *process
-	rec      *rawLists // the session's raw tools/list results (stdio)
+	rec      *rawLists // the session's raw tools/list results
 	defs     map[string]def
 	served   map[string]def // the defs Tools() last returned
 	down     string         // why there is no session, for the tool error
@@ -102,7 +102,8 @@ func (l *link) connect(ctx context.Context) error {
 		rec = &rawLists{}
 		t = rawTransport{Transport: t, rec: rec}
 	} else {
-		t = &mcp.StreamableClientTransport{Endpoint: l.u.URL, HTTPClient: l.g.httpClient(l.u), MaxRetries: -1, DisableStandaloneSSE: true}
+		rec = &rawLists{}
+		t = &mcp.StreamableClientTransport{Endpoint: l.u.URL, HTTPClient: recordLists(l.g.httpClient(l.u), rec, httpBodyLimit(l.u)), MaxRetries: -1, DisableStandaloneSSE: true}
 	}
 	sess, err := l.client.Connect(ctx, t, nil)
 	if err != nil {
@@ -328,11 +329,14 @@ func (l *link) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	l.g.logger.Log(ctx, level, msg, "upstream", l.u.Name, "data", l.g.scrub.text(string(l.g.cleanJSON(raw))))
 }
 
+// httpBodyLimit is the largest response body a URL upstream's client reads.
+func httpBodyLimit(u *Upstream) int { return 2*u.maxResult() + 64<<10 }
+
 // httpClient is the hardened client for a URL upstream: kernel/upstream's
 // transport (no redirects, capped bodies) with the configured credential
 // added to every request — and nothing of the gateway's own clients.
 func (g *Gateway) httpClient(u *Upstream) *http.Client {
-	hc := upstream.New(&upstream.Options{MaxBodyBytes: int64(2*u.maxResult() + 64<<10), UserAgent: "bulwark-gateway"}).HTTPClient()
+	hc := upstream.New(&upstream.Options{MaxBodyBytes: int64(httpBodyLimit(u)), UserAgent: "bulwark-gateway"}).HTTPClient()
 	if cred := g.creds[u.Name]; cred != "" {
 		header := u.CredentialHeader
 		if header == "" {

@@ -18,8 +18,9 @@ import (
 // listTools takes each tool object from it.
 //
 // The go-sdk's Streamable HTTP client connection relies on an unexported
-// interface a wrapper cannot forward, so URL upstreams are not wrapped:
-// their definitions are re-encoded from mcp.Tool (docs/gateway.md says so).
+// interface a wrapper cannot forward, so for URL upstreams the recording is
+// one layer down, in the HTTP client (httplist.go): the same recorder fed
+// from the request and response bodies.
 
 // rawLists holds the raw tools/list results of one connection, by request
 // id, until listTools takes them.
@@ -32,11 +33,18 @@ type rawLists struct {
 // maxPendingLists bounds what an upstream can make the recorder hold.
 const maxPendingLists = 4
 
-func (r *rawLists) wrote(msg jsonrpc.Message) {
+// asks reports whether msg is a tools/list request (one whose answer the
+// recorder keeps).
+func (r *rawLists) asks(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || req.Method != "tools/list" || !req.IsCall() {
+	return ok && req.Method == "tools/list" && req.IsCall()
+}
+
+func (r *rawLists) wrote(msg jsonrpc.Message) {
+	if !r.asks(msg) {
 		return
 	}
+	req := msg.(*jsonrpc.Request)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.asked == nil {
@@ -127,8 +135,9 @@ const maxListPages = 100
 
 // listTools lists every tool, page by page, within maxTools and
 // maxListPages; a cursor the upstream already gave is refused (a loop). Each def's raw
-// is the tool object as the upstream sent it when rec recorded the page
-// (stdio), else the re-encoded mcp.Tool. The link's listMu is held: one
+// is the tool object as the upstream sent it when rec recorded the page,
+// else the re-encoded mcp.Tool (a page whose raw result did not reach the
+// recorder: never, but for a result over the recorder's cap). The link's listMu is held: one
 // listing at a time per connection, so the recorded pages are this one's.
 func listTools(ctx context.Context, sess *mcp.ClientSession, rec *rawLists) (map[string]def, []string, error) {
 	defs := map[string]def{}
