@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -222,6 +223,53 @@ func throughBinary(tb testing.TB) *mcp.ClientSession {
 // thread wake-ups. -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayBinary(b *testing.B) {
 	benchBlocks(b, direct(b), throughBinary(b))
+}
+
+// cpuTime is this process's CPU time (user and system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkGatewayCallCPU is the CPU this process spends per call, direct
+// (the client alone) and through the in-process gateway (the client, the
+// kernel serving it, the gateway's side of the upstream, and their share of
+// the collector and the scheduler), over alternating blocks of 200 calls:
+// added-cpu-us is the gateway's CPU per relayed call, a figure a loaded
+// machine disturbs far less than latency. -benchtime 10x is 2,000 calls
+// each way.
+func BenchmarkGatewayCallCPU(b *testing.B) {
+	ctx := context.Background()
+	dc, gc := direct(b), throughGateway(b)
+	text := strings.Repeat("x", 1024)
+	block := func(cs *mcp.ClientSession, name string) time.Duration {
+		start := cpuTime()
+		for range 200 {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": text}})
+			if err != nil || res.IsError {
+				b.Fatalf("%s: %v", name, err)
+			}
+		}
+		return cpuTime() - start
+	}
+	block(dc, "echo")
+	block(gc, "fake.echo")
+	var sd, sg time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			sd += block(dc, "echo")
+			sg += block(gc, "fake.echo")
+		} else {
+			sg += block(gc, "fake.echo")
+			sd += block(dc, "echo")
+		}
+	}
+	n := float64(b.N * 200)
+	b.ReportMetric(float64(sd.Microseconds())/n, "direct-cpu-us")
+	b.ReportMetric(float64(sg.Microseconds())/n, "gateway-cpu-us")
+	b.ReportMetric(float64((sg-sd).Microseconds())/n, "added-cpu-us")
 }
 
 // BenchmarkGatewayCallInterleaved is BenchmarkGatewayCall alternating call
