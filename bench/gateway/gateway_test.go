@@ -131,16 +131,7 @@ func BenchmarkGatewayCall(b *testing.B) {
 func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) { benchBlocksNames(b, dc, gc, "fake.echo") }
 
 func benchBlocksNames(b *testing.B, dc, gc *mcp.ClientSession, gname string) {
-	ctx := context.Background()
-	text := strings.Repeat("x", 1024)
-	call := func(cs *mcp.ClientSession, name string) time.Duration {
-		start := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": text}})
-		if err != nil || res.IsError {
-			b.Fatalf("%s: %v", name, err)
-		}
-		return time.Since(start)
-	}
+	call := func(cs *mcp.ClientSession, name string) time.Duration { return timedCall(b, cs, name) }
 	block := func(cs *mcp.ClientSession, name string, into *[]time.Duration) time.Duration {
 		var sum time.Duration
 		for range gatewayBlock {
@@ -306,6 +297,18 @@ func BenchmarkGatewayCallInterleaved(b *testing.B) {
 	}
 	reportGateway(b, td, tg)
 }
+
+// timedCall calls name with a 1 KB text and returns how long it took.
+func timedCall(b *testing.B, cs *mcp.ClientSession, name string) time.Duration {
+	start := time.Now()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": kilobyte}})
+	if err != nil || res.IsError {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return time.Since(start)
+}
+
+var kilobyte = strings.Repeat("x", 1024)
 
 // reportGateway reports the two arms' mean and p99 latencies, their ratio
 // and the p99 the gateway adds.

@@ -238,23 +238,13 @@ func metaDecodes(raw []byte) bool {
 	if t[0] != '{' {
 		return true
 	}
-	inString, escaped := false, false
-	for _, b := range t {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '"':
+			if i = closingQuote(t, i); i < 0 {
+				return false // unterminated: the decoding already refused it
 			}
-			continue
-		}
-		switch {
-		case b == '"':
-			inString = true
-		case b == '-' || b >= '0' && b <= '9':
+		case c == '-' || c >= '0' && c <= '9':
 			return true
 		}
 	}
