@@ -25,16 +25,27 @@ import (
 // maxCompiled policies in play. TestCompiledMatchesCedar and
 // FuzzCompiledMatchesCedar hold the two to the same decisions.
 
-// evalEnv is what a compiled policy reads.
+// evalEnv is what a compiled policy reads: the request's fields a policy
+// can read, set one by one (the principal's are its entry's, pe.pr), so
+// that a decision writes a few words rather than a copy of the Request.
 type evalEnv struct {
 	p  *Policies
 	pl *plan
 	pe *principalEntry
-	r  Request
+	// the resource, with the server in place of the zero Resource; ti is
+	// its type's index in pl.targets, -1 for the server
+	ti       int
+	resType  types.EntityType
+	resID    string
+	resAttrs map[string]any
+	resDecl  map[string]AttrType // the resource type's declared attributes
+	// the context
+	transport string
+	confirmed bool
+	unix      int64
 	// the record a policy reads most, kept here so that reading it
 	// allocates nothing (the principal's sets are its entry's)
-	args     aggregate
-	resAttrs map[string]AttrType // the resource type's
+	args aggregate
 }
 
 type expr func(e *evalEnv) (value, status)
@@ -47,7 +58,11 @@ type expr func(e *evalEnv) (value, status)
 // principalScopeMatches and actionScopeMatches decide exactly: a policy is
 // evaluated only for the principals and tools those found it applies to
 // (toolRules), for which Cedar's scope test is true and cannot fail.
-func compilePolicy(pol *xast.Policy) (_ expr, size int, fits bool) {
+//
+// It is compiled for one tool (pl) of one policy set (p): what the tool
+// fixes — the action, the types of its arguments and of its targets'
+// attributes — is looked up here rather than on every decision.
+func compilePolicy(pol *xast.Policy, p *Policies, pl *plan) (_ expr, size int, fits bool) {
 	var parts []xast.IsNode
 	if _, all := pol.Principal.(xast.ScopeTypeAll); !all && !decidedScope(pol.Principal) {
 		parts = append(parts, scopeNode(xast.NewPrincipalNode(), pol.Principal))
@@ -72,7 +87,7 @@ func compilePolicy(pol *xast.Policy) (_ expr, size int, fits bool) {
 	for i := len(parts) - 2; i >= 0; i-- {
 		node = xast.NodeTypeAnd{BinaryNode: xast.BinaryNode{Left: parts[i], Right: node}}
 	}
-	c := compiler{}
+	c := compiler{p: p, pl: pl}
 	f := c.compile(node)
 	return f, c.nodes, !c.outside
 }
@@ -112,6 +127,8 @@ func scopeNode(v xast.NodeTypeVariable, scope xast.IsScopeNode) xast.IsNode {
 type compiler struct {
 	outside bool
 	nodes   int
+	p       *Policies
+	pl      *plan // the tool compiled for
 }
 
 func (c *compiler) out() expr {
@@ -208,32 +225,31 @@ func failure(st status) status {
 	return failed
 }
 
+// constant is the value of a literal node that compile accepts.
+func (c *compiler) constant(n xast.IsNode) (value, bool) {
+	if v, isLit := n.(xast.NodeValue); isLit {
+		return literal(v.Value)
+	}
+	return value{}, false
+}
+
 func (c *compiler) variable(v xast.NodeTypeVariable) expr {
 	switch v.Name {
 	case "principal":
 		return func(e *evalEnv) (value, status) {
-			return value{k: kEntity, et: userType, s: e.r.Principal.ID}, ok
+			return value{k: kEntity, et: userType, s: e.pe.pr.ID}, ok
 		}
 	case "action":
-		return func(e *evalEnv) (value, status) {
-			return value{k: kEntity, et: e.pl.uid.Type, s: string(e.pl.uid.ID)}, ok
-		}
+		action := value{k: kEntity, et: c.pl.uid.Type, s: string(c.pl.uid.ID)}
+		return func(*evalEnv) (value, status) { return action, ok }
 	case "resource":
 		return func(e *evalEnv) (value, status) {
-			t, id := e.resourceUID()
-			return value{k: kEntity, et: t, s: id}, ok
+			return value{k: kEntity, et: e.resType, s: e.resID}, ok
 		}
 	case "context":
 		return func(*evalEnv) (value, status) { return value{k: kRecord, rep: recContext}, ok }
 	}
 	return c.out()
-}
-
-func (e *evalEnv) resourceUID() (types.EntityType, string) {
-	if e.r.Resource.Type == "" || e.r.Resource.Type == ServerType {
-		return ServerType, e.p.model.Server
-	}
-	return types.EntityType(e.r.Resource.Type), e.r.Resource.ID
 }
 
 func (c *compiler) set(v xast.NodeTypeSet) expr {
@@ -317,6 +333,43 @@ func (c *compiler) ifThenElse(v xast.NodeTypeIfThenElse) expr {
 
 func (c *compiler) equals(l, r xast.IsNode, negate bool) expr {
 	lf, rf := c.compile(l), c.compile(r)
+	// a literal operand is a constant: no call to read it, and evaluating
+	// it first or not at all cannot fail
+	if lit, isLit := c.constant(r); isLit {
+		if lit.k == kString {
+			return func(e *evalEnv) (value, status) {
+				x, st := lf(e)
+				if st != ok {
+					return value{}, st
+				}
+				return boolValue((x.k == kString && x.s == lit.s) != negate), ok
+			}
+		}
+		return func(e *evalEnv) (value, status) {
+			x, st := lf(e)
+			if st != ok {
+				return value{}, st
+			}
+			eq, st := equal(x, lit)
+			if st != ok {
+				return value{}, st
+			}
+			return boolValue(eq != negate), ok
+		}
+	}
+	if lit, isLit := c.constant(l); isLit {
+		return func(e *evalEnv) (value, status) {
+			y, st := rf(e)
+			if st != ok {
+				return value{}, st
+			}
+			eq, st := equal(lit, y)
+			if st != ok {
+				return value{}, st
+			}
+			return boolValue(eq != negate), ok
+		}
+	}
 	return func(e *evalEnv) (value, status) {
 		x, st := lf(e)
 		if st != ok {
@@ -391,15 +444,15 @@ func (c *compiler) negate(n xast.IsNode) expr {
 	}
 }
 
-// like matches with cedar-go's own Pattern.Match.
+// like matches as cedar-go's own Pattern.Match does (patternMatcher).
 func (c *compiler) like(v xast.NodeTypeLike) expr {
-	f, pat := c.compile(v.Arg), v.Value
+	f, match := c.compile(v.Arg), patternMatcher(v.Value)
 	return func(e *evalEnv) (value, status) {
 		x, st := f(e)
 		if st != ok || x.k != kString {
 			return value{}, failure(st)
 		}
-		return boolValue(pat.Match(types.String(x.s))), ok
+		return boolValue(match(x.s)), ok
 	}
 }
 
@@ -424,6 +477,9 @@ func (c *compiler) sets(l, r xast.IsNode, bothSets bool, op func(a, b value) (bo
 
 func (c *compiler) is(l xast.IsNode, t types.EntityType) expr {
 	f := c.compile(l)
+	if v, isVar := l.(xast.NodeTypeVariable); isVar && v.Name == "resource" { // its type, without building its value
+		return func(e *evalEnv) (value, status) { return boolValue(e.resType == t), ok }
+	}
 	return func(e *evalEnv) (value, status) {
 		x, st := f(e)
 		if st != ok || x.k != kEntity {

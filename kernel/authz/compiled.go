@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cedar-policy/cedar-go/types"
 	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
 )
 
@@ -88,7 +89,7 @@ func (c *compiler) direct(n xast.IsNode, name string) func(e *evalEnv) (value, b
 			}
 			return func(*evalEnv) (value, bool, status) { return value{}, false, ok }
 		case "resource":
-			return func(e *evalEnv) (value, bool, status) { return e.resourceAttr(name) }
+			return c.resourceRead(name)
 		case "context":
 			if read, found := contextReads[name]; found {
 				return func(e *evalEnv) (value, bool, status) { return read(e), true, ok }
@@ -97,10 +98,62 @@ func (c *compiler) direct(n xast.IsNode, name string) func(e *evalEnv) (value, b
 		}
 	case xast.NodeTypeAccess:
 		if isContext(v.Arg) && v.Value == "arguments" {
-			return func(e *evalEnv) (value, bool, status) { return recordField(value{agg: &e.args}, name) }
+			return c.argumentRead(name)
 		}
 	}
 	return nil
+}
+
+// resourceRead reads attribute name of the resource, its declared type
+// looked up here for each of the tool's target types: what resourceAttr
+// finds, with one map lookup per read.
+func (c *compiler) resourceRead(name string) func(e *evalEnv) (value, bool, status) {
+	decl := make([]AttrType, len(c.pl.targets))
+	for i, al := range c.pl.targets {
+		decl[i] = al.attrs[name]
+	}
+	server, hasName := value{}, name == "name"
+	if hasName {
+		server = value{k: kString, s: c.p.model.Server}
+	}
+	return func(e *evalEnv) (value, bool, status) {
+		if e.ti < 0 {
+			return server, hasName, ok
+		}
+		t := decl[e.ti]
+		if t == "" {
+			return value{}, false, ok
+		}
+		return attrRead(t, e.resAttrs[name])
+	}
+}
+
+// argumentRead reads field name of context.arguments (recordField), its
+// declared type looked up here: one map lookup per read.
+func (c *compiler) argumentRead(name string) func(e *evalEnv) (value, bool, status) {
+	f, declared := c.pl.ctxArgs.fields[name]
+	if !declared {
+		return func(*evalEnv) (value, bool, status) { return value{}, false, ok }
+	}
+	if f.t == primType("String") {
+		return func(e *evalEnv) (value, bool, status) {
+			switch x := e.args.obj[name].(type) {
+			case nil: // absent or null: not in the record
+				return value{}, false, ok
+			case string:
+				return value{k: kString, s: x}, true, ok
+			}
+			return value{}, true, unsupported // not what the check let through: let Cedar say
+		}
+	}
+	return func(e *evalEnv) (value, bool, status) {
+		x := e.args.obj[name]
+		if x == nil {
+			return value{}, false, ok
+		}
+		fv, st := jsonValue(f.t, x)
+		return fv, true, st
+	}
 }
 
 // entityAttr reads an attribute of an entity, looked up as the request's
@@ -110,11 +163,11 @@ func (e *evalEnv) entityAttr(x value, name string) (v value, found, exists bool,
 	if x.et == "" && x.s == "" {
 		return value{}, false, false, ok // the unspecified entity: an error to read
 	}
-	if x.et == userType && x.s == e.r.Principal.ID {
+	if x.et == userType && x.s == e.pe.pr.ID {
 		v, found := e.principalAttr(name)
 		return v, found, true, ok
 	}
-	if t, id := e.resourceUID(); x.et == t && x.s == id {
+	if x.et == e.resType && x.s == e.resID {
 		v, found, st := e.resourceAttr(name)
 		return v, found, true, st
 	}
@@ -133,35 +186,40 @@ func (e *evalEnv) principalAttr(name string) (value, bool) {
 // when a policy reading principal.name is compiled (direct), or per read
 // when the entity is only known at run time (principalAttr).
 var principalReads = map[string]func(e *evalEnv) value{
-	"plan":   func(e *evalEnv) value { return value{k: kString, s: e.r.Principal.Plan} },
-	"auth":   func(e *evalEnv) value { return value{k: kString, s: e.r.Principal.Auth} },
+	"plan":   func(e *evalEnv) value { return value{k: kString, s: e.pe.pr.Plan} },
+	"auth":   func(e *evalEnv) value { return value{k: kString, s: e.pe.pr.Auth} },
 	"groups": func(e *evalEnv) value { return value{k: kSet, rep: setStrings, agg: &e.pe.groupSet} },
 	"scopes": func(e *evalEnv) value { return value{k: kSet, rep: setStrings, agg: &e.pe.scopeSet} },
 }
 
 // contextReads are the context's fields by name, as principalReads.
 var contextReads = map[string]func(e *evalEnv) value{
-	"transport": func(e *evalEnv) value { return value{k: kString, s: e.r.Transport} },
-	"confirmed": func(e *evalEnv) value { return boolValue(e.r.Confirmed) },
-	"time":      func(e *evalEnv) value { return value{k: kLong, n: e.r.Time.Unix()} },
+	"transport": func(e *evalEnv) value { return value{k: kString, s: e.transport} },
+	"confirmed": func(e *evalEnv) value { return boolValue(e.confirmed) },
+	"time":      func(e *evalEnv) value { return value{k: kLong, n: e.unix} },
 	"arguments": func(e *evalEnv) value { return value{k: kRecord, rep: recJSON, agg: &e.args} },
 }
 
 // resourceAttr reads an attribute of the resource; its attributes were
 // checked against their types (checkAttrs) when a policy reads it.
 func (e *evalEnv) resourceAttr(name string) (value, bool, status) {
-	r := &e.r.Resource
-	if r.Type == "" || r.Type == ServerType {
+	if e.ti < 0 { // the server
 		if name == "name" {
 			return value{k: kString, s: e.p.model.Server}, true, ok
 		}
 		return value{}, false, ok
 	}
-	t, declared := e.resAttrs[name]
+	t, declared := e.resDecl[name]
 	if !declared {
 		return value{}, false, ok
 	}
-	switch x := r.Attrs[name].(type) {
+	return attrRead(t, e.resAttrs[name])
+}
+
+// attrRead is a resource attribute's value v as its declared type t reads
+// it; a value that does not fit is left to Cedar.
+func attrRead(t AttrType, v any) (value, bool, status) {
+	switch x := v.(type) {
 	case string:
 		if t == String {
 			return value{k: kString, s: x}, true, ok
@@ -205,7 +263,7 @@ func (e *evalEnv) entityIn(x, y value) bool {
 		return true
 	}
 	switch {
-	case x.et == userType && x.s == e.r.Principal.ID:
+	case x.et == userType && x.s == e.pe.pr.ID:
 		return e.pe.in[y.uid()]
 	case e.isResource(x):
 		return false
@@ -220,21 +278,18 @@ func (e *evalEnv) entityIn(x, y value) bool {
 	return e.p.ancestors(ent.Parents.Slice())[y.uid()]
 }
 
-func (e *evalEnv) isResource(x value) bool {
-	t, id := e.resourceUID()
-	return x.et == t && x.s == id
-}
+func (e *evalEnv) isResource(x value) bool { return x.et == e.resType && x.s == e.resID }
 
 // decideCompiled decides with the compiled policies; false when one of
 // them meets a case it leaves to Cedar, or when more than maxCompiled
 // policies are in play.
-func (p *Policies) decideCompiled(pl *plan, pe *principalEntry, rs *toolRules, r *Request) (Decision, bool) {
+func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *toolRules, r *Request) (Decision, bool) {
 	if len(rs.rules) > maxCompiled {
 		return Decision{}, false
 	}
 	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
-	*env = evalEnv{p: p, pl: pl, pe: pe, r: *r, args: aggregate{obj: r.Arguments, rt: pl.ctxArgs}, resAttrs: p.resTypes[r.Resource.Type].Attrs}
-	defer func() { *env = evalEnv{}; envs.Put(env) }()
+	env.set(p, pl, ti, pe, r)
+	defer envs.Put(env)
 	var permits, forbids, errs uint64 // bit i: rule i
 	for i := range rs.rules {
 		rl := &rs.rules[i]
@@ -258,6 +313,34 @@ func (p *Policies) decideCompiled(pl *plan, pe *principalEntry, rs *toolRules, r
 		return rs.decision(outcome{resForbid, forbids}), true
 	}
 	return rs.decision(outcome{resPermit, permits}), true
+}
+
+// set fills the env for a request, field by field: a pooled env is on the
+// heap, where each pointer written costs a write barrier while the
+// collector runs, so what did not change since the env's last use is not
+// written again. What an env holds after a decision is overwritten by the
+// next; it keeps the last request's maps reachable until then, nothing
+// more.
+func (e *evalEnv) set(p *Policies, pl *plan, ti int, pe *principalEntry, r *Request) {
+	if e.p != p {
+		e.p = p
+	}
+	if e.pl != pl {
+		e.pl = pl
+		e.args.rt = &pl.ctxArgs
+	}
+	if e.pe != pe {
+		e.pe = pe
+	}
+	e.ti = ti
+	if ti < 0 {
+		e.resType, e.resID, e.resAttrs, e.resDecl = ServerType, p.model.Server, nil, nil
+	} else {
+		e.resType, e.resID, e.resAttrs = types.EntityType(r.Resource.Type), r.Resource.ID, r.Resource.Attrs
+		e.resDecl = pl.targets[ti].attrs
+	}
+	e.transport, e.confirmed, e.unix = r.Transport, r.Confirmed, r.Time.Unix()
+	e.args.obj = r.Arguments
 }
 
 // maxCompiled bounds the policies in play (for one principal and tool) a
@@ -333,18 +416,11 @@ const maxOutcomes = 64
 
 // checkAttrs checks a resource's attributes against its type, as
 // resource does when it builds the entity, without building it.
-func (p *Policies) checkAttrs(r Resource) error {
-	if r.Type == "" || r.Type == ServerType {
-		return nil
-	}
-	al := p.attrLists[r.Type]
-	if al == nil { // not a declared type: checkTarget refused it
-		return nil
-	}
+func checkAttrs(al *attrList, attrs map[string]any) error {
 	for i, name := range al.names {
-		if !attrFits(al.types[i], r.Attrs[name]) {
-			_, err := attrValue(al.types[i], r.Attrs[name])
-			return attrError(r.Type, name, err)
+		if !attrFits(al.types[i], attrs[name]) {
+			_, err := attrValue(al.types[i], attrs[name])
+			return attrError(al.name, name, err)
 		}
 	}
 	return nil

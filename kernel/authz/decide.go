@@ -87,7 +87,8 @@ func (p *Policies) Decide(r Request) Decision {
 	if !ok {
 		return Decision{Reason: fmt.Sprintf("tool %q is not in the model", r.Action)}
 	}
-	if err := checkTarget(pl, r.Resource.Type); err != nil {
+	ti, err := pl.target(r.Resource.Type)
+	if err != nil {
 		return Decision{Reason: err.Error()}
 	}
 	buf := keyBuffers.Get().(*[]byte)
@@ -105,7 +106,7 @@ func (p *Policies) Decide(r Request) Decision {
 		return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
 	}
 	if rs.direct && !rs.tryMemo() { // cheaper than the memo's key, hash and insert
-		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
+		if d, done := p.decideWithCompiled(pl, ti, pe, rs, &r); done {
 			return d
 		}
 	}
@@ -125,7 +126,7 @@ func (p *Policies) Decide(r Request) Decision {
 	}
 	rs.memoAnswered(false)
 	if rs.compiled {
-		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
+		if d, done := p.decideWithCompiled(pl, ti, pe, rs, &r); done {
 			if memo {
 				slot.put(key, d)
 			}
@@ -151,14 +152,15 @@ func (p *Policies) Decide(r Request) Decision {
 
 // decideWithCompiled decides with the compiled policies after the checks
 // the Cedar path makes while building the request; done is false when
-// the decision must be left to Cedar.
-func (p *Policies) decideWithCompiled(pl *plan, pe *principalEntry, rs *toolRules, r *Request) (_ Decision, done bool) {
-	if rs.reads.resource {
-		if err := p.checkAttrs(r.Resource); err != nil {
+// the decision must be left to Cedar. ti is the resource type's index in
+// pl.targets (plan.target).
+func (p *Policies) decideWithCompiled(pl *plan, ti int, pe *principalEntry, rs *toolRules, r *Request) (_ Decision, done bool) {
+	if rs.reads.resource && ti >= 0 {
+		if err := checkAttrs(pl.targets[ti], r.Resource.Attrs); err != nil {
 			return Decision{Reason: err.Error()}, true
 		}
 	}
-	return p.decideCompiled(pl, pe, rs, r) // the arguments were checked before the memo
+	return p.decideCompiled(pl, ti, pe, rs, r) // the arguments were checked before the memo
 }
 
 // maxDirect bounds the size (AST nodes) of the compiled rules in play
@@ -502,13 +504,8 @@ func (p *Policies) resource(pl *plan, r Resource, withAttrs bool) (types.Entity,
 // checkTarget refuses a resource of a type the tool does not act on; the
 // empty type is the server.
 func checkTarget(pl *plan, typ string) error {
-	if typ == "" {
-		typ = ServerType
-	}
-	if !slices.Contains(pl.action.Targets, typ) && (typ != ServerType || len(pl.action.Targets) > 0) { // no Targets: the server
-		return fmt.Errorf("tool %q does not act on %s", pl.action.Name, typ)
-	}
-	return nil
+	_, err := pl.target(typ)
+	return err
 }
 
 // sameAttrs reports whether two attribute maps hold the same values, of

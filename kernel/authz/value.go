@@ -57,7 +57,7 @@ type aggregate struct {
 	elem cedarType
 	vals []value
 	obj  map[string]any
-	rt   recordType
+	rt   *recordType
 }
 
 func boolValue(b bool) value {
@@ -119,7 +119,7 @@ func jsonValue(t cedarType, x any) (value, status) {
 		}
 	case recordType:
 		if m, isM := x.(map[string]any); isM || x == nil {
-			return value{k: kRecord, rep: recJSON, agg: &aggregate{obj: m, rt: t}}, ok
+			return value{k: kRecord, rep: recJSON, agg: &aggregate{obj: m, rt: &t}}, ok
 		}
 	}
 	return value{}, unsupported // not what the check let through: let Cedar say
