@@ -46,6 +46,9 @@ type evalEnv struct {
 	// the record a policy reads most, kept here so that reading it
 	// allocates nothing (the principal's sets are its entry's)
 	args aggregate
+	// the arguments' and the resource attributes' values, in the order of
+	// their names, as loadArgs and loadAttrs checked them
+	argVals, resVals []any
 }
 
 type expr func(e *evalEnv) (value, status)

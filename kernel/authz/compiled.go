@@ -104,12 +104,14 @@ func (c *compiler) direct(n xast.IsNode, name string) func(e *evalEnv) (value, b
 	return nil
 }
 
-// resourceRead reads attribute name of the resource, its declared type
-// looked up here for each of the tool's target types: what resourceAttr
-// finds, with one map lookup per read.
+// resourceRead reads attribute name of the resource: what resourceAttr
+// finds, from the value loadAttrs kept, its place and declared type found
+// here for each of the tool's target types.
 func (c *compiler) resourceRead(name string) func(e *evalEnv) (value, bool, status) {
+	at := make([]int, len(c.pl.targets)) // in the type's names; -1: not declared
 	decl := make([]AttrType, len(c.pl.targets))
 	for i, al := range c.pl.targets {
+		at[i] = slices.Index(al.names, name)
 		decl[i] = al.attrs[name]
 	}
 	server, hasName := value{}, name == "name"
@@ -120,24 +122,25 @@ func (c *compiler) resourceRead(name string) func(e *evalEnv) (value, bool, stat
 		if e.ti < 0 {
 			return server, hasName, ok
 		}
-		t := decl[e.ti]
-		if t == "" {
+		j := at[e.ti]
+		if j < 0 {
 			return value{}, false, ok
 		}
-		return attrRead(t, e.resAttrs[name])
+		return attrRead(decl[e.ti], e.resVals[j])
 	}
 }
 
-// argumentRead reads field name of context.arguments (recordField), its
-// declared type looked up here: one map lookup per read.
+// argumentRead reads field name of context.arguments (recordField): the
+// value loadArgs kept, its place and declared type found here.
 func (c *compiler) argumentRead(name string) func(e *evalEnv) (value, bool, status) {
 	f, declared := c.pl.ctxArgs.fields[name]
 	if !declared {
 		return func(*evalEnv) (value, bool, status) { return value{}, false, ok }
 	}
+	j := slices.Index(c.pl.ctxArgs.names, name)
 	if f.t == primType("String") {
 		return func(e *evalEnv) (value, bool, status) {
-			switch x := e.args.obj[name].(type) {
+			switch x := e.argVals[j].(type) {
 			case nil: // absent or null: not in the record
 				return value{}, false, ok
 			case string:
@@ -147,7 +150,7 @@ func (c *compiler) argumentRead(name string) func(e *evalEnv) (value, bool, stat
 		}
 	}
 	return func(e *evalEnv) (value, bool, status) {
-		x := e.args.obj[name]
+		x := e.argVals[j]
 		if x == nil {
 			return value{}, false, ok
 		}
@@ -288,8 +291,22 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 		return Decision{}, false
 	}
 	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
-	env.set(p, pl, ti, pe, r)
 	defer envs.Put(env)
+	// the checks the Cedar path makes while building the request, reading
+	// the values the policies then read from the env: every argument must
+	// fit its type (else Cedar decides, and says why), and, when a policy
+	// reads the resource, every attribute its type declares
+	if pl.readsArgs && !env.loadArgs(&pl.ctxArgs, r.Arguments) {
+		return Decision{}, false
+	}
+	if rs.reads.resource && ti >= 0 {
+		al := pl.targets[ti]
+		if i := env.loadAttrs(al, r.Resource.Attrs); i >= 0 {
+			_, err := attrValue(al.types[i], r.Resource.Attrs[al.names[i]])
+			return Decision{Reason: attrError(al.name, al.names[i], err).Error()}, true
+		}
+	}
+	env.set(p, pl, ti, pe, r)
 	var permits, forbids, errs uint64 // bit i: rule i
 	for i := range rs.rules {
 		rl := &rs.rules[i]
@@ -414,16 +431,43 @@ type outcomeDecision struct {
 // maxOutcomes bounds the decisions a toolRules keeps.
 const maxOutcomes = 64
 
-// checkAttrs checks a resource's attributes against its type, as
-// resource does when it builds the entity, without building it.
-func checkAttrs(al *attrList, attrs map[string]any) error {
-	for i, name := range al.names {
-		if !attrFits(al.types[i], attrs[name]) {
-			_, err := attrValue(al.types[i], attrs[name])
-			return attrError(al.name, name, err)
+// loadArgs checks the arguments against their record type, as
+// recordType.check does, keeping each field's value (nil: absent or null)
+// in argVals, in the order of rt.names, for argumentRead; false when one
+// does not fit.
+func (e *evalEnv) loadArgs(rt *recordType, obj map[string]any) bool {
+	vals := e.argVals[:0]
+	for i, name := range rt.names {
+		fv := obj[name]
+		if fv == nil {
+			if !rt.list[i].optional {
+				return false
+			}
+		} else if !rt.list[i].t.check(fv) {
+			return false
 		}
+		vals = append(vals, fv)
 	}
-	return nil
+	e.argVals = vals
+	return true
+}
+
+// loadAttrs checks a resource's attributes against its type, as resource
+// does when it builds the entity, without building it, keeping each
+// attribute's value in resVals, in the order of al.names, for
+// resourceRead. It returns the index of the first that does not fit, or
+// -1.
+func (e *evalEnv) loadAttrs(al *attrList, attrs map[string]any) int {
+	vals := e.resVals[:0]
+	for i, name := range al.names {
+		v := attrs[name]
+		if !attrFits(al.types[i], v) {
+			return i
+		}
+		vals = append(vals, v)
+	}
+	e.resVals = vals
+	return -1
 }
 
 func attrFits(t AttrType, v any) bool {
