@@ -53,6 +53,34 @@ type evalEnv struct {
 
 type expr func(e *evalEnv) (value, status)
 
+// cond is an expression whose value is a Bool: the conditions a policy
+// is made of, evaluated without carrying a value. A Cedar error (an
+// operand of the wrong type included) is failed, as for expr.
+type cond func(e *evalEnv) (bool, status)
+
+// exprOf is a cond as an expr.
+func exprOf(f cond) expr {
+	return func(e *evalEnv) (value, status) {
+		b, st := f(e)
+		if st != ok {
+			return value{}, st
+		}
+		return boolValue(b), ok
+	}
+}
+
+// condOf is an expr that must give a Bool as a cond: any other value is
+// an error (failure).
+func condOf(f expr) cond {
+	return func(e *evalEnv) (bool, status) {
+		x, st := f(e)
+		if st != ok || x.k != kBool {
+			return false, failure(st)
+		}
+		return x.n != 0, ok
+	}
+}
+
 // compilePolicy compiles a policy the way cedar-go does: its scope,
 // then its conditions (unless negated), joined by &&. ok is false when
 // the policy uses something outside the compiled subset.
@@ -65,7 +93,7 @@ type expr func(e *evalEnv) (value, status)
 // It is compiled for one tool (pl) of one policy set (p): what the tool
 // fixes — the action, the types of its arguments and of its targets'
 // attributes — is looked up here rather than on every decision.
-func compilePolicy(pol *xast.Policy, p *Policies, pl *plan) (_ expr, size int, fits bool) {
+func compilePolicy(pol *xast.Policy, p *Policies, pl *plan) (_ cond, size int, fits bool) {
 	var parts []xast.IsNode
 	if _, all := pol.Principal.(xast.ScopeTypeAll); !all && !decidedScope(pol.Principal) {
 		parts = append(parts, scopeNode(xast.NewPrincipalNode(), pol.Principal))
@@ -84,15 +112,67 @@ func compilePolicy(pol *xast.Policy, p *Policies, pl *plan) (_ expr, size int, f
 		parts = append(parts, c.Body)
 	}
 	if len(parts) == 0 {
-		return func(*evalEnv) (value, status) { return boolValue(true), ok }, 1, true
+		return func(*evalEnv) (bool, status) { return true, ok }, 1, true
 	}
 	node := parts[len(parts)-1]
 	for i := len(parts) - 2; i >= 0; i-- {
 		node = xast.NodeTypeAnd{BinaryNode: xast.BinaryNode{Left: parts[i], Right: node}}
 	}
 	c := compiler{p: p, pl: pl}
-	f := c.compile(node)
+	f := c.cond(node)
 	return f, c.nodes, !c.outside
+}
+
+// cond compiles a node that must evaluate to a Bool (a policy's
+// condition, an operand of &&, || or !): the boolean operators,
+// comparisons, like, has and is produce the Bool itself; any other node
+// is compiled as an expr and its value checked.
+func (c *compiler) cond(n xast.IsNode) cond {
+	switch v := n.(type) {
+	case xast.NodeTypeAnd:
+		c.nodes++
+		lf, rf := c.cond(v.Left), c.cond(v.Right)
+		return func(e *evalEnv) (bool, status) {
+			x, st := lf(e)
+			if st != ok || !x {
+				return false, st
+			}
+			return rf(e)
+		}
+	case xast.NodeTypeOr:
+		c.nodes++
+		lf, rf := c.cond(v.Left), c.cond(v.Right)
+		return func(e *evalEnv) (bool, status) {
+			x, st := lf(e)
+			if st != ok || x {
+				return x, st
+			}
+			return rf(e)
+		}
+	case xast.NodeTypeNot:
+		c.nodes++
+		arg := c.cond(v.Arg)
+		return func(e *evalEnv) (bool, status) {
+			x, st := arg(e)
+			return !x && st == ok, st
+		}
+	case xast.NodeTypeEquals:
+		c.nodes++
+		return c.equals(v.Left, v.Right, false)
+	case xast.NodeTypeNotEquals:
+		c.nodes++
+		return c.equals(v.Left, v.Right, true)
+	case xast.NodeTypeLike:
+		c.nodes++
+		return c.like(v)
+	case xast.NodeTypeHas:
+		c.nodes++
+		return c.has(v.Arg, string(v.Value))
+	case xast.NodeTypeIs:
+		c.nodes++
+		return c.is(v.Left, v.EntityType)
+	}
+	return condOf(c.compile(n))
 }
 
 // decidedScope reports whether the pre-filter decides a principal or
@@ -152,25 +232,12 @@ func (c *compiler) compile(n xast.IsNode) expr {
 		return c.variable(v)
 	case xast.NodeTypeSet:
 		return c.set(v)
-	case xast.NodeTypeAnd:
-		return c.and(v.Left, v.Right)
-	case xast.NodeTypeOr:
-		return c.or(v.Left, v.Right)
-	case xast.NodeTypeNot:
-		arg := c.compile(v.Arg)
-		return func(e *evalEnv) (value, status) {
-			x, st := arg(e)
-			if st != ok || x.k != kBool {
-				return value{}, failure(st)
-			}
-			return boolValue(x.n == 0), ok
-		}
+	case xast.NodeTypeAnd, xast.NodeTypeOr, xast.NodeTypeNot, xast.NodeTypeEquals, xast.NodeTypeNotEquals, xast.NodeTypeLike,
+		xast.NodeTypeHas, xast.NodeTypeIs:
+		c.nodes-- // cond counts it
+		return exprOf(c.cond(n))
 	case xast.NodeTypeIfThenElse:
 		return c.ifThenElse(v)
-	case xast.NodeTypeEquals:
-		return c.equals(v.Left, v.Right, false)
-	case xast.NodeTypeNotEquals:
-		return c.equals(v.Left, v.Right, true)
 	case xast.NodeTypeLessThan:
 		return c.longs(v.Left, v.Right, func(a, b int64) (value, bool) { return boolValue(a < b), true })
 	case xast.NodeTypeLessThanOrEqual:
@@ -187,16 +254,10 @@ func (c *compiler) compile(n xast.IsNode) expr {
 		return c.longs(v.Left, v.Right, mulLong)
 	case xast.NodeTypeNegate:
 		return c.negate(v.Arg)
-	case xast.NodeTypeLike:
-		return c.like(v)
 	case xast.NodeTypeAccess:
 		return c.access(v.Arg, string(v.Value))
-	case xast.NodeTypeHas:
-		return c.has(v.Arg, string(v.Value))
 	case xast.NodeTypeIn:
 		return c.in(v.Left, v.Right)
-	case xast.NodeTypeIs:
-		return c.is(v.Left, v.EntityType)
 	case xast.NodeTypeIsIn:
 		return c.isIn(v)
 	case xast.NodeTypeContains:
@@ -284,42 +345,6 @@ func (c *compiler) set(v xast.NodeTypeSet) expr {
 	}
 }
 
-func (c *compiler) and(l, r xast.IsNode) expr {
-	lf, rf := c.compile(l), c.compile(r)
-	return func(e *evalEnv) (value, status) {
-		x, st := lf(e)
-		if st != ok || x.k != kBool {
-			return value{}, failure(st)
-		}
-		if x.n == 0 {
-			return x, ok
-		}
-		y, st := rf(e)
-		if st != ok || y.k != kBool {
-			return value{}, failure(st)
-		}
-		return y, ok
-	}
-}
-
-func (c *compiler) or(l, r xast.IsNode) expr {
-	lf, rf := c.compile(l), c.compile(r)
-	return func(e *evalEnv) (value, status) {
-		x, st := lf(e)
-		if st != ok || x.k != kBool {
-			return value{}, failure(st)
-		}
-		if x.n != 0 {
-			return x, ok
-		}
-		y, st := rf(e)
-		if st != ok || y.k != kBool {
-			return value{}, failure(st)
-		}
-		return y, ok
-	}
-}
-
 func (c *compiler) ifThenElse(v xast.NodeTypeIfThenElse) expr {
 	cf, tf, ef := c.compile(v.If), c.compile(v.Then), c.compile(v.Else)
 	return func(e *evalEnv) (value, status) {
@@ -334,59 +359,50 @@ func (c *compiler) ifThenElse(v xast.NodeTypeIfThenElse) expr {
 	}
 }
 
-func (c *compiler) equals(l, r xast.IsNode, negate bool) expr {
+func (c *compiler) equals(l, r xast.IsNode, negate bool) cond {
 	lf, rf := c.compile(l), c.compile(r)
 	// a literal operand is a constant: no call to read it, and evaluating
 	// it first or not at all cannot fail
 	if lit, isLit := c.constant(r); isLit {
 		if lit.k == kString {
-			return func(e *evalEnv) (value, status) {
+			return func(e *evalEnv) (bool, status) {
 				x, st := lf(e)
 				if st != ok {
-					return value{}, st
+					return false, st
 				}
-				return boolValue((x.k == kString && x.s == lit.s) != negate), ok
+				return (x.k == kString && x.s == lit.s) != negate, ok
 			}
 		}
-		return func(e *evalEnv) (value, status) {
+		return func(e *evalEnv) (bool, status) {
 			x, st := lf(e)
 			if st != ok {
-				return value{}, st
+				return false, st
 			}
 			eq, st := equal(x, lit)
-			if st != ok {
-				return value{}, st
-			}
-			return boolValue(eq != negate), ok
+			return eq != negate && st == ok, st
 		}
 	}
 	if lit, isLit := c.constant(l); isLit {
-		return func(e *evalEnv) (value, status) {
+		return func(e *evalEnv) (bool, status) {
 			y, st := rf(e)
 			if st != ok {
-				return value{}, st
+				return false, st
 			}
 			eq, st := equal(lit, y)
-			if st != ok {
-				return value{}, st
-			}
-			return boolValue(eq != negate), ok
+			return eq != negate && st == ok, st
 		}
 	}
-	return func(e *evalEnv) (value, status) {
+	return func(e *evalEnv) (bool, status) {
 		x, st := lf(e)
 		if st != ok {
-			return value{}, st
+			return false, st
 		}
 		y, st := rf(e)
 		if st != ok {
-			return value{}, st
+			return false, st
 		}
 		eq, st := equal(x, y)
-		if st != ok {
-			return value{}, st
-		}
-		return boolValue(eq != negate), ok
+		return eq != negate && st == ok, st
 	}
 }
 
@@ -448,14 +464,14 @@ func (c *compiler) negate(n xast.IsNode) expr {
 }
 
 // like matches as cedar-go's own Pattern.Match does (patternMatcher).
-func (c *compiler) like(v xast.NodeTypeLike) expr {
+func (c *compiler) like(v xast.NodeTypeLike) cond {
 	f, match := c.compile(v.Arg), patternMatcher(v.Value)
-	return func(e *evalEnv) (value, status) {
+	return func(e *evalEnv) (bool, status) {
 		x, st := f(e)
 		if st != ok || x.k != kString {
-			return value{}, failure(st)
+			return false, failure(st)
 		}
-		return boolValue(match(x.s)), ok
+		return match(x.s), ok
 	}
 }
 
@@ -478,17 +494,17 @@ func (c *compiler) sets(l, r xast.IsNode, bothSets bool, op func(a, b value) (bo
 	}
 }
 
-func (c *compiler) is(l xast.IsNode, t types.EntityType) expr {
+func (c *compiler) is(l xast.IsNode, t types.EntityType) cond {
 	f := c.compile(l)
 	if v, isVar := l.(xast.NodeTypeVariable); isVar && v.Name == "resource" { // its type, without building its value
-		return func(e *evalEnv) (value, status) { return boolValue(e.resType == t), ok }
+		return func(e *evalEnv) (bool, status) { return e.resType == t, ok }
 	}
-	return func(e *evalEnv) (value, status) {
+	return func(e *evalEnv) (bool, status) {
 		x, st := f(e)
 		if st != ok || x.k != kEntity {
-			return value{}, failure(st)
+			return false, failure(st)
 		}
-		return boolValue(x.et == t), ok
+		return x.et == t, ok
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 )
 
 func (c *compiler) access(n xast.IsNode, name string) expr {
+	if f := c.directAccess(n, name); f != nil {
+		return f
+	}
 	if read := c.direct(n, name); read != nil {
 		return func(e *evalEnv) (value, status) {
 			v, found, st := read(e)
@@ -42,21 +45,18 @@ func (c *compiler) access(n xast.IsNode, name string) expr {
 	}
 }
 
-func (c *compiler) has(n xast.IsNode, name string) expr {
+func (c *compiler) has(n xast.IsNode, name string) cond {
 	if read := c.direct(n, name); read != nil {
-		return func(e *evalEnv) (value, status) {
+		return func(e *evalEnv) (bool, status) {
 			_, found, st := read(e)
-			if st != ok {
-				return value{}, st
-			}
-			return boolValue(found), ok
+			return found && st == ok, st
 		}
 	}
 	f := c.compile(n)
-	return func(e *evalEnv) (value, status) {
+	return func(e *evalEnv) (bool, status) {
 		x, st := f(e)
 		if st != ok {
-			return value{}, st
+			return false, st
 		}
 		found := false
 		switch x.k {
@@ -65,12 +65,9 @@ func (c *compiler) has(n xast.IsNode, name string) expr {
 		case kRecord:
 			_, found, st = e.recordAttr(x, name)
 		default:
-			return value{}, failed
+			return false, failed
 		}
-		if st != ok {
-			return value{}, st
-		}
-		return boolValue(found), ok
+		return found && st == ok, st
 	}
 }
 
@@ -104,20 +101,90 @@ func (c *compiler) direct(n xast.IsNode, name string) func(e *evalEnv) (value, b
 	return nil
 }
 
-// resourceRead reads attribute name of the resource: what resourceAttr
-// finds, from the value loadAttrs kept, its place and declared type found
-// here for each of the tool's target types.
-func (c *compiler) resourceRead(name string) func(e *evalEnv) (value, bool, status) {
-	at := make([]int, len(c.pl.targets)) // in the type's names; -1: not declared
-	decl := make([]AttrType, len(c.pl.targets))
+// directAccess is access for the reads resourceRead and argumentRead
+// make, in one closure: what access on direct finds (a missing attribute
+// is an error), without the call between them. nil for any other
+// expression.
+func (c *compiler) directAccess(n xast.IsNode, name string) expr {
+	switch v := n.(type) {
+	case xast.NodeTypeVariable:
+		if v.Name != "resource" {
+			return nil
+		}
+		at, decl, server, hasName := c.resourceSlots(name)
+		return func(e *evalEnv) (value, status) {
+			if e.ti < 0 {
+				if hasName {
+					return server, ok
+				}
+				return value{}, failed
+			}
+			j := at[e.ti]
+			if j < 0 {
+				return value{}, failed
+			}
+			v, found, st := attrRead(decl[e.ti], e.resVals[j])
+			if st != ok || !found {
+				return value{}, failure(st)
+			}
+			return v, ok
+		}
+	case xast.NodeTypeAccess:
+		if !isContext(v.Arg) || v.Value != "arguments" {
+			return nil
+		}
+		f, declared := c.pl.ctxArgs.fields[name]
+		if !declared {
+			return func(*evalEnv) (value, status) { return value{}, failed }
+		}
+		j := slices.Index(c.pl.ctxArgs.names, name)
+		if f.t == primType("String") {
+			return func(e *evalEnv) (value, status) {
+				switch x := e.argVals[j].(type) {
+				case nil: // absent or null: not in the record
+					return value{}, failed
+				case string:
+					return value{k: kString, s: x}, ok
+				}
+				return value{}, unsupported // not what the check let through: let Cedar say
+			}
+		}
+		return func(e *evalEnv) (value, status) {
+			x := e.argVals[j]
+			if x == nil {
+				return value{}, failed
+			}
+			fv, st := jsonValue(f.t, x)
+			if st != ok {
+				return value{}, failure(st)
+			}
+			return fv, ok
+		}
+	}
+	return nil
+}
+
+// resourceSlots finds, for each of the tool's target types, where
+// attribute name is in its names (-1: not declared) and its declared
+// type; and the server's value for it (hasName: the server has it).
+func (c *compiler) resourceSlots(name string) (at []int, decl []AttrType, server value, hasName bool) {
+	at = make([]int, len(c.pl.targets))
+	decl = make([]AttrType, len(c.pl.targets))
 	for i, al := range c.pl.targets {
 		at[i] = slices.Index(al.names, name)
 		decl[i] = al.attrs[name]
 	}
-	server, hasName := value{}, name == "name"
-	if hasName {
+	if hasName = name == "name"; hasName {
 		server = value{k: kString, s: c.p.model.Server}
 	}
+	return at, decl, server, hasName
+}
+
+// resourceRead reads attribute name of the resource: what resourceAttr
+// finds, from the value loadAttrs kept, its place and declared type found
+// here for each of the tool's target types.
+func (c *compiler) resourceRead(name string) func(e *evalEnv) (value, bool, status) {
+	at, decl, server, hasName := c.resourceSlots(name)
 	return func(e *evalEnv) (value, bool, status) {
 		if e.ti < 0 {
 			return server, hasName, ok
@@ -314,9 +381,9 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 		switch {
 		case st == unsupported:
 			return Decision{}, false
-		case st == failed || v.k != kBool: // Cedar skips the policy and reports it
+		case st == failed: // Cedar skips the policy and reports it
 			errs |= 1 << i
-		case v.n == 0:
+		case !v:
 		case rl.forbid:
 			forbids |= 1 << i
 		default:

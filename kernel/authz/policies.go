@@ -226,7 +226,7 @@ type rule struct {
 	argFields map[string]bool
 	// prog is the compiled policy (compile.go); nil when it uses
 	// something outside the compiled subset.
-	prog   expr
+	prog   cond
 	size   int // its compiled form's nodes
 	forbid bool
 }
