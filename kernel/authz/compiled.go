@@ -112,6 +112,22 @@ func (c *compiler) directAccess(n xast.IsNode, name string) expr {
 			return nil
 		}
 		at, decl, server, hasName := c.resourceSlots(name)
+		if len(at) == 1 && at[0] >= 0 { // one target type, which declares it: no table to read
+			j, t := at[0], decl[0]
+			return func(e *evalEnv) (value, status) {
+				if e.ti < 0 {
+					if hasName {
+						return server, ok
+					}
+					return value{}, failed
+				}
+				v, found, st := attrRead(t, e.resVals[j])
+				if st != ok || !found {
+					return value{}, failure(st)
+				}
+				return v, ok
+			}
+		}
 		return func(e *evalEnv) (value, status) {
 			if e.ti < 0 {
 				if hasName {
@@ -354,7 +370,7 @@ func (e *evalEnv) isResource(x value) bool { return x.et == e.resType && x.s == 
 // them meets a case it leaves to Cedar, or when more than maxCompiled
 // policies are in play.
 func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *toolRules, r *Request) (Decision, bool) {
-	if len(rs.rules) > maxCompiled {
+	if len(rs.progs) > maxCompiled {
 		return Decision{}, false
 	}
 	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
@@ -375,8 +391,8 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 	}
 	env.set(p, pl, ti, pe, r)
 	var permits, forbids, errs uint64 // bit i: rule i
-	for i := range rs.rules {
-		rl := &rs.rules[i]
+	for i := range rs.progs {
+		rl := &rs.progs[i]
 		v, st := rl.prog(env)
 		switch {
 		case st == unsupported:
@@ -425,6 +441,14 @@ func (e *evalEnv) set(p *Policies, pl *plan, ti int, pe *principalEntry, r *Requ
 	}
 	e.transport, e.confirmed, e.unix = r.Transport, r.Confirmed, r.Time.Unix()
 	e.args.obj = r.Arguments
+}
+
+// progRule is a rule's compiled form and effect: what a compiled decision
+// reads of it, kept apart from the rest so that the rules in play are
+// read from a few contiguous words.
+type progRule struct {
+	prog   cond
+	forbid bool
 }
 
 // maxCompiled bounds the policies in play (for one principal and tool) a
@@ -526,9 +550,9 @@ func (e *evalEnv) loadArgs(rt *recordType, obj map[string]any) bool {
 // -1.
 func (e *evalEnv) loadAttrs(al *attrList, attrs map[string]any) int {
 	vals := e.resVals[:0]
-	for i, name := range al.names {
-		v := attrs[name]
-		if !attrFits(al.types[i], v) {
+	for i := range al.decl {
+		v := attrs[al.decl[i].name]
+		if !attrFits(al.decl[i].t, v) {
 			return i
 		}
 		vals = append(vals, v)

@@ -295,6 +295,7 @@ type principalEntry struct {
 
 type toolRules struct {
 	rules ruleList
+	progs []progRule // the rules' compiled forms, side by side (when compiled)
 	reads reads
 	args  recordType // the tool's arguments those rules read
 	// compiled: every rule has a compiled form (compile.go), so the
@@ -321,6 +322,7 @@ func (e *principalEntry) rules(pl *plan) *toolRules {
 			tr.compiled = tr.compiled && r.prog != nil
 			size += r.size
 			tr.rules = append(tr.rules, r)
+			tr.progs = append(tr.progs, progRule{prog: r.prog, forbid: r.forbid})
 			tr.reads = tr.reads.or(r.reads)
 			if r.reads.arguments {
 				allArgs = allArgs || r.allArgs

@@ -44,11 +44,17 @@ type Policies struct {
 	attrLists     map[string]*attrList              // per resource type, for the compiled path
 }
 
+type attrDecl struct {
+	name string
+	t    AttrType
+}
+
 // attrList is a resource type's attributes, sorted by name.
 type attrList struct {
 	name  string // the type's
 	names []string
 	types []AttrType
+	decl  []attrDecl // names and types side by side, for loadAttrs
 	attrs map[string]AttrType
 }
 
@@ -85,6 +91,7 @@ func parse(m *Model, name string, policy, entities []byte, validate bool) (*Poli
 		al := &attrList{name: rt.Name, names: p.attrNames[rt.Name], attrs: rt.Attrs}
 		for _, n := range al.names {
 			al.types = append(al.types, rt.Attrs[n])
+			al.decl = append(al.decl, attrDecl{n, rt.Attrs[n]})
 		}
 		p.attrLists[rt.Name] = al
 	}
