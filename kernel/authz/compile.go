@@ -49,6 +49,10 @@ type evalEnv struct {
 	// the arguments' and the resource attributes' values, in the order of
 	// their names, as loadArgs and loadAttrs checked them
 	argVals, resVals []any
+	// resSets[j] holds resVals[j] when a policy reads it as a set: reading
+	// a set attribute allocates nothing (the values that point here live
+	// only while the policies are evaluated)
+	resSets []aggregate
 }
 
 type expr func(e *evalEnv) (value, status)

@@ -121,7 +121,7 @@ func (c *compiler) directAccess(n xast.IsNode, name string) expr {
 					}
 					return value{}, failed
 				}
-				v, found, st := attrRead(t, e.resVals[j])
+				v, found, st := e.slotRead(t, j)
 				if st != ok || !found {
 					return value{}, failure(st)
 				}
@@ -139,7 +139,7 @@ func (c *compiler) directAccess(n xast.IsNode, name string) expr {
 			if j < 0 {
 				return value{}, failed
 			}
-			v, found, st := attrRead(decl[e.ti], e.resVals[j])
+			v, found, st := e.slotRead(decl[e.ti], j)
 			if st != ok || !found {
 				return value{}, failure(st)
 			}
@@ -209,7 +209,7 @@ func (c *compiler) resourceRead(name string) func(e *evalEnv) (value, bool, stat
 		if j < 0 {
 			return value{}, false, ok
 		}
-		return attrRead(decl[e.ti], e.resVals[j])
+		return e.slotRead(decl[e.ti], j)
 	}
 }
 
@@ -300,6 +300,18 @@ func (e *evalEnv) resourceAttr(name string) (value, bool, status) {
 		return value{}, false, ok
 	}
 	return attrRead(t, e.resAttrs[name])
+}
+
+// slotRead is attrRead of the attribute loadAttrs kept at j: a set is
+// read through the env's aggregate for that place, not a new one.
+func (e *evalEnv) slotRead(t AttrType, j int) (value, bool, status) {
+	v := e.resVals[j]
+	if x, isSet := v.([]string); isSet && t == StringSet {
+		a := &e.resSets[j]
+		a.strs = x
+		return value{k: kSet, rep: setStrings, agg: a}, true, ok
+	}
+	return attrRead(t, v)
 }
 
 // attrRead is a resource attribute's value v as its declared type t reads
@@ -550,6 +562,9 @@ func (e *evalEnv) loadArgs(rt *recordType, obj map[string]any) bool {
 // -1.
 func (e *evalEnv) loadAttrs(al *attrList, attrs map[string]any) int {
 	vals := e.resVals[:0]
+	if len(e.resSets) < len(al.decl) {
+		e.resSets = make([]aggregate, len(al.decl))
+	}
 	for i := range al.decl {
 		v := attrs[al.decl[i].name]
 		if !attrFits(al.decl[i].t, v) {
