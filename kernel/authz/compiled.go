@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/cedar-policy/cedar-go/types"
 	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
@@ -445,14 +446,44 @@ func (e *evalEnv) set(p *Policies, pl *plan, ti int, pe *principalEntry, r *Requ
 		e.pe = pe
 	}
 	e.ti = ti
-	if ti < 0 {
-		e.resType, e.resID, e.resAttrs, e.resDecl = ServerType, p.model.Server, nil, nil
-	} else {
-		e.resType, e.resID, e.resAttrs = types.EntityType(r.Resource.Type), r.Resource.ID, r.Resource.Attrs
-		e.resDecl = pl.targets[ti].attrs
+	resType, resID, resAttrs, resDecl := types.EntityType(ServerType), p.model.Server, map[string]any(nil), map[string]AttrType(nil)
+	if ti >= 0 {
+		resType, resID, resAttrs, resDecl = types.EntityType(r.Resource.Type), r.Resource.ID, r.Resource.Attrs, pl.targets[ti].attrs
 	}
-	e.transport, e.confirmed, e.unix = r.Transport, r.Confirmed, r.Time.Unix()
-	e.args.obj = r.Arguments
+	// a string equal to the one held, a map that is the one held, is not
+	// written again: most calls in a row share them (a tool, a resource)
+	if e.resType != resType {
+		e.resType = resType
+	}
+	if e.resID != resID {
+		e.resID = resID
+	}
+	if !sameMap(e.resAttrs, resAttrs) {
+		e.resAttrs = resAttrs
+	}
+	if !sameMap(e.resDecl, resDecl) {
+		e.resDecl = resDecl
+	}
+	if e.transport != r.Transport {
+		e.transport = r.Transport
+	}
+	e.confirmed, e.unix = r.Confirmed, r.Time.Unix()
+	if !sameMap(e.args.obj, r.Arguments) {
+		e.args.obj = r.Arguments
+	}
+}
+
+// sameMap reports whether a and b are the same map (not equal maps).
+func sameMap[V any](a, b map[string]V) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
+}
+
+// sameValue reports whether a and b are the same interface value: the
+// same dynamic type and the same data word (for a string or a slice, the
+// same boxed header) — what a map returns again for an entry not changed.
+func sameValue(a, b any) bool {
+	type eface struct{ t, d unsafe.Pointer }
+	return *(*eface)(unsafe.Pointer(&a)) == *(*eface)(unsafe.Pointer(&b))
 }
 
 // progRule is a rule's compiled form and effect: what a compiled decision
@@ -569,6 +600,10 @@ func (e *evalEnv) loadAttrs(al *attrList, attrs map[string]any) int {
 		v := attrs[al.decl[i].name]
 		if !attrFits(al.decl[i].t, v) {
 			return i
+		}
+		if i < cap(vals) && sameValue(vals[:i+1][i], v) { // a cached resource's: not written again
+			vals = vals[:i+1]
+			continue
 		}
 		vals = append(vals, v)
 	}
