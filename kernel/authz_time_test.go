@@ -32,7 +32,9 @@ func TestAuthzTimeIsTheCallsTime(t *testing.T) {
 		readings := 0
 		var records []audit.Record
 		tool := kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{Name: "get_item", Description: "Read an item.", Policy: readPolicy,
-			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) { return map[string]string{"ok": "yes"}, nil }})
+			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
+				return map[string]string{"ok": "yes"}, nil
+			}})
 		srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool}, &kernel.Options{
 			Authz: &authz.Config{PolicyFile: pf},
 			Now: func() time.Time {
