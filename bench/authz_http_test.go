@@ -111,3 +111,40 @@ func benchAuthzHTTP(b *testing.B, body func(int) string) {
 	b.ReportMetric(ratios[len(ratios)/2], "median-block-ratio")
 	b.ReportMetric(float64(sum[2])/float64(sum[1]), "cpu-authz/permit-all")
 }
+
+// BenchmarkAuthzHTTPOne runs one of BenchmarkAuthzHTTPCall's handlers
+// alone (no policy, permit-all, the eight-policy file; repeated or
+// distinct calls), for a profile or an instruction count of one path,
+// e.g. the authorization step's instructions per call under callgrind
+// (docs/performance.md, "Authorization").
+func BenchmarkAuthzHTTPOne(b *testing.B) {
+	for _, h := range []struct{ name, policy string }{{"plain", ""}, {"permit-all", permitAllPolicy}, {"policy", benchPolicy}} {
+		for _, distinct := range []bool{false, true} {
+			name := h.name + "/repeated"
+			if distinct {
+				name = h.name + "/distinct"
+			}
+			b.Run(name, func(b *testing.B) {
+				hd := authzHTTPHandler(b, h.policy)
+				body := func(i int) string {
+					if distinct {
+						return strings.Replace(authzHTTPBody, `"www"`, `"w`+strconv.Itoa(i)+`"`, 1)
+					}
+					return authzHTTPBody
+				}
+				bodies := make([]string, 4096)
+				for i := range bodies {
+					bodies[i] = body(i)
+				}
+				for i := range 1000 {
+					serveAuthzCall(b, hd, bodies[i%len(bodies)])
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; b.Loop(); i++ {
+					serveAuthzCall(b, hd, bodies[i%len(bodies)])
+				}
+			})
+		}
+	}
+}

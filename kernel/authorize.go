@@ -168,8 +168,12 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 	if call.header != nil {
 		transport = "http"
 	}
+	now := rec.Time // the call's time, as its audit record has it: no second reading of the clock
+	if now.IsZero() {
+		now = s.opts.Now()
+	}
 	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, Resource: res,
-		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args}
+		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args}
 	call.authzReq = &call.authzBuf
 	d := s.authz.Decide(call.authzBuf)
 	rec.Authz, rec.AuthzPolicies = "deny", d.Policies

@@ -25,19 +25,65 @@ import (
 // maxCompiled policies in play. TestCompiledMatchesCedar and
 // FuzzCompiledMatchesCedar hold the two to the same decisions.
 
-// evalEnv is what a compiled policy reads.
+// evalEnv is what a compiled policy reads: the request's fields a policy
+// can read, set one by one (the principal's are its entry's, pe.pr), so
+// that a decision writes a few words rather than a copy of the Request.
 type evalEnv struct {
 	p  *Policies
 	pl *plan
 	pe *principalEntry
-	r  Request
+	// the resource, with the server in place of the zero Resource; ti is
+	// its type's index in pl.targets, -1 for the server
+	ti       int
+	resType  types.EntityType
+	resID    string
+	resAttrs map[string]any
+	resDecl  map[string]AttrType // the resource type's declared attributes
+	// the context
+	transport string
+	confirmed bool
+	unix      int64
 	// the record a policy reads most, kept here so that reading it
 	// allocates nothing (the principal's sets are its entry's)
-	args     aggregate
-	resAttrs map[string]AttrType // the resource type's
+	args aggregate
+	// the arguments' and the resource attributes' values, in the order of
+	// their names, as loadArgs and loadAttrs checked them
+	argVals, resVals []any
+	// resSets[j] holds resVals[j] when a policy reads it as a set: reading
+	// a set attribute allocates nothing (the values that point here live
+	// only while the policies are evaluated)
+	resSets []aggregate
 }
 
 type expr func(e *evalEnv) (value, status)
+
+// cond is an expression whose value is a Bool: the conditions a policy
+// is made of, evaluated without carrying a value. A Cedar error (an
+// operand of the wrong type included) is failed, as for expr.
+type cond func(e *evalEnv) (bool, status)
+
+// exprOf is a cond as an expr.
+func exprOf(f cond) expr {
+	return func(e *evalEnv) (value, status) {
+		b, st := f(e)
+		if st != ok {
+			return value{}, st
+		}
+		return boolValue(b), ok
+	}
+}
+
+// condOf is an expr that must give a Bool as a cond: any other value is
+// an error (failure).
+func condOf(f expr) cond {
+	return func(e *evalEnv) (bool, status) {
+		x, st := f(e)
+		if st != ok || x.k != kBool {
+			return false, failure(st)
+		}
+		return x.n != 0, ok
+	}
+}
 
 // compilePolicy compiles a policy the way cedar-go does: its scope,
 // then its conditions (unless negated), joined by &&. ok is false when
@@ -47,7 +93,11 @@ type expr func(e *evalEnv) (value, status)
 // principalScopeMatches and actionScopeMatches decide exactly: a policy is
 // evaluated only for the principals and tools those found it applies to
 // (toolRules), for which Cedar's scope test is true and cannot fail.
-func compilePolicy(pol *xast.Policy) (_ expr, size int, fits bool) {
+//
+// It is compiled for one tool (pl) of one policy set (p): what the tool
+// fixes — the action, the types of its arguments and of its targets'
+// attributes — is looked up here rather than on every decision.
+func compilePolicy(pol *xast.Policy, p *Policies, pl *plan) (_ cond, size int, fits bool) {
 	var parts []xast.IsNode
 	if _, all := pol.Principal.(xast.ScopeTypeAll); !all && !decidedScope(pol.Principal) {
 		parts = append(parts, scopeNode(xast.NewPrincipalNode(), pol.Principal))
@@ -66,15 +116,67 @@ func compilePolicy(pol *xast.Policy) (_ expr, size int, fits bool) {
 		parts = append(parts, c.Body)
 	}
 	if len(parts) == 0 {
-		return func(*evalEnv) (value, status) { return boolValue(true), ok }, 1, true
+		return func(*evalEnv) (bool, status) { return true, ok }, 1, true
 	}
 	node := parts[len(parts)-1]
 	for i := len(parts) - 2; i >= 0; i-- {
 		node = xast.NodeTypeAnd{BinaryNode: xast.BinaryNode{Left: parts[i], Right: node}}
 	}
-	c := compiler{}
-	f := c.compile(node)
+	c := compiler{p: p, pl: pl}
+	f := c.cond(node)
 	return f, c.nodes, !c.outside
+}
+
+// cond compiles a node that must evaluate to a Bool (a policy's
+// condition, an operand of &&, || or !): the boolean operators,
+// comparisons, like, has and is produce the Bool itself; any other node
+// is compiled as an expr and its value checked.
+func (c *compiler) cond(n xast.IsNode) cond {
+	switch v := n.(type) {
+	case xast.NodeTypeAnd:
+		c.nodes++
+		lf, rf := c.cond(v.Left), c.cond(v.Right)
+		return func(e *evalEnv) (bool, status) {
+			x, st := lf(e)
+			if st != ok || !x {
+				return false, st
+			}
+			return rf(e)
+		}
+	case xast.NodeTypeOr:
+		c.nodes++
+		lf, rf := c.cond(v.Left), c.cond(v.Right)
+		return func(e *evalEnv) (bool, status) {
+			x, st := lf(e)
+			if st != ok || x {
+				return x, st
+			}
+			return rf(e)
+		}
+	case xast.NodeTypeNot:
+		c.nodes++
+		arg := c.cond(v.Arg)
+		return func(e *evalEnv) (bool, status) {
+			x, st := arg(e)
+			return !x && st == ok, st
+		}
+	case xast.NodeTypeEquals:
+		c.nodes++
+		return c.equals(v.Left, v.Right, false)
+	case xast.NodeTypeNotEquals:
+		c.nodes++
+		return c.equals(v.Left, v.Right, true)
+	case xast.NodeTypeLike:
+		c.nodes++
+		return c.like(v)
+	case xast.NodeTypeHas:
+		c.nodes++
+		return c.has(v.Arg, string(v.Value))
+	case xast.NodeTypeIs:
+		c.nodes++
+		return c.is(v.Left, v.EntityType)
+	}
+	return condOf(c.compile(n))
 }
 
 // decidedScope reports whether the pre-filter decides a principal or
@@ -112,6 +214,8 @@ func scopeNode(v xast.NodeTypeVariable, scope xast.IsScopeNode) xast.IsNode {
 type compiler struct {
 	outside bool
 	nodes   int
+	p       *Policies
+	pl      *plan // the tool compiled for
 }
 
 func (c *compiler) out() expr {
@@ -132,25 +236,12 @@ func (c *compiler) compile(n xast.IsNode) expr {
 		return c.variable(v)
 	case xast.NodeTypeSet:
 		return c.set(v)
-	case xast.NodeTypeAnd:
-		return c.and(v.Left, v.Right)
-	case xast.NodeTypeOr:
-		return c.or(v.Left, v.Right)
-	case xast.NodeTypeNot:
-		arg := c.compile(v.Arg)
-		return func(e *evalEnv) (value, status) {
-			x, st := arg(e)
-			if st != ok || x.k != kBool {
-				return value{}, failure(st)
-			}
-			return boolValue(x.n == 0), ok
-		}
+	case xast.NodeTypeAnd, xast.NodeTypeOr, xast.NodeTypeNot, xast.NodeTypeEquals, xast.NodeTypeNotEquals, xast.NodeTypeLike,
+		xast.NodeTypeHas, xast.NodeTypeIs:
+		c.nodes-- // cond counts it
+		return exprOf(c.cond(n))
 	case xast.NodeTypeIfThenElse:
 		return c.ifThenElse(v)
-	case xast.NodeTypeEquals:
-		return c.equals(v.Left, v.Right, false)
-	case xast.NodeTypeNotEquals:
-		return c.equals(v.Left, v.Right, true)
 	case xast.NodeTypeLessThan:
 		return c.longs(v.Left, v.Right, func(a, b int64) (value, bool) { return boolValue(a < b), true })
 	case xast.NodeTypeLessThanOrEqual:
@@ -167,16 +258,10 @@ func (c *compiler) compile(n xast.IsNode) expr {
 		return c.longs(v.Left, v.Right, mulLong)
 	case xast.NodeTypeNegate:
 		return c.negate(v.Arg)
-	case xast.NodeTypeLike:
-		return c.like(v)
 	case xast.NodeTypeAccess:
 		return c.access(v.Arg, string(v.Value))
-	case xast.NodeTypeHas:
-		return c.has(v.Arg, string(v.Value))
 	case xast.NodeTypeIn:
 		return c.in(v.Left, v.Right)
-	case xast.NodeTypeIs:
-		return c.is(v.Left, v.EntityType)
 	case xast.NodeTypeIsIn:
 		return c.isIn(v)
 	case xast.NodeTypeContains:
@@ -208,32 +293,31 @@ func failure(st status) status {
 	return failed
 }
 
+// constant is the value of a literal node that compile accepts.
+func (c *compiler) constant(n xast.IsNode) (value, bool) {
+	if v, isLit := n.(xast.NodeValue); isLit {
+		return literal(v.Value)
+	}
+	return value{}, false
+}
+
 func (c *compiler) variable(v xast.NodeTypeVariable) expr {
 	switch v.Name {
 	case "principal":
 		return func(e *evalEnv) (value, status) {
-			return value{k: kEntity, et: userType, s: e.r.Principal.ID}, ok
+			return value{k: kEntity, et: userType, s: e.pe.pr.ID}, ok
 		}
 	case "action":
-		return func(e *evalEnv) (value, status) {
-			return value{k: kEntity, et: e.pl.uid.Type, s: string(e.pl.uid.ID)}, ok
-		}
+		action := value{k: kEntity, et: c.pl.uid.Type, s: string(c.pl.uid.ID)}
+		return func(*evalEnv) (value, status) { return action, ok }
 	case "resource":
 		return func(e *evalEnv) (value, status) {
-			t, id := e.resourceUID()
-			return value{k: kEntity, et: t, s: id}, ok
+			return value{k: kEntity, et: e.resType, s: e.resID}, ok
 		}
 	case "context":
 		return func(*evalEnv) (value, status) { return value{k: kRecord, rep: recContext}, ok }
 	}
 	return c.out()
-}
-
-func (e *evalEnv) resourceUID() (types.EntityType, string) {
-	if e.r.Resource.Type == "" || e.r.Resource.Type == ServerType {
-		return ServerType, e.p.model.Server
-	}
-	return types.EntityType(e.r.Resource.Type), e.r.Resource.ID
 }
 
 func (c *compiler) set(v xast.NodeTypeSet) expr {
@@ -265,42 +349,6 @@ func (c *compiler) set(v xast.NodeTypeSet) expr {
 	}
 }
 
-func (c *compiler) and(l, r xast.IsNode) expr {
-	lf, rf := c.compile(l), c.compile(r)
-	return func(e *evalEnv) (value, status) {
-		x, st := lf(e)
-		if st != ok || x.k != kBool {
-			return value{}, failure(st)
-		}
-		if x.n == 0 {
-			return x, ok
-		}
-		y, st := rf(e)
-		if st != ok || y.k != kBool {
-			return value{}, failure(st)
-		}
-		return y, ok
-	}
-}
-
-func (c *compiler) or(l, r xast.IsNode) expr {
-	lf, rf := c.compile(l), c.compile(r)
-	return func(e *evalEnv) (value, status) {
-		x, st := lf(e)
-		if st != ok || x.k != kBool {
-			return value{}, failure(st)
-		}
-		if x.n != 0 {
-			return x, ok
-		}
-		y, st := rf(e)
-		if st != ok || y.k != kBool {
-			return value{}, failure(st)
-		}
-		return y, ok
-	}
-}
-
 func (c *compiler) ifThenElse(v xast.NodeTypeIfThenElse) expr {
 	cf, tf, ef := c.compile(v.If), c.compile(v.Then), c.compile(v.Else)
 	return func(e *evalEnv) (value, status) {
@@ -315,22 +363,50 @@ func (c *compiler) ifThenElse(v xast.NodeTypeIfThenElse) expr {
 	}
 }
 
-func (c *compiler) equals(l, r xast.IsNode, negate bool) expr {
+func (c *compiler) equals(l, r xast.IsNode, negate bool) cond {
 	lf, rf := c.compile(l), c.compile(r)
-	return func(e *evalEnv) (value, status) {
+	// a literal operand is a constant: no call to read it, and evaluating
+	// it first or not at all cannot fail
+	if lit, isLit := c.constant(r); isLit {
+		if lit.k == kString {
+			return func(e *evalEnv) (bool, status) {
+				x, st := lf(e)
+				if st != ok {
+					return false, st
+				}
+				return (x.k == kString && x.s == lit.s) != negate, ok
+			}
+		}
+		return func(e *evalEnv) (bool, status) {
+			x, st := lf(e)
+			if st != ok {
+				return false, st
+			}
+			eq, st := equal(x, lit)
+			return eq != negate && st == ok, st
+		}
+	}
+	if lit, isLit := c.constant(l); isLit {
+		return func(e *evalEnv) (bool, status) {
+			y, st := rf(e)
+			if st != ok {
+				return false, st
+			}
+			eq, st := equal(lit, y)
+			return eq != negate && st == ok, st
+		}
+	}
+	return func(e *evalEnv) (bool, status) {
 		x, st := lf(e)
 		if st != ok {
-			return value{}, st
+			return false, st
 		}
 		y, st := rf(e)
 		if st != ok {
-			return value{}, st
+			return false, st
 		}
 		eq, st := equal(x, y)
-		if st != ok {
-			return value{}, st
-		}
-		return boolValue(eq != negate), ok
+		return eq != negate && st == ok, st
 	}
 }
 
@@ -391,15 +467,15 @@ func (c *compiler) negate(n xast.IsNode) expr {
 	}
 }
 
-// like matches with cedar-go's own Pattern.Match.
-func (c *compiler) like(v xast.NodeTypeLike) expr {
-	f, pat := c.compile(v.Arg), v.Value
-	return func(e *evalEnv) (value, status) {
+// like matches as cedar-go's own Pattern.Match does (patternMatcher).
+func (c *compiler) like(v xast.NodeTypeLike) cond {
+	f, match := c.compile(v.Arg), patternMatcher(v.Value)
+	return func(e *evalEnv) (bool, status) {
 		x, st := f(e)
 		if st != ok || x.k != kString {
-			return value{}, failure(st)
+			return false, failure(st)
 		}
-		return boolValue(pat.Match(types.String(x.s))), ok
+		return match(x.s), ok
 	}
 }
 
@@ -422,14 +498,17 @@ func (c *compiler) sets(l, r xast.IsNode, bothSets bool, op func(a, b value) (bo
 	}
 }
 
-func (c *compiler) is(l xast.IsNode, t types.EntityType) expr {
+func (c *compiler) is(l xast.IsNode, t types.EntityType) cond {
 	f := c.compile(l)
-	return func(e *evalEnv) (value, status) {
+	if v, isVar := l.(xast.NodeTypeVariable); isVar && v.Name == "resource" { // its type, without building its value
+		return func(e *evalEnv) (bool, status) { return e.resType == t, ok }
+	}
+	return func(e *evalEnv) (bool, status) {
 		x, st := f(e)
 		if st != ok || x.k != kEntity {
-			return value{}, failure(st)
+			return false, failure(st)
 		}
-		return boolValue(x.et == t), ok
+		return x.et == t, ok
 	}
 }
 

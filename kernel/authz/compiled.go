@@ -4,11 +4,16 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
+	"github.com/cedar-policy/cedar-go/types"
 	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
 )
 
 func (c *compiler) access(n xast.IsNode, name string) expr {
+	if f := c.directAccess(n, name); f != nil {
+		return f
+	}
 	if read := c.direct(n, name); read != nil {
 		return func(e *evalEnv) (value, status) {
 			v, found, st := read(e)
@@ -41,21 +46,18 @@ func (c *compiler) access(n xast.IsNode, name string) expr {
 	}
 }
 
-func (c *compiler) has(n xast.IsNode, name string) expr {
+func (c *compiler) has(n xast.IsNode, name string) cond {
 	if read := c.direct(n, name); read != nil {
-		return func(e *evalEnv) (value, status) {
+		return func(e *evalEnv) (bool, status) {
 			_, found, st := read(e)
-			if st != ok {
-				return value{}, st
-			}
-			return boolValue(found), ok
+			return found && st == ok, st
 		}
 	}
 	f := c.compile(n)
-	return func(e *evalEnv) (value, status) {
+	return func(e *evalEnv) (bool, status) {
 		x, st := f(e)
 		if st != ok {
-			return value{}, st
+			return false, st
 		}
 		found := false
 		switch x.k {
@@ -64,12 +66,9 @@ func (c *compiler) has(n xast.IsNode, name string) expr {
 		case kRecord:
 			_, found, st = e.recordAttr(x, name)
 		default:
-			return value{}, failed
+			return false, failed
 		}
-		if st != ok {
-			return value{}, st
-		}
-		return boolValue(found), ok
+		return found && st == ok, st
 	}
 }
 
@@ -88,7 +87,7 @@ func (c *compiler) direct(n xast.IsNode, name string) func(e *evalEnv) (value, b
 			}
 			return func(*evalEnv) (value, bool, status) { return value{}, false, ok }
 		case "resource":
-			return func(e *evalEnv) (value, bool, status) { return e.resourceAttr(name) }
+			return c.resourceRead(name)
 		case "context":
 			if read, found := contextReads[name]; found {
 				return func(e *evalEnv) (value, bool, status) { return read(e), true, ok }
@@ -97,10 +96,151 @@ func (c *compiler) direct(n xast.IsNode, name string) func(e *evalEnv) (value, b
 		}
 	case xast.NodeTypeAccess:
 		if isContext(v.Arg) && v.Value == "arguments" {
-			return func(e *evalEnv) (value, bool, status) { return recordField(value{agg: &e.args}, name) }
+			return c.argumentRead(name)
 		}
 	}
 	return nil
+}
+
+// directAccess is access for the reads resourceRead and argumentRead
+// make, in one closure: what access on direct finds (a missing attribute
+// is an error), without the call between them. nil for any other
+// expression.
+func (c *compiler) directAccess(n xast.IsNode, name string) expr {
+	switch v := n.(type) {
+	case xast.NodeTypeVariable:
+		if v.Name != "resource" {
+			return nil
+		}
+		at, decl, server, hasName := c.resourceSlots(name)
+		if len(at) == 1 && at[0] >= 0 { // one target type, which declares it: no table to read
+			j, t := at[0], decl[0]
+			return func(e *evalEnv) (value, status) {
+				if e.ti < 0 {
+					if hasName {
+						return server, ok
+					}
+					return value{}, failed
+				}
+				v, found, st := e.slotRead(t, j)
+				if st != ok || !found {
+					return value{}, failure(st)
+				}
+				return v, ok
+			}
+		}
+		return func(e *evalEnv) (value, status) {
+			if e.ti < 0 {
+				if hasName {
+					return server, ok
+				}
+				return value{}, failed
+			}
+			j := at[e.ti]
+			if j < 0 {
+				return value{}, failed
+			}
+			v, found, st := e.slotRead(decl[e.ti], j)
+			if st != ok || !found {
+				return value{}, failure(st)
+			}
+			return v, ok
+		}
+	case xast.NodeTypeAccess:
+		if !isContext(v.Arg) || v.Value != "arguments" {
+			return nil
+		}
+		f, declared := c.pl.ctxArgs.fields[name]
+		if !declared {
+			return func(*evalEnv) (value, status) { return value{}, failed }
+		}
+		j := slices.Index(c.pl.ctxArgs.names, name)
+		if f.t == primType("String") {
+			return func(e *evalEnv) (value, status) {
+				switch x := e.argVals[j].(type) {
+				case nil: // absent or null: not in the record
+					return value{}, failed
+				case string:
+					return value{k: kString, s: x}, ok
+				}
+				return value{}, unsupported // not what the check let through: let Cedar say
+			}
+		}
+		return func(e *evalEnv) (value, status) {
+			x := e.argVals[j]
+			if x == nil {
+				return value{}, failed
+			}
+			fv, st := jsonValue(f.t, x)
+			if st != ok {
+				return value{}, failure(st)
+			}
+			return fv, ok
+		}
+	}
+	return nil
+}
+
+// resourceSlots finds, for each of the tool's target types, where
+// attribute name is in its names (-1: not declared) and its declared
+// type; and the server's value for it (hasName: the server has it).
+func (c *compiler) resourceSlots(name string) (at []int, decl []AttrType, server value, hasName bool) {
+	at = make([]int, len(c.pl.targets))
+	decl = make([]AttrType, len(c.pl.targets))
+	for i, al := range c.pl.targets {
+		at[i] = slices.Index(al.names, name)
+		decl[i] = al.attrs[name]
+	}
+	if hasName = name == "name"; hasName {
+		server = value{k: kString, s: c.p.model.Server}
+	}
+	return at, decl, server, hasName
+}
+
+// resourceRead reads attribute name of the resource: what resourceAttr
+// finds, from the value loadAttrs kept, its place and declared type found
+// here for each of the tool's target types.
+func (c *compiler) resourceRead(name string) func(e *evalEnv) (value, bool, status) {
+	at, decl, server, hasName := c.resourceSlots(name)
+	return func(e *evalEnv) (value, bool, status) {
+		if e.ti < 0 {
+			return server, hasName, ok
+		}
+		j := at[e.ti]
+		if j < 0 {
+			return value{}, false, ok
+		}
+		return e.slotRead(decl[e.ti], j)
+	}
+}
+
+// argumentRead reads field name of context.arguments (recordField): the
+// value loadArgs kept, its place and declared type found here.
+func (c *compiler) argumentRead(name string) func(e *evalEnv) (value, bool, status) {
+	f, declared := c.pl.ctxArgs.fields[name]
+	if !declared {
+		return func(*evalEnv) (value, bool, status) { return value{}, false, ok }
+	}
+	j := slices.Index(c.pl.ctxArgs.names, name)
+	if f.t == primType("String") {
+		return func(e *evalEnv) (value, bool, status) {
+			switch x := e.argVals[j].(type) {
+			case nil: // absent or null: not in the record
+				return value{}, false, ok
+			case string:
+				return value{k: kString, s: x}, true, ok
+			}
+			return value{}, true, unsupported // not what the check let through: let Cedar say
+		}
+	}
+	return func(e *evalEnv) (value, bool, status) {
+		x := e.argVals[j]
+		if x == nil {
+			return value{}, false, ok
+		}
+		fv, st := jsonValue(f.t, x)
+		return fv, true, st
+	}
 }
 
 // entityAttr reads an attribute of an entity, looked up as the request's
@@ -110,11 +250,11 @@ func (e *evalEnv) entityAttr(x value, name string) (v value, found, exists bool,
 	if x.et == "" && x.s == "" {
 		return value{}, false, false, ok // the unspecified entity: an error to read
 	}
-	if x.et == userType && x.s == e.r.Principal.ID {
+	if x.et == userType && x.s == e.pe.pr.ID {
 		v, found := e.principalAttr(name)
 		return v, found, true, ok
 	}
-	if t, id := e.resourceUID(); x.et == t && x.s == id {
+	if x.et == e.resType && x.s == e.resID {
 		v, found, st := e.resourceAttr(name)
 		return v, found, true, st
 	}
@@ -133,35 +273,52 @@ func (e *evalEnv) principalAttr(name string) (value, bool) {
 // when a policy reading principal.name is compiled (direct), or per read
 // when the entity is only known at run time (principalAttr).
 var principalReads = map[string]func(e *evalEnv) value{
-	"plan":   func(e *evalEnv) value { return value{k: kString, s: e.r.Principal.Plan} },
-	"auth":   func(e *evalEnv) value { return value{k: kString, s: e.r.Principal.Auth} },
+	"plan":   func(e *evalEnv) value { return value{k: kString, s: e.pe.pr.Plan} },
+	"auth":   func(e *evalEnv) value { return value{k: kString, s: e.pe.pr.Auth} },
 	"groups": func(e *evalEnv) value { return value{k: kSet, rep: setStrings, agg: &e.pe.groupSet} },
 	"scopes": func(e *evalEnv) value { return value{k: kSet, rep: setStrings, agg: &e.pe.scopeSet} },
 }
 
 // contextReads are the context's fields by name, as principalReads.
 var contextReads = map[string]func(e *evalEnv) value{
-	"transport": func(e *evalEnv) value { return value{k: kString, s: e.r.Transport} },
-	"confirmed": func(e *evalEnv) value { return boolValue(e.r.Confirmed) },
-	"time":      func(e *evalEnv) value { return value{k: kLong, n: e.r.Time.Unix()} },
+	"transport": func(e *evalEnv) value { return value{k: kString, s: e.transport} },
+	"confirmed": func(e *evalEnv) value { return boolValue(e.confirmed) },
+	"time":      func(e *evalEnv) value { return value{k: kLong, n: e.unix} },
 	"arguments": func(e *evalEnv) value { return value{k: kRecord, rep: recJSON, agg: &e.args} },
 }
 
 // resourceAttr reads an attribute of the resource; its attributes were
 // checked against their types (checkAttrs) when a policy reads it.
 func (e *evalEnv) resourceAttr(name string) (value, bool, status) {
-	r := &e.r.Resource
-	if r.Type == "" || r.Type == ServerType {
+	if e.ti < 0 { // the server
 		if name == "name" {
 			return value{k: kString, s: e.p.model.Server}, true, ok
 		}
 		return value{}, false, ok
 	}
-	t, declared := e.resAttrs[name]
+	t, declared := e.resDecl[name]
 	if !declared {
 		return value{}, false, ok
 	}
-	switch x := r.Attrs[name].(type) {
+	return attrRead(t, e.resAttrs[name])
+}
+
+// slotRead is attrRead of the attribute loadAttrs kept at j: a set is
+// read through the env's aggregate for that place, not a new one.
+func (e *evalEnv) slotRead(t AttrType, j int) (value, bool, status) {
+	v := e.resVals[j]
+	if x, isSet := v.([]string); isSet && t == StringSet {
+		a := &e.resSets[j]
+		a.strs = x
+		return value{k: kSet, rep: setStrings, agg: a}, true, ok
+	}
+	return attrRead(t, v)
+}
+
+// attrRead is a resource attribute's value v as its declared type t reads
+// it; a value that does not fit is left to Cedar.
+func attrRead(t AttrType, v any) (value, bool, status) {
+	switch x := v.(type) {
 	case string:
 		if t == String {
 			return value{k: kString, s: x}, true, ok
@@ -205,7 +362,7 @@ func (e *evalEnv) entityIn(x, y value) bool {
 		return true
 	}
 	switch {
-	case x.et == userType && x.s == e.r.Principal.ID:
+	case x.et == userType && x.s == e.pe.pr.ID:
 		return e.pe.in[y.uid()]
 	case e.isResource(x):
 		return false
@@ -220,31 +377,42 @@ func (e *evalEnv) entityIn(x, y value) bool {
 	return e.p.ancestors(ent.Parents.Slice())[y.uid()]
 }
 
-func (e *evalEnv) isResource(x value) bool {
-	t, id := e.resourceUID()
-	return x.et == t && x.s == id
-}
+func (e *evalEnv) isResource(x value) bool { return x.et == e.resType && x.s == e.resID }
 
 // decideCompiled decides with the compiled policies; false when one of
 // them meets a case it leaves to Cedar, or when more than maxCompiled
 // policies are in play.
-func (p *Policies) decideCompiled(pl *plan, pe *principalEntry, rs *toolRules, r *Request) (Decision, bool) {
-	if len(rs.rules) > maxCompiled {
+func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *toolRules, r *Request) (Decision, bool) {
+	if len(rs.progs) > maxCompiled {
 		return Decision{}, false
 	}
 	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
-	*env = evalEnv{p: p, pl: pl, pe: pe, r: *r, args: aggregate{obj: r.Arguments, rt: pl.ctxArgs}, resAttrs: p.resTypes[r.Resource.Type].Attrs}
-	defer func() { *env = evalEnv{}; envs.Put(env) }()
+	defer envs.Put(env)
+	// the checks the Cedar path makes while building the request, reading
+	// the values the policies then read from the env: every argument must
+	// fit its type (else Cedar decides, and says why), and, when a policy
+	// reads the resource, every attribute its type declares
+	if pl.readsArgs && !env.loadArgs(&pl.ctxArgs, r.Arguments) {
+		return Decision{}, false
+	}
+	if rs.reads.resource && ti >= 0 {
+		al := pl.targets[ti]
+		if i := env.loadAttrs(al, r.Resource.Attrs); i >= 0 {
+			_, err := attrValue(al.types[i], r.Resource.Attrs[al.names[i]])
+			return Decision{Reason: attrError(al.name, al.names[i], err).Error()}, true
+		}
+	}
+	env.set(p, pl, ti, pe, r)
 	var permits, forbids, errs uint64 // bit i: rule i
-	for i := range rs.rules {
-		rl := &rs.rules[i]
+	for i := range rs.progs {
+		rl := &rs.progs[i]
 		v, st := rl.prog(env)
 		switch {
 		case st == unsupported:
 			return Decision{}, false
-		case st == failed || v.k != kBool: // Cedar skips the policy and reports it
+		case st == failed: // Cedar skips the policy and reports it
 			errs |= 1 << i
-		case v.n == 0:
+		case !v:
 		case rl.forbid:
 			forbids |= 1 << i
 		default:
@@ -258,6 +426,72 @@ func (p *Policies) decideCompiled(pl *plan, pe *principalEntry, rs *toolRules, r
 		return rs.decision(outcome{resForbid, forbids}), true
 	}
 	return rs.decision(outcome{resPermit, permits}), true
+}
+
+// set fills the env for a request, field by field: a pooled env is on the
+// heap, where each pointer written costs a write barrier while the
+// collector runs, so what did not change since the env's last use is not
+// written again. What an env holds after a decision is overwritten by the
+// next; it keeps the last request's maps reachable until then, nothing
+// more.
+func (e *evalEnv) set(p *Policies, pl *plan, ti int, pe *principalEntry, r *Request) {
+	if e.p != p {
+		e.p = p
+	}
+	if e.pl != pl {
+		e.pl = pl
+		e.args.rt = &pl.ctxArgs
+	}
+	if e.pe != pe {
+		e.pe = pe
+	}
+	e.ti = ti
+	resType, resID, resAttrs, resDecl := types.EntityType(ServerType), p.model.Server, map[string]any(nil), map[string]AttrType(nil)
+	if ti >= 0 {
+		resType, resID, resAttrs, resDecl = types.EntityType(r.Resource.Type), r.Resource.ID, r.Resource.Attrs, pl.targets[ti].attrs
+	}
+	// a string equal to the one held, a map that is the one held, is not
+	// written again: most calls in a row share them (a tool, a resource)
+	if e.resType != resType {
+		e.resType = resType
+	}
+	if e.resID != resID {
+		e.resID = resID
+	}
+	if !sameMap(e.resAttrs, resAttrs) {
+		e.resAttrs = resAttrs
+	}
+	if !sameMap(e.resDecl, resDecl) {
+		e.resDecl = resDecl
+	}
+	if e.transport != r.Transport {
+		e.transport = r.Transport
+	}
+	e.confirmed, e.unix = r.Confirmed, r.Time.Unix()
+	if !sameMap(e.args.obj, r.Arguments) {
+		e.args.obj = r.Arguments
+	}
+}
+
+// sameMap reports whether a and b are the same map (not equal maps).
+func sameMap[V any](a, b map[string]V) bool {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&a)) == *(*unsafe.Pointer)(unsafe.Pointer(&b))
+}
+
+// sameValue reports whether a and b are the same interface value: the
+// same dynamic type and the same data word (for a string or a slice, the
+// same boxed header) — what a map returns again for an entry not changed.
+func sameValue(a, b any) bool {
+	type eface struct{ t, d unsafe.Pointer }
+	return *(*eface)(unsafe.Pointer(&a)) == *(*eface)(unsafe.Pointer(&b))
+}
+
+// progRule is a rule's compiled form and effect: what a compiled decision
+// reads of it, kept apart from the rest so that the rules in play are
+// read from a few contiguous words.
+type progRule struct {
+	prog   cond
+	forbid bool
 }
 
 // maxCompiled bounds the policies in play (for one principal and tool) a
@@ -331,23 +565,50 @@ type outcomeDecision struct {
 // maxOutcomes bounds the decisions a toolRules keeps.
 const maxOutcomes = 64
 
-// checkAttrs checks a resource's attributes against its type, as
-// resource does when it builds the entity, without building it.
-func (p *Policies) checkAttrs(r Resource) error {
-	if r.Type == "" || r.Type == ServerType {
-		return nil
-	}
-	al := p.attrLists[r.Type]
-	if al == nil { // not a declared type: checkTarget refused it
-		return nil
-	}
-	for i, name := range al.names {
-		if !attrFits(al.types[i], r.Attrs[name]) {
-			_, err := attrValue(al.types[i], r.Attrs[name])
-			return attrError(r.Type, name, err)
+// loadArgs checks the arguments against their record type, as
+// recordType.check does, keeping each field's value (nil: absent or null)
+// in argVals, in the order of rt.names, for argumentRead; false when one
+// does not fit.
+func (e *evalEnv) loadArgs(rt *recordType, obj map[string]any) bool {
+	vals := e.argVals[:0]
+	for i, name := range rt.names {
+		fv := obj[name]
+		if fv == nil {
+			if !rt.list[i].optional {
+				return false
+			}
+		} else if !rt.list[i].t.check(fv) {
+			return false
 		}
+		vals = append(vals, fv)
 	}
-	return nil
+	e.argVals = vals
+	return true
+}
+
+// loadAttrs checks a resource's attributes against its type, as resource
+// does when it builds the entity, without building it, keeping each
+// attribute's value in resVals, in the order of al.names, for
+// resourceRead. It returns the index of the first that does not fit, or
+// -1.
+func (e *evalEnv) loadAttrs(al *attrList, attrs map[string]any) int {
+	vals := e.resVals[:0]
+	if len(e.resSets) < len(al.decl) {
+		e.resSets = make([]aggregate, len(al.decl))
+	}
+	for i := range al.decl {
+		v := attrs[al.decl[i].name]
+		if !attrFits(al.decl[i].t, v) {
+			return i
+		}
+		if i < cap(vals) && sameValue(vals[:i+1][i], v) { // a cached resource's: not written again
+			vals = vals[:i+1]
+			continue
+		}
+		vals = append(vals, v)
+	}
+	e.resVals = vals
+	return -1
 }
 
 func attrFits(t AttrType, v any) bool {

@@ -22,7 +22,11 @@ func decidedBy(t *testing.T, p *Policies, r Request) (Decision, bool) {
 	if !rs.compiled {
 		return got, false
 	}
-	_, done := p.decideCompiled(pl, pe, rs, &r)
+	ti, err := pl.target(r.Resource.Type)
+	if err != nil {
+		return got, false
+	}
+	_, done := p.decideCompiled(pl, ti, pe, rs, &r)
 	return got, done
 }
 

@@ -312,8 +312,9 @@ func checkCompiled(t testing.TB, p *Policies, g *policyGen, text string) (compil
 		pl := p.plans[r.Action]
 		pe := p.principal(r.Principal)
 		rs := pe.rules(pl)
-		if rs.compiled && (!pl.readsArgs || pl.args.check(r.Arguments)) {
-			if d, done := p.decideCompiled(pl, pe, rs, &r); done {
+		ti, terr := pl.target(r.Resource.Type)
+		if rs.compiled && terr == nil && (!pl.readsArgs || pl.args.check(r.Arguments)) {
+			if d, done := p.decideCompiled(pl, ti, pe, rs, &r); done {
 				compiled++
 				if d.Allow != want.Allow || !slices.Equal(d.Policies, want.Policies) || !slices.Equal(d.Errors, want.Errors) {
 					t.Fatalf("policies:\n%s\nrequest %+v:\ncompiled  %+v\nreference %+v", text, r, d, want)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,57 +74,67 @@ type Decision struct {
 //
 // The policies whose principal and action scopes can match are found once
 // per principal and tool. When all of them are compiled (compile.go), they
-// are evaluated on the request itself; when they are small (maxDirect),
-// the memo is looked up first only while it has lately been answering
-// their requests (toolRules.memoScore), else they are evaluated directly.
-// Otherwise cedar.Authorize decides,
-// through the memo, on a request cut to what the policies in play can
-// read: a resource's entity is built once per resource, and the context
-// holds only the attributes some of those policies read by name.
+// are evaluated on the request itself: directly when they are small
+// (maxDirect), as a memo lookup would cost more, else through the memo.
+// Otherwise cedar.Authorize decides, through the memo, on a request cut
+// to what the policies in play can read: a resource's entity is built
+// once per resource, and the context holds only the attributes some of
+// those policies read by name.
 func (p *Policies) Decide(r Request) Decision {
 	pl, ok := p.plans[r.Action]
 	if !ok {
 		return Decision{Reason: fmt.Sprintf("tool %q is not in the model", r.Action)}
 	}
-	if err := checkTarget(pl, r.Resource.Type); err != nil {
+	ti, err := pl.target(r.Resource.Type)
+	if err != nil {
 		return Decision{Reason: err.Error()}
 	}
-	buf := keyBuffers.Get().(*[]byte)
-	defer keyBuffers.Put(buf)
-	var pk []byte // the principal's key, built when needed
 	pe := p.lastPrincipal.Load()
 	if pe == nil || !pe.pr.equal(&r.Principal) { // cheaper than building the key and hashing it
-		pk = appendPrincipalKey((*buf)[:0], r.Principal)
-		pe = p.principalFor(pk, r.Principal)
+		pe = p.principalByKey(r.Principal)
 		p.lastPrincipal.Store(pe)
 	}
 	rs := pe.rules(pl)
+	if rs.direct { // cheaper than the memo's key and hash, even when it answers
+		if d, done := p.decideCompiled(pl, ti, pe, rs, &r); done { // it checks the arguments as it reads them
+			return d
+		}
+	}
 	if pl.readsArgs && !pl.args.check(r.Arguments) { // every argument must fit, read or not
 		_, err := pl.args.value(r.Arguments)
 		return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
 	}
-	if rs.direct && !rs.tryMemo() { // cheaper than the memo's key, hash and insert
-		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
-			return d
-		}
+	return p.decideMemo(pl, ti, pe, rs, &r)
+}
+
+// principalByKey finds or builds the principal's entry by its key.
+func (p *Policies) principalByKey(pr Principal) *principalEntry {
+	buf := keyBuffers.Get().(*[]byte)
+	defer keyBuffers.Put(buf)
+	k := appendPrincipalKey((*buf)[:0], pr)
+	if cap(k) <= 4*maxKey {
+		*buf = k[:0]
 	}
-	if pk == nil {
-		pk = append((*buf)[:0], pe.key...)
-	}
-	key, memo := p.decisionKey(pk, pl, rs, r)
+	return p.principalFor(k, pr)
+}
+
+// decideMemo is Decide through the memo: the compiled policies, or Cedar.
+func (p *Policies) decideMemo(pl *plan, ti int, pe *principalEntry, rs *toolRules, rp *Request) Decision {
+	r := *rp
+	buf := keyBuffers.Get().(*[]byte)
+	defer keyBuffers.Put(buf)
+	key, memo := p.decisionKey(append((*buf)[:0], pe.key...), pl, rs, r)
 	if cap(key) <= 4*maxKey {
 		*buf = key[:0] // keep a buffer that grew a little, not one a long argument blew up
 	}
 	slot := p.memo.slot(key)
 	if memo {
 		if d, ok := slot.get(key); ok {
-			rs.memoAnswered(true)
 			return d
 		}
 	}
-	rs.memoAnswered(false)
 	if rs.compiled {
-		if d, done := p.decideWithCompiled(pl, pe, rs, &r); done {
+		if d, done := p.decideCompiled(pl, ti, pe, rs, &r); done {
 			if memo {
 				slot.put(key, d)
 			}
@@ -147,18 +156,6 @@ func (p *Policies) Decide(r Request) Decision {
 		slot.put(key, d)
 	}
 	return d
-}
-
-// decideWithCompiled decides with the compiled policies after the checks
-// the Cedar path makes while building the request; done is false when
-// the decision must be left to Cedar.
-func (p *Policies) decideWithCompiled(pl *plan, pe *principalEntry, rs *toolRules, r *Request) (_ Decision, done bool) {
-	if rs.reads.resource {
-		if err := p.checkAttrs(r.Resource); err != nil {
-			return Decision{Reason: err.Error()}, true
-		}
-	}
-	return p.decideCompiled(pl, pe, rs, r) // the arguments were checked before the memo
 }
 
 // maxDirect bounds the size (AST nodes) of the compiled rules in play
@@ -298,49 +295,17 @@ type principalEntry struct {
 
 type toolRules struct {
 	rules ruleList
+	progs []progRule // the rules' compiled forms, side by side (when compiled)
 	reads reads
 	args  recordType // the tool's arguments those rules read
 	// compiled: every rule has a compiled form (compile.go), so the
 	// decision need not go through cedar.Authorize.
 	compiled bool
 	// direct: the compiled rules are small enough (maxDirect nodes in all)
-	// that evaluating them costs about what a memo lookup that misses
-	// costs (building the key, hashing it, inserting), so they bypass the
-	// memo.
-	direct bool
-	// memoScore says whether the memo has lately answered the direct
-	// rules' requests (>= 0): then they are looked up there first, as a
-	// hit costs less than evaluating them; else they are evaluated
-	// directly, and one request in probeEvery looks the memo up again.
-	// Either way the decision is the same; only its cost differs.
-	memoScore atomic.Int32
-	outcomes  atomic.Pointer[[]outcomeDecision] // compiled decisions, by outcome
-}
-
-// maxMemoScore bounds memoScore both ways: a change of workload is
-// followed within that many lookups.
-const (
-	maxMemoScore = 8
-	probeEvery   = 16
-)
-
-// tryMemo: the direct rules' request is looked up in the memo first.
-func (rs *toolRules) tryMemo() bool {
-	return rs.memoScore.Load() >= 0 || rand.Uint32()%probeEvery == 0
-}
-
-// memoAnswered counts a memo lookup of the direct rules' requests (a
-// race between two callers loses a count, which changes no decision).
-func (rs *toolRules) memoAnswered(hit bool) {
-	if !rs.direct {
-		return
-	}
-	switch s := rs.memoScore.Load(); {
-	case hit && s < maxMemoScore:
-		rs.memoScore.Store(s + 1)
-	case !hit && s > -maxMemoScore:
-		rs.memoScore.Store(s - 1)
-	}
+	// that evaluating them costs less than the memo's key and hash, even
+	// when the memo would answer, so they bypass the memo.
+	direct   bool
+	outcomes atomic.Pointer[[]outcomeDecision] // compiled decisions, by outcome
 }
 
 // rules are the policies of pl whose principal scope can match the
@@ -357,6 +322,7 @@ func (e *principalEntry) rules(pl *plan) *toolRules {
 			tr.compiled = tr.compiled && r.prog != nil
 			size += r.size
 			tr.rules = append(tr.rules, r)
+			tr.progs = append(tr.progs, progRule{prog: r.prog, forbid: r.forbid})
 			tr.reads = tr.reads.or(r.reads)
 			if r.reads.arguments {
 				allArgs = allArgs || r.allArgs
@@ -502,13 +468,8 @@ func (p *Policies) resource(pl *plan, r Resource, withAttrs bool) (types.Entity,
 // checkTarget refuses a resource of a type the tool does not act on; the
 // empty type is the server.
 func checkTarget(pl *plan, typ string) error {
-	if typ == "" {
-		typ = ServerType
-	}
-	if !slices.Contains(pl.action.Targets, typ) && (typ != ServerType || len(pl.action.Targets) > 0) { // no Targets: the server
-		return fmt.Errorf("tool %q does not act on %s", pl.action.Name, typ)
-	}
-	return nil
+	_, err := pl.target(typ)
+	return err
 }
 
 // sameAttrs reports whether two attribute maps hold the same values, of

@@ -14,3 +14,7 @@ func SetMaxDirectForTest(n int) func() {
 	maxDirect = n
 	return func() { maxDirect = old }
 }
+
+// RaceEnabled: the race detector drops pooled objects at random, so
+// allocation counts do not hold under it.
+const RaceEnabled = raceEnabled

@@ -44,10 +44,17 @@ type Policies struct {
 	attrLists     map[string]*attrList              // per resource type, for the compiled path
 }
 
+type attrDecl struct {
+	name string
+	t    AttrType
+}
+
 // attrList is a resource type's attributes, sorted by name.
 type attrList struct {
+	name  string // the type's
 	names []string
 	types []AttrType
+	decl  []attrDecl // names and types side by side, for loadAttrs
 	attrs map[string]AttrType
 }
 
@@ -81,9 +88,10 @@ func parse(m *Model, name string, policy, entities []byte, validate bool) (*Poli
 	for _, rt := range m.Resources {
 		p.resTypes[rt.Name] = rt
 		p.attrNames[rt.Name] = slices.Sorted(maps.Keys(rt.Attrs))
-		al := &attrList{names: p.attrNames[rt.Name], attrs: rt.Attrs}
+		al := &attrList{name: rt.Name, names: p.attrNames[rt.Name], attrs: rt.Attrs}
 		for _, n := range al.names {
 			al.types = append(al.types, rt.Attrs[n])
+			al.decl = append(al.decl, attrDecl{n, rt.Attrs[n]})
 		}
 		p.attrLists[rt.Name] = al
 	}
@@ -188,6 +196,29 @@ type plan struct {
 	ctxArgs recordType
 	// in holds the action and every action group it is in.
 	in map[types.EntityUID]bool
+	// targets are the resource types of Action.Targets but the server, in
+	// that order; serverOK: the tool may act on the server.
+	targets  []*attrList
+	serverOK bool
+}
+
+// target finds a request's resource type among the tool's targets: -1
+// for the server (the empty type), else its index in targets. A type the
+// tool does not act on is an error.
+func (pl *plan) target(typ string) (int, error) {
+	if typ == "" || typ == ServerType {
+		if pl.serverOK {
+			return -1, nil
+		}
+		typ = ServerType
+	} else {
+		for i, al := range pl.targets {
+			if al.name == typ {
+				return i, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("tool %q does not act on %s", pl.action.Name, typ)
 }
 
 // rule is one policy with what the decision path reads of it.
@@ -202,7 +233,7 @@ type rule struct {
 	argFields map[string]bool
 	// prog is the compiled policy (compile.go); nil when it uses
 	// something outside the compiled subset.
-	prog   expr
+	prog   cond
 	size   int // its compiled form's nodes
 	forbid bool
 }
@@ -228,9 +259,6 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 		allArgs, fields := argumentFields(ast)
 		rl := rule{id: cedar.PolicyID(id), policy: pol, ast: ast, reads: policyReads(ast), allArgs: allArgs, argFields: fields,
 			forbid: pol.Effect() == cedar.Forbid}
-		if prog, size, ok := compilePolicy(ast); ok {
-			rl.prog, rl.size = prog, size
-		}
 		all = append(all, rl)
 	}
 	p.plans = make(map[string]*plan, len(p.model.Actions))
@@ -244,6 +272,12 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 			}
 		}
 		pl := &plan{index: i, action: a, uid: uid, args: args[a.Name], in: in}
+		pl.serverOK = len(a.Targets) == 0 || slices.Contains(a.Targets, ServerType)
+		for _, t := range a.Targets {
+			if t != ServerType {
+				pl.targets = append(pl.targets, p.attrLists[t]) // prepare checked that it is declared
+			}
+		}
 		for _, r := range all {
 			if actionScopeMatches(r.ast.Action, uid, in) {
 				pl.rules = append(pl.rules, r)
@@ -253,6 +287,12 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 		pl.ctxArgs = newRecordType(nil)
 		if pl.readsArgs {
 			pl.ctxArgs = pl.args
+		}
+		for j := range pl.rules { // compiled for this tool: what it fixes is read once, here
+			r := &pl.rules[j]
+			if prog, size, ok := compilePolicy(r.ast, p, pl); ok {
+				r.prog, r.size = prog, size
+			}
 		}
 		p.plans[a.Name] = pl
 	}

@@ -57,7 +57,7 @@ type aggregate struct {
 	elem cedarType
 	vals []value
 	obj  map[string]any
-	rt   recordType
+	rt   *recordType
 }
 
 func boolValue(b bool) value {
@@ -119,10 +119,18 @@ func jsonValue(t cedarType, x any) (value, status) {
 		}
 	case recordType:
 		if m, isM := x.(map[string]any); isM || x == nil {
-			return value{k: kRecord, rep: recJSON, agg: &aggregate{obj: m, rt: t}}, ok
+			ra := &recordAgg{rt: t} // one allocation for the record and its type
+			ra.agg = aggregate{obj: m, rt: &ra.rt}
+			return value{k: kRecord, rep: recJSON, agg: &ra.agg}, ok
 		}
 	}
 	return value{}, unsupported // not what the check let through: let Cedar say
+}
+
+// recordAgg is an object argument's aggregate with its record type.
+type recordAgg struct {
+	agg aggregate
+	rt  recordType
 }
 
 // recordField reads a field of an object argument: absent and null fields

@@ -1,0 +1,31 @@
+package authz_test
+
+import (
+	"testing"
+
+	"github.com/bulwarkmcp/bulwark/kernel/authz"
+)
+
+// TestCompiledDecisionAllocatesNothing: once a principal's entry and a
+// tool's outcomes are built, a compiled decision allocates nothing — also
+// when a policy reads a set attribute of the resource (nameLabels), an
+// argument, a principal's groups, or a pattern.
+func TestCompiledDecisionAllocatesNothing(t *testing.T) {
+	if testing.CoverMode() != "" || authz.RaceEnabled {
+		t.Skip("coverage counters allocate; the race detector drops pooled envs")
+	}
+	const policy = `
+@id("team-a") permit(principal in Group::"team-a", action, resource is Dns::Zone) when { resource.zone like "*.team-a.example" && resource.nameLabels.contains("team-a") };
+@id("local") permit(principal, action in Action::"readOnly", resource is Dns::Zone) when { principal.groups.contains("staff") || resource.nameLabels.containsAny(["example"]) };
+@id("no-ns") forbid(principal, action, resource) when { context.arguments has zone && context.arguments.zone == "ns-forbidden" };
+`
+	p := parse(t, policy)
+	r := authz.Request{Principal: authz.Principal{ID: "alice", Auth: "apikey"}, Action: "get_zone", Transport: "http",
+		Resource: zone("x.team-a.example"), Arguments: map[string]any{"zone": "x.team-a.example"}}
+	if d := p.Decide(r); !d.Allow || len(d.Policies) != 2 {
+		t.Fatalf("%+v", d)
+	}
+	if n := testing.AllocsPerRun(200, func() { p.Decide(r) }); n != 0 {
+		t.Fatalf("a compiled decision allocates %.1f times", n)
+	}
+}
