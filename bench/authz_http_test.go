@@ -160,8 +160,8 @@ func BenchmarkAuthzHTTPOne(b *testing.B) {
 // eight-policy file in force as without a policy (what BenchmarkAuthzHTTPCall
 // relies on when it collects between blocks), repeated and distinct.
 func TestAuthzStepAllocatesNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocation counts")
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts (not under the race detector)")
 	}
 	plain, policy := authzHTTPHandler(t, ""), authzHTTPHandler(t, benchPolicy)
 	for _, distinct := range []bool{false, true} {
