@@ -9,6 +9,7 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -81,6 +82,10 @@ func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 	}
 	start := s.Pos + 1
 	for i := start; i < len(s.Data); {
+		if i+8 <= len(s.Data) && plainWord(binary.LittleEndian.Uint64(s.Data[i:])) {
+			i += 8 // eight bytes none of which ends the string, escapes or is a control character
+			continue
+		}
 		switch c := s.Data[i]; {
 		case c == '"':
 			s.Pos = i + 1
@@ -99,6 +104,17 @@ func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 		}
 	}
 	return nil, false, ErrSyntax
+}
+
+// plainWord reports whether none of the eight bytes of w is '"', '\\' or
+// a control character (below 0x20): the classic exact tests for a zero
+// byte, (x - 0x01…) &^ x & 0x80…, and for a byte below n (n <= 128),
+// (x - n×0x01…) &^ x & 0x80…; bytes of 0x80 and above pass.
+func plainWord(w uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := w ^ (lo * '"')
+	b := w ^ (lo * '\\')
+	return ((q-lo)&^q|(b-lo)&^b|(w-lo*0x20)&^w)&hi == 0
 }
 
 // escapeLen checks the escape after a backslash and returns its length

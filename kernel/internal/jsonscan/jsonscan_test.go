@@ -218,3 +218,22 @@ func deeper(data []byte, n int) bool {
 	}
 	return false
 }
+
+// FuzzPlainWord: plainWord is true exactly when no byte of the word is
+// '"', '\\' or below 0x20 (what String's byte loop stops at).
+func FuzzPlainWord(f *testing.F) {
+	for _, w := range []uint64{0, 0x2020202020202020, 0x2122232425262728, 0x5c5c5c5c5c5c5c5c, 0x1f7f8081ffffffff, 0x2221202120212021, 0xffffffffffffffff} {
+		f.Add(w)
+	}
+	f.Fuzz(func(t *testing.T, w uint64) {
+		want := true
+		for i := range 8 {
+			if c := byte(w >> (8 * i)); c == '"' || c == '\\' || c < 0x20 {
+				want = false
+			}
+		}
+		if got := plainWord(w); got != want {
+			t.Fatalf("plainWord(%#016x) = %v, want %v", w, got, want)
+		}
+	})
+}
