@@ -56,15 +56,10 @@ func TestAuditCarriesTheServersNotes(t *testing.T) {
 			return map[string]any{}, nil
 		},
 	})
-	var mu sync.Mutex
-	var recs []audit.Record
+	var log mcptest.AuditLog
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool}, &kernel.Options{
 		Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: serverToken}},
-		Audit: audit.Func(func(_ context.Context, r audit.Record) {
-			mu.Lock()
-			defer mu.Unlock()
-			recs = append(recs, r)
-		}),
+		Audit:       &log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +68,7 @@ func TestAuditCarriesTheServersNotes(t *testing.T) {
 	if res := sess.Call(t, "noted", map[string]any{}); res.IsError {
 		t.Fatal(mcptest.Text(res))
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	recs := log.Records()
 	if len(recs) != 1 {
 		t.Fatalf("%d records", len(recs))
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
-	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
@@ -31,7 +30,7 @@ func TestResolverCannotChangeArguments(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var ran []recordsArgs
-	var records []audit.Record
+	var log mcptest.AuditLog
 	attempts, refused := 0, 0
 	try := func(f func()) {
 		attempts++
@@ -64,11 +63,7 @@ func TestResolverCannotChangeArguments(t *testing.T) {
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool}, &kernel.Options{
 		Authz:   &authz.Config{PolicyFile: pf},
 		Confirm: confirm.NewIssuer(nil, &confirm.Options{Rand: &mcptest.CountingReader{}}),
-		Audit: audit.Func(func(_ context.Context, r audit.Record) {
-			mu.Lock()
-			records = append(records, r)
-			mu.Unlock()
-		}),
+		Audit:   &log,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -86,13 +81,14 @@ func TestResolverCannotChangeArguments(t *testing.T) {
 	if len(ran) != 1 || !reflect.DeepEqual(ran[0], want) {
 		t.Fatalf("ran %+v, confirmed %+v", ran, want)
 	}
+	records := log.Records()
 	if len(records) != 2 || records[0].ArgsDigest == "" || records[0].ArgsDigest != records[1].ArgsDigest || records[1].Authz != "allow" {
 		t.Fatalf("audit records: %+v", records)
 	}
 	// the digest is that of the arguments as sent: another payload differs
 	other := with(args, "records", []any{map[string]any{"value": "203.0.113.66"}})
 	token(t, sess.Call(t, "set_records", other))
-	if len(records) != 3 || records[2].ArgsDigest == records[0].ArgsDigest {
+	if records = log.Records(); len(records) != 3 || records[2].ArgsDigest == records[0].ArgsDigest {
 		t.Fatalf("a changed payload kept the digest: %+v", records)
 	}
 }

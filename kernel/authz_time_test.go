@@ -30,7 +30,7 @@ func TestAuthzTimeIsTheCallsTime(t *testing.T) {
 		}
 		var mu sync.Mutex
 		readings := 0
-		var records []audit.Record
+		var log mcptest.AuditLog
 		tool := kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{Name: "get_item", Description: "Read an item.", Policy: readPolicy,
 			Handle: func(context.Context, *kernel.Call, itemArgs) (map[string]string, error) {
 				return map[string]string{"ok": "yes"}, nil
@@ -43,19 +43,14 @@ func TestAuthzTimeIsTheCallsTime(t *testing.T) {
 				readings++
 				return t0.Add(time.Duration(readings) * 100 * time.Second)
 			},
-			Audit: audit.Func(func(_ context.Context, r audit.Record) {
-				mu.Lock()
-				records = append(records, r)
-				mu.Unlock()
-			}),
+			Audit: &log,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		sess := mcptest.Connect(t, srv.MCP(), nil)
 		res := sess.Call(t, "get_item", map[string]any{"zone": "example.com", "name": "www"})
-		mu.Lock()
-		defer mu.Unlock()
+		records := log.Records()
 		if len(records) != 1 {
 			t.Fatalf("%d audit records", len(records))
 		}

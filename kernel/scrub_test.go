@@ -9,14 +9,12 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
-	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
@@ -125,16 +123,11 @@ func lacksSecret(t *testing.T, channel, text, tok string) {
 // the client, on any channel, nor the log or the audit.
 func TestConfiguredCredentialEchoIsScrubbed(t *testing.T) {
 	var log bytes.Buffer
-	var mu sync.Mutex
-	var recs []audit.Record
+	var auditLog mcptest.AuditLog
 	opts := kernel.Options{
 		Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: serverToken}},
 		Logger:      slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Audit: audit.Func(func(_ context.Context, r audit.Record) {
-			mu.Lock()
-			defer mu.Unlock()
-			recs = append(recs, r)
-		}),
+		Audit:       &auditLog,
 	}
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{echoTool()}, &opts)
 	if err != nil {
@@ -171,9 +164,7 @@ func TestConfiguredCredentialEchoIsScrubbed(t *testing.T) {
 	b, _ := json.Marshal(notes)
 	lacksSecret(t, "progress", string(b), serverToken)
 	lacksSecret(t, "transcript (log notifications)", sess.Transcript(), serverToken)
-	mu.Lock()
-	a, _ := json.Marshal(recs)
-	mu.Unlock()
+	a, _ := json.Marshal(auditLog.Records())
 	lacksSecret(t, "audit", string(a), serverToken)
 	lacksSecret(t, "server log", log.String(), serverToken)
 	if !strings.Contains(log.String(), "a credential appeared in a result") {

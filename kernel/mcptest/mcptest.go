@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/errorid"
 )
 
@@ -394,4 +395,25 @@ func GoldenFile(t testing.TB, path, got string) {
 	if string(want) != got {
 		t.Fatalf("%s is out of date (UPDATE_GOLDEN=1 regenerates it):\n%s", path, lineDiff(string(want), got))
 	}
+}
+
+// AuditLog is an audit sink that keeps every record it is given, safe for
+// concurrent writes: for a test's kernel.Options.Audit.
+type AuditLog struct {
+	mu   sync.Mutex
+	recs []audit.Record
+}
+
+// Write keeps r.
+func (l *AuditLog) Write(_ context.Context, r audit.Record) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r)
+}
+
+// Records returns a copy of the records kept so far, in order.
+func (l *AuditLog) Records() []audit.Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]audit.Record(nil), l.recs...)
 }
