@@ -65,18 +65,8 @@ func appendCanonical(b []byte, v any) ([]byte, error) {
 		return appendNumber(b, canonicalNumber(strconv.FormatFloat(v, 'g', -1, 64)))
 	case json.Number:
 		return appendNumber(b, canonicalNumber(string(v)))
-	case []any: // nil too: normalize made every list a non-nil slice
-		b = append(b, '[')
-		for i, x := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendCanonical(b, x); err != nil {
-				return b, err
-			}
-		}
-		return append(b, ']'), nil
+	case []any: // nil too, as []: normalize made every list a non-nil slice
+		return jsonscan.AppendList(b, v, appendCanonical)
 	case map[string]any: // nil too, as {}
 		return jsonscan.AppendMap(b, v, canonicalKey, appendCanonical)
 	}

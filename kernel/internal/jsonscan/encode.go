@@ -104,17 +104,7 @@ func AppendMarshal(b []byte, v any) ([]byte, error) {
 		if v == nil {
 			return append(b, "null"...), nil
 		}
-		b = append(b, '[')
-		for i, x := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = AppendMarshal(b, x); err != nil {
-				return b, err
-			}
-		}
-		return append(b, ']'), nil
+		return AppendList(b, v, AppendMarshal)
 	case map[string]any:
 		if v == nil {
 			return append(b, "null"...), nil
@@ -123,6 +113,22 @@ func AppendMarshal(b []byte, v any) ([]byte, error) {
 	}
 	enc, err := json.Marshal(v)
 	return append(b, enc...), err
+}
+
+// AppendList appends a list as an array, each element by value. A nil
+// list is written as an empty array.
+func AppendList(b []byte, l []any, value func([]byte, any) ([]byte, error)) ([]byte, error) {
+	b = append(b, '[')
+	for i, x := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = value(b, x); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // AppendMap appends a map as an object the way encoding/json does — keys
