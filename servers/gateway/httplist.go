@@ -70,11 +70,13 @@ func (l *listRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // the go-sdk reads it.
 type listBody struct {
 	io.ReadCloser
-	rec  *rawLists
-	max  int
-	sse  bool
-	buf  []byte
-	over bool // more than max: nothing more is recorded
+	rec     *rawLists
+	max     int
+	sse     bool
+	buf     []byte
+	from    int  // where in buf the search for an event's end goes on
+	over    bool // more than max: nothing more is recorded
+	scanned int  // bytes the searches examined, for the budget test
 }
 
 func (b *listBody) Read(p []byte) (int, error) {
@@ -101,28 +103,64 @@ func (b *listBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// events hands on each complete event's data and drops it from buf.
+// events hands on each complete event's data and drops it from buf. Each
+// byte is examined once however the body is cut into reads and however
+// many events a read holds (TestListBodyLinear).
 func (b *listBody) events() {
 	for {
-		end, sep := eventEnd(b.buf)
+		end, sep, next := eventEnd(b.buf, b.from)
+		b.scanned += next - b.from
 		if end < 0 {
+			b.from = next
 			return
 		}
 		b.message(eventData(b.buf[:end]))
-		b.buf = b.buf[end+sep:]
+		b.buf, b.from = b.buf[end+sep:], 0
 	}
 }
 
-// eventEnd finds the blank line that ends the first event: its index and
-// length, or -1.
-func eventEnd(buf []byte) (int, int) {
-	best, sep := -1, 0
-	for _, s := range []string{"\n\n", "\r\n\r\n", "\r\r"} {
-		if i := bytes.Index(buf, []byte(s)); i >= 0 && (best < 0 || i < best) {
-			best, sep = i, len(s)
+// eventEnd finds, from index from on, the blank line that ends an event: a
+// line ending (CRLF, LF or CR) followed at once by another. It returns the
+// event's end and the length of the two line endings, or end -1 and where
+// the next search should start (at a line ending whose length the bytes
+// read so far cannot tell).
+func eventEnd(buf []byte, from int) (end, sep, next int) {
+	i := from
+	for {
+		j := bytes.IndexAny(buf[i:], "\r\n")
+		if j < 0 {
+			return -1, 0, len(buf)
 		}
+		i += j
+		t, ok := lineEnd(buf, i)
+		if !ok {
+			return -1, 0, i
+		}
+		if t2, ok := lineEnd(buf, i+t); ok && t2 > 0 {
+			return i, t + t2, i + t + t2
+		} else if !ok {
+			return -1, 0, i
+		}
+		i += t
 	}
-	return best, sep
+}
+
+// lineEnd is the length of the line ending at buf[i] (0 when buf[i] is not
+// one); ok is false when it cannot be told yet (buf ends at i, or at a CR).
+func lineEnd(buf []byte, i int) (n int, ok bool) {
+	switch {
+	case i >= len(buf):
+		return 0, false
+	case buf[i] == '\n':
+		return 1, true
+	case buf[i] != '\r':
+		return 0, true
+	case i+1 >= len(buf):
+		return 0, false
+	case buf[i+1] == '\n':
+		return 2, true
+	}
+	return 1, true
 }
 
 // eventData joins an event's data lines, as an event stream reader does.

@@ -59,6 +59,7 @@ func TestListBodyForms(t *testing.T) {
 		"sse, no space":     {"data:" + msg + "\n\n", true, result},
 		"sse, other first":  {": comment\n\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: " + msg + "\n\n", true, result},
 		"sse, split data":   {"data: {\"jsonrpc\":\"2.0\",\"id\":1,\ndata: \"result\":" + result + "}\n\n", true, result},
+		"sse, lf then crlf": {"data: " + msg + "\n\r\n", true, result},
 		"sse, unterminated": {"data: " + msg, true, result},
 		"other id":          {`{"jsonrpc":"2.0","id":2,"result":` + result + `}`, false, ""},
 		"error":             {`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"no"}}`, false, ""},
@@ -90,4 +91,27 @@ func FuzzListBody(f *testing.F) {
 			t.Fatalf("recorded %q from %q", got, body)
 		}
 	})
+}
+
+// TestListBodyLinear: the search for events' ends examines each byte of the
+// body about once, however the body is cut into reads: one 1 MiB event
+// without a blank line in reads of 61 bytes, and 1 MiB of empty events
+// (the most a read can hold) in reads of 32 KiB.
+func TestListBodyLinear(t *testing.T) {
+	for name, c := range map[string]struct {
+		body []byte
+		n    int
+	}{
+		"one long event":     {append([]byte("data: "), bytes.Repeat([]byte("x\r"), 1<<19)...), 61},
+		"many empty events":  {bytes.Repeat([]byte("\n\n"), 1<<19), 32 << 10},
+		"crlf between lines": {bytes.Repeat([]byte("data: 1\r\n"), 1<<17), 7},
+	} {
+		b := &listBody{ReadCloser: io.NopCloser(&chunked{r: bytes.NewReader(c.body), n: c.n}), rec: &rawLists{}, max: 4 << 20, sse: true}
+		if _, err := io.Copy(io.Discard, b); err != nil {
+			t.Fatal(err)
+		}
+		if b.scanned > 2*len(c.body)+16 || b.scanned < len(c.body)/2 {
+			t.Errorf("%s: %d bytes examined for a body of %d", name, b.scanned, len(c.body))
+		}
+	}
 }
