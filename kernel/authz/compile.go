@@ -46,12 +46,17 @@ type evalEnv struct {
 	// the record a policy reads most, kept here so that reading it
 	// allocates nothing (the principal's sets are its entry's)
 	args aggregate
-	// the arguments' and the resource attributes' values, in the order of
-	// their names, as loadArgs and loadAttrs checked them
-	argVals, resVals []any
-	// resSets[j] holds resVals[j] when a policy reads it as a set: reading
-	// a set attribute allocates nothing (the values that point here live
-	// only while the policies are evaluated)
+	// the arguments' values, in the order of their names, as loadArgs
+	// checked them
+	argVals []any
+	// res are the resource's attributes as policies read them, in the
+	// order of their names, checked against their declared types: resVals
+	// (loadAttrs) or a cached resource's (loadedAttrs)
+	res     []value
+	resVals []value
+	// resSets[j] holds resVals[j] when it is a set: loading a set
+	// attribute allocates nothing (the values that point here live only
+	// while the policies are evaluated)
 	resSets []aggregate
 }
 

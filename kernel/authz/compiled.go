@@ -303,16 +303,11 @@ func (e *evalEnv) resourceAttr(name string) (value, bool, status) {
 	return attrRead(t, e.resAttrs[name])
 }
 
-// slotRead is attrRead of the attribute loadAttrs kept at j: a set is
-// read through the env's aggregate for that place, not a new one.
-func (e *evalEnv) slotRead(t AttrType, j int) (value, bool, status) {
-	v := e.resVals[j]
-	if x, isSet := v.([]string); isSet && t == StringSet {
-		a := &e.resSets[j]
-		a.strs = x
-		return value{k: kSet, rep: setStrings, agg: a}, true, ok
-	}
-	return attrRead(t, v)
+// slotRead is the attribute at j of the resource's, as loadAttrs or
+// loadedAttrs checked and read them (every one fits its declared type t,
+// or no policy is evaluated).
+func (e *evalEnv) slotRead(_ AttrType, j int) (value, bool, status) {
+	return e.res[j], true, ok
 }
 
 // attrRead is a resource attribute's value v as its declared type t reads
@@ -397,7 +392,7 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 	}
 	if rs.reads.resource && ti >= 0 {
 		al := pl.targets[ti]
-		if i := env.loadAttrs(al, r.Resource.Attrs); i >= 0 {
+		if i := env.resourceAttrs(al, &r.Resource); i >= 0 {
 			_, err := attrValue(al.types[i], r.Resource.Attrs[al.names[i]])
 			return Decision{Reason: attrError(al.name, al.names[i], err).Error()}, true
 		}
@@ -586,29 +581,66 @@ func (e *evalEnv) loadArgs(rt *recordType, obj map[string]any) bool {
 	return true
 }
 
-// loadAttrs checks a resource's attributes against its type, as resource
-// does when it builds the entity, without building it, keeping each
-// attribute's value in resVals, in the order of al.names, for
-// resourceRead. It returns the index of the first that does not fit, or
-// -1.
+// resourceAttrs checks a resource's attributes against its type (al), as
+// resource does when it builds the entity, without building it, and reads
+// them as policies read them (env.res): a cached resource's once per
+// entry and attribute list (loadedAttrs), any other on every call
+// (loadAttrs). It returns the index of the first that does not fit, or -1.
+func (e *evalEnv) resourceAttrs(al *attrList, r *Resource) int {
+	f := r.from
+	if f == nil || !sameMap(f.res.Attrs, r.Attrs) { // not the entry's own map: a resolver's
+		return e.loadAttrs(al, r.Attrs)
+	}
+	l := f.loaded.Load()
+	if l == nil || l.al != al {
+		l = &loadedAttrs{al: al, bad: -1}
+		l.vals, l.bad = readAttrs(al, r.Attrs, nil, nil)
+		f.loaded.Store(l) // a race stores the same values
+	}
+	e.res = l.vals
+	return l.bad
+}
+
+// loadedAttrs is a cached resource's attributes as resourceAttrs checked
+// and read them for al: immutable once stored.
+type loadedAttrs struct {
+	al   *attrList
+	vals []value
+	bad  int
+}
+
+// loadAttrs is resourceAttrs into the env's own buffers (resVals, and
+// resSets for sets): it allocates nothing once they have grown.
 func (e *evalEnv) loadAttrs(al *attrList, attrs map[string]any) int {
-	vals := e.resVals[:0]
 	if len(e.resSets) < len(al.decl) {
 		e.resSets = make([]aggregate, len(al.decl))
 	}
+	var bad int
+	e.resVals, bad = readAttrs(al, attrs, e.resVals[:0], e.resSets)
+	e.res = e.resVals
+	return bad
+}
+
+// readAttrs appends to vals each attribute of al.decl read from attrs
+// (attrRead), up to the first that does not fit its type, whose index it
+// returns (else -1). A set's contents are held in sets[j] when sets is
+// given, else in a new aggregate.
+func readAttrs(al *attrList, attrs map[string]any, vals []value, sets []aggregate) ([]value, int) {
 	for i := range al.decl {
-		v := attrs[al.decl[i].name]
-		if !attrFits(al.decl[i].t, v) {
-			return i
+		t, v := al.decl[i].t, attrs[al.decl[i].name]
+		if !attrFits(t, v) {
+			return vals, i
 		}
-		if i < cap(vals) && sameValue(vals[:i+1][i], v) { // a cached resource's: not written again
-			vals = vals[:i+1]
+		if x, isSet := v.([]string); isSet && sets != nil {
+			a := &sets[i]
+			a.strs = x
+			vals = append(vals, value{k: kSet, rep: setStrings, agg: a})
 			continue
 		}
-		vals = append(vals, v)
+		fv, _, _ := attrRead(t, v) // it fits
+		vals = append(vals, fv)
 	}
-	e.resVals = vals
-	return -1
+	return vals, -1
 }
 
 func attrFits(t AttrType, v any) bool {

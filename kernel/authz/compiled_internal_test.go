@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,7 +275,8 @@ var (
 		{Type: "Dns::Zone", ID: "a.example", Attrs: map[string]any{"zone": "a.example", "id": "1", "nameLabels": []string{"a", "example"}, "serial": int64(1 << 62), "signed": true}},
 		{Type: "Dns::Zone", ID: "x.a.example", Attrs: map[string]any{"zone": "x.a.example", "id": "", "nameLabels": []string{"x", "a", "example", "a"}, "serial": 60, "signed": false}},
 		{Type: "Dns::Zone", ID: "ünï\u202e", Attrs: map[string]any{"zone": "ünï\u202e", "id": "*", "nameLabels": []string{}, "serial": int64(-1 << 63), "signed": false}},
-		{Type: "Dns::Zone", ID: "", Attrs: map[string]any{"zone": "", "id": "", "nameLabels": []string{""}, "serial": int64(1<<63 - 1), "signed": true}}}
+		{Type: "Dns::Zone", ID: "", Attrs: map[string]any{"zone": "", "id": "", "nameLabels": []string{""}, "serial": int64(1<<63 - 1), "signed": true}},
+	}
 	fuzzArguments = []map[string]any{
 		{"zone": "a.example", "type": "A", "values": []any{}},
 		{"zone": "x.a.example", "type": "NS", "values": []any{"a", "a", ""}, "ttl": 60.0, "comment": "ticket-7"},
@@ -294,10 +296,17 @@ func (g *policyGen) request() Request {
 		Arguments: fuzzArguments[g.pick(len(fuzzArguments))], Transport: g.of("http", "stdio", ""), Confirmed: g.pick(2) == 0,
 		Time: time.Unix([]int64{0, 1_700_000_000, 1 << 62, -5}[g.pick(4)], 0)}
 	if r.Action != "list_zones" {
-		r.Resource = fuzzResources[1+g.pick(len(fuzzResources)-1)]
+		i := 1 + g.pick(len(fuzzResources)-1)
+		r.Resource = fuzzResources[i]
+		if g.pick(2) == 0 { // as a resolver's ResourceCache hands it out: checked once per entry (loadedAttrs)
+			r.Resource = fuzzResourceCache.Get(strconv.Itoa(i), 0, func(string, int64) Resource { return fuzzResources[i] })
+		}
 	}
 	return r
 }
+
+// fuzzResourceCache holds fuzzResources by index.
+var fuzzResourceCache ResourceCache
 
 // checkCompiled decides requests drawn from g with p and compares each
 // with Cedar's answer on the whole request; it returns how many were

@@ -36,6 +36,11 @@ type Resource struct {
 	Type  string
 	ID    string
 	Attrs map[string]any // string, int64, bool or []string, as the type declares
+	// from is the ResourceCache entry this Resource came from (nil: built
+	// by a resolver): a compiled decision keeps the attributes' check
+	// against their declared types, and their values as it reads them,
+	// there, once per entry (loadedAttrs).
+	from *resourceEntry
 }
 
 // Request is one authorization question.

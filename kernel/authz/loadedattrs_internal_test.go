@@ -1,0 +1,84 @@
+package authz
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCachedResourceAttrsOncePerEntry: a cached resource's attributes are
+// checked and read once per entry and policy set (loadedAttrs), and every
+// decision still follows the attributes the call's Resource holds: a
+// resolver that hands on the entry's map is decided on it; one that
+// builds its own map (a copy with another zone) on that map, not the
+// entry's; a new policy set reads the entry afresh; an attribute that
+// does not fit its type denies on every call, from the entry too.
+func TestCachedResourceAttrsOncePerEntry(t *testing.T) {
+	m := fuzzModel(t)
+	policy := []byte(`@id("team") permit(principal, action, resource is Dns::Zone) when { resource.zone like "*.team.example" && resource.nameLabels.contains("team") };`)
+	p, err := Parse(m, "p", policy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cache ResourceCache
+	build := func(s string, _ int64) Resource {
+		z := strings.ToLower(s)
+		attrs := map[string]any{"zone": z, "id": "", "nameLabels": strings.Split(z, "."), "serial": int64(1), "signed": false}
+		if z == "bad.team.example" {
+			attrs["signed"] = "yes" // does not fit Bool
+		}
+		return Resource{Type: "Dns::Zone", ID: z, Attrs: attrs}
+	}
+	req := func(res Resource) Request {
+		return Request{Principal: Principal{ID: "alice"}, Action: "get_zone", Resource: res, Transport: "stdio",
+			Arguments: map[string]any{"zone": res.ID, "type": "A", "values": []any{}}}
+	}
+	a := cache.Get("A.Team.Example", 0, build)
+	for i := range 3 {
+		if d := p.Decide(req(a)); !d.Allow {
+			t.Fatalf("call %d on a cached zone of the team: %+v", i, d)
+		}
+	}
+	first := a.from.loaded.Load()
+	if first == nil {
+		t.Fatal("the entry keeps no checked attributes")
+	}
+	p.Decide(req(cache.Get("A.Team.Example", 0, build)))
+	if a.from.loaded.Load() != first {
+		t.Fatal("the entry's attributes were checked again for the same policy set")
+	}
+
+	// a resolver that builds its own map from the cached Resource: decided
+	// on that map, on every call, not on the entry's
+	other := a
+	other.Attrs = map[string]any{"zone": "b.example", "id": "", "nameLabels": []string{"b", "example"}, "serial": int64(1), "signed": false}
+	if d := p.Decide(req(other)); d.Allow {
+		t.Fatalf("a resolver's own attributes were ignored for the entry's: %+v", d)
+	}
+	other.Attrs["signed"] = 3.5 // and they are checked
+	if d := p.Decide(req(other)); d.Allow || !strings.Contains(d.Reason, "signed") {
+		t.Fatalf("a resolver's attribute that does not fit: %+v", d)
+	}
+
+	// an attribute that does not fit denies on every call, cached or not
+	bad := cache.Get("bad.team.example", 0, build)
+	for i := range 3 {
+		if d := p.Decide(req(bad)); d.Allow || !strings.Contains(d.Reason, "signed") {
+			t.Fatalf("call %d on a cached zone whose attribute does not fit: %+v", i, d)
+		}
+	}
+
+	// a new policy set (a reload) reads the entry afresh, with its own types
+	p2, err := Parse(m, "p", []byte(`@id("none") forbid(principal, action, resource is Dns::Zone) when { resource.zone like "a.*" };`+"\n"+string(policy)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p2.Decide(req(a)); d.Allow || len(d.Policies) != 1 || d.Policies[0] != "none" {
+		t.Fatalf("after a reload: %+v", d)
+	}
+	if a.from.loaded.Load() == first {
+		t.Fatal("the new policy set used the old one's checked attributes")
+	}
+	if d := p.Decide(req(a)); !d.Allow { // and the old set still decides right
+		t.Fatalf("the old set after the new one: %+v", d)
+	}
+}
