@@ -173,7 +173,7 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 		now = s.opts.Now()
 	}
 	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, Resource: res,
-		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args}
+		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args, ArgumentsValidated: true}
 	call.authzReq = &call.authzBuf
 	d := s.authz.Decide(call.authzBuf)
 	rec.Authz, rec.AuthzPolicies = "deny", d.Policies
@@ -272,6 +272,6 @@ func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, transport
 		}
 	}
 	d := s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: tool, Resource: res, Transport: transport,
-		Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args})
+		Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args, ArgumentsValidated: true})
 	return d, res, nil
 }

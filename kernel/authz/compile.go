@@ -47,8 +47,11 @@ type evalEnv struct {
 	// allocates nothing (the principal's sets are its entry's)
 	args aggregate
 	// the arguments' values, in the order of their names, as loadArgs
-	// checked them
+	// checked them or, with argLazy, as arg reads them when a policy first
+	// does (bit j of argRead: argVals[j] is read)
 	argVals []any
+	argLazy bool
+	argRead uint64
 	// res are the resource's attributes as policies read them, in the
 	// order of their names, checked against their declared types: resVals
 	// (loadAttrs) or a cached resource's (loadedAttrs)

@@ -157,7 +157,7 @@ func (c *compiler) directAccess(n xast.IsNode, name string) expr {
 		j := slices.Index(c.pl.ctxArgs.names, name)
 		if f.t == primType("String") {
 			return func(e *evalEnv) (value, status) {
-				switch x := e.argVals[j].(type) {
+				switch x := e.arg(j).(type) {
 				case nil: // absent or null: not in the record
 					return value{}, failed
 				case string:
@@ -167,7 +167,7 @@ func (c *compiler) directAccess(n xast.IsNode, name string) expr {
 			}
 		}
 		return func(e *evalEnv) (value, status) {
-			x := e.argVals[j]
+			x := e.arg(j)
 			if x == nil {
 				return value{}, failed
 			}
@@ -224,7 +224,7 @@ func (c *compiler) argumentRead(name string) func(e *evalEnv) (value, bool, stat
 	j := slices.Index(c.pl.ctxArgs.names, name)
 	if f.t == primType("String") {
 		return func(e *evalEnv) (value, bool, status) {
-			switch x := e.argVals[j].(type) {
+			switch x := e.arg(j).(type) {
 			case nil: // absent or null: not in the record
 				return value{}, false, ok
 			case string:
@@ -234,7 +234,7 @@ func (c *compiler) argumentRead(name string) func(e *evalEnv) (value, bool, stat
 		}
 	}
 	return func(e *evalEnv) (value, bool, status) {
-		x := e.argVals[j]
+		x := e.arg(j)
 		if x == nil {
 			return value{}, false, ok
 		}
@@ -387,8 +387,12 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 	// the values the policies then read from the env: every argument must
 	// fit its type (else Cedar decides, and says why), and, when a policy
 	// reads the resource, every attribute its type declares
-	if pl.readsArgs && !env.loadArgs(&pl.ctxArgs, r.Arguments) {
-		return Decision{}, false
+	if pl.readsArgs {
+		if r.ArgumentsValidated && pl.argsFixed {
+			env.lazyArgs(len(pl.ctxArgs.names)) // they fit: read when a policy reads them
+		} else if !env.loadArgs(&pl.ctxArgs, r.Arguments) {
+			return Decision{}, false
+		}
 	}
 	if rs.reads.resource && ti >= 0 {
 		al := pl.targets[ti]
@@ -565,6 +569,7 @@ const maxOutcomes = 64
 // in argVals, in the order of rt.names, for argumentRead; false when one
 // does not fit.
 func (e *evalEnv) loadArgs(rt *recordType, obj map[string]any) bool {
+	e.argLazy = false
 	vals := e.argVals[:0]
 	for i, name := range rt.names {
 		fv := obj[name]
@@ -579,6 +584,26 @@ func (e *evalEnv) loadArgs(rt *recordType, obj map[string]any) bool {
 	}
 	e.argVals = vals
 	return true
+}
+
+// lazyArgs readies the env for n arguments that fit their types (the
+// kernel validated them, and their types are fixed by the schema): arg
+// reads each from the request's map when a policy first reads it.
+func (e *evalEnv) lazyArgs(n int) {
+	if cap(e.argVals) < n {
+		e.argVals = make([]any, n)
+	}
+	e.argVals, e.argLazy, e.argRead = e.argVals[:n], true, 0
+}
+
+// arg is the argument at j of the names of the tool's arguments (nil:
+// absent or null).
+func (e *evalEnv) arg(j int) any {
+	if e.argLazy && e.argRead&(1<<uint(j)) == 0 {
+		e.argVals[j] = e.args.obj[e.pl.ctxArgs.names[j]]
+		e.argRead |= 1 << uint(j)
+	}
+	return e.argVals[j]
 }
 
 // resourceAttrs checks a resource's attributes against its type (al), as

@@ -265,7 +265,39 @@ func fuzzModel(t testing.TB) *Model {
 		{Name: "set_records", Destructive: true, Targets: []string{"Dns::Zone"}, Arguments: s},
 		{Name: "create_zone", Targets: []string{"Dns::Zone"}, Arguments: s},
 		{Name: "list_zones", ReadOnly: true, Arguments: s},
+		{Name: "label_zone", Targets: []string{"Dns::Zone"}, Arguments: fixedArgsSchema(t)},
 	}}
+}
+
+// fixedArgs are arguments whose types validation fixes (strings, booleans,
+// arrays of strings): a request the kernel validated is decided without
+// checking them (Request.ArgumentsValidated, lazyArgs).
+type fixedArgs struct {
+	Zone    string   `json:"zone"`
+	Type    string   `json:"type"`
+	Values  []string `json:"values"`
+	Comment string   `json:"comment,omitempty"`
+	Flag    *bool    `json:"flag,omitempty"`
+}
+
+func fixedArgsSchema(t testing.TB) *jsonschema.Schema {
+	s, err := jsonschema.For[fixedArgs](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// validated reports whether args validate against tool's input schema in
+// m, as the kernel validates a call's before it asks.
+func validated(m *Model, tool string, args map[string]any) bool {
+	for _, a := range m.Actions {
+		if a.Name == tool {
+			rs, err := a.Arguments.Resolve(nil)
+			return err == nil && rs.Validate(args) == nil
+		}
+	}
+	return false
 }
 
 var (
@@ -287,11 +319,13 @@ var (
 		{"zone": "a", "type": "A", "values": []any{}, "ttl": 1.5}, // does not fit
 		{"zone": "a", "type": "A"}, // a required argument missing
 		{"zone": "a", "type": "A", "values": []any{}, "ttl": 1e300},
+		{"zone": "x.a.example", "type": "NS", "values": []any{"a", ""}, "comment": "ticket-7", "flag": true}, // fixedArgs
+		{"zone": "", "type": "", "values": []any{}, "flag": false},
 	}
-	fuzzTools = []string{"get_zone", "set_records", "create_zone", "list_zones"}
+	fuzzTools = []string{"get_zone", "set_records", "create_zone", "list_zones", "label_zone"}
 )
 
-func (g *policyGen) request() Request {
+func (g *policyGen) request(m *Model) Request {
 	r := Request{Principal: fuzzPrincipals[g.pick(len(fuzzPrincipals))], Action: fuzzTools[g.pick(len(fuzzTools))],
 		Arguments: fuzzArguments[g.pick(len(fuzzArguments))], Transport: g.of("http", "stdio", ""), Confirmed: g.pick(2) == 0,
 		Time: time.Unix([]int64{0, 1_700_000_000, 1 << 62, -5}[g.pick(4)], 0)}
@@ -302,6 +336,8 @@ func (g *policyGen) request() Request {
 			r.Resource = fuzzResourceCache.Get(strconv.Itoa(i), 0, func(string, int64) Resource { return fuzzResources[i] })
 		}
 	}
+	// as the kernel asks, for arguments it validated against the tool's schema
+	r.ArgumentsValidated = g.pick(2) == 0 && validated(m, r.Action, r.Arguments)
 	return r
 }
 
@@ -313,7 +349,7 @@ var fuzzResourceCache ResourceCache
 // decided by the compiled form.
 func checkCompiled(t testing.TB, p *Policies, g *policyGen, text string) (compiled, total int) {
 	for range 6 {
-		r := g.request()
+		r := g.request(p.model)
 		got, want := p.Decide(r), p.reference(nil, r)
 		if got.Allow != want.Allow || !slices.Equal(got.Policies, want.Policies) || !slices.Equal(got.Errors, want.Errors) {
 			t.Fatalf("policies:\n%s\nrequest %+v:\nDecide    %+v\nreference %+v", text, r, got, want)

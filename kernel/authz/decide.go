@@ -56,6 +56,13 @@ type Request struct {
 	Time      time.Time
 	// Arguments are the validated arguments, as decoded from JSON.
 	Arguments map[string]any
+	// ArgumentsValidated: Arguments were validated against the tool's
+	// input schema, the one its Action declares (the kernel validates
+	// every call's before it asks). Arguments whose types that schema
+	// fixes (strings, booleans and arrays of them) are then not checked
+	// again: a decision reads only those its policies read. Without it
+	// every argument is checked against its type, read or not.
+	ArgumentsValidated bool
 }
 
 // Decision is the answer. Policies are the ids of the policies that

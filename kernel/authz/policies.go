@@ -194,6 +194,11 @@ type plan struct {
 	// ctxArgs is the type of context.arguments: args, or the empty
 	// record when no policy of the tool reads them.
 	ctxArgs recordType
+	// argsFixed: every field of ctxArgs is a String, a Bool or a set of
+	// one of them (at most 64 fields), types a validation against the
+	// tool's input schema fixes: validated arguments then fit without a
+	// check (Request.ArgumentsValidated).
+	argsFixed bool
 	// in holds the action and every action group it is in.
 	in map[types.EntityUID]bool
 	// targets are the resource types of Action.Targets but the server, in
@@ -288,6 +293,7 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 		if pl.readsArgs {
 			pl.ctxArgs = pl.args
 		}
+		pl.argsFixed = fixedBySchema(pl.ctxArgs)
 		for j := range pl.rules { // compiled for this tool: what it fixes is read once, here
 			r := &pl.rules[j]
 			if prog, size, ok := compilePolicy(r.ast, p, pl); ok {
@@ -457,4 +463,27 @@ func scopeMatches(scope any, uid types.EntityUID, in map[types.EntityUID]bool) b
 		return sc.Type == uid.Type && in[sc.Entity]
 	}
 	return true // a scope this code does not know: let Cedar decide
+}
+
+// fixedBySchema reports whether every field of rt has a type that a
+// validation against the input schema it was generated from fixes: a
+// String ("type": "string"), a Bool ("boolean"), or a set of one of them
+// (an array of those) — not a Long, whose range the schema does not
+// bound as Cedar does, nor a record. A nullable field is optional, so a
+// null it lets through is an absent field, as for a check.
+func fixedBySchema(rt recordType) bool {
+	if len(rt.list) > 64 {
+		return false
+	}
+	fixed := func(t cedarType) bool { return t == primType("String") || t == primType("Bool") }
+	for _, f := range rt.list {
+		if st, isSet := f.t.(setType); isSet {
+			if !fixed(st.elem) {
+				return false
+			}
+		} else if !fixed(f.t) {
+			return false
+		}
+	}
+	return true
 }
