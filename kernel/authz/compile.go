@@ -376,6 +376,15 @@ func (c *compiler) equals(l, r xast.IsNode, negate bool) cond {
 	// a literal operand is a constant: no call to read it, and evaluating
 	// it first or not at all cannot fail
 	if lit, isLit := c.constant(r); isLit {
+		if sr := c.stringRead(l); sr != nil && lit.k == kString {
+			return func(e *evalEnv) (bool, status) {
+				x, st := sr(e)
+				if st != ok {
+					return false, st
+				}
+				return (x == lit.s) != negate, ok
+			}
+		}
 		if lit.k == kString {
 			return func(e *evalEnv) (bool, status) {
 				x, st := lf(e)
@@ -478,6 +487,15 @@ func (c *compiler) negate(n xast.IsNode) expr {
 // like matches as cedar-go's own Pattern.Match does (patternMatcher).
 func (c *compiler) like(v xast.NodeTypeLike) cond {
 	f, match := c.compile(v.Arg), patternMatcher(v.Value)
+	if sr := c.stringRead(v.Arg); sr != nil {
+		return func(e *evalEnv) (bool, status) {
+			x, st := sr(e)
+			if st != ok {
+				return false, failure(st)
+			}
+			return match(x), ok
+		}
+	}
 	return func(e *evalEnv) (bool, status) {
 		x, st := f(e)
 		if st != ok || x.k != kString {

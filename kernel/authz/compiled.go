@@ -181,6 +181,58 @@ func (c *compiler) directAccess(n xast.IsNode, name string) expr {
 	return nil
 }
 
+// stringRead is what directAccess reads (through access) for n, an
+// attribute declared a String of the resource — of the tool's one target
+// type — or of context.arguments, as a string, without building its
+// value: equality with a literal and like read it so. nil for any other
+// expression.
+func (c *compiler) stringRead(n xast.IsNode) func(e *evalEnv) (string, status) {
+	a, isAccess := n.(xast.NodeTypeAccess)
+	if !isAccess {
+		return nil
+	}
+	name := string(a.Value)
+	switch v := a.Arg.(type) {
+	case xast.NodeTypeVariable:
+		if v.Name != "resource" {
+			return nil
+		}
+		at, decl, server, hasName := c.resourceSlots(name)
+		if len(at) != 1 || at[0] < 0 || decl[0] != String {
+			return nil
+		}
+		j := at[0]
+		return func(e *evalEnv) (string, status) {
+			if e.ti < 0 { // the server
+				if hasName {
+					return server.s, ok
+				}
+				return "", failed
+			}
+			return e.res[j].s, ok // checked: a String
+		}
+	case xast.NodeTypeAccess:
+		if !isContext(v.Arg) || v.Value != "arguments" {
+			return nil
+		}
+		f, declared := c.pl.ctxArgs.fields[name]
+		if !declared || f.t != primType("String") {
+			return nil
+		}
+		j := slices.Index(c.pl.ctxArgs.names, name)
+		return func(e *evalEnv) (string, status) {
+			switch x := e.arg(j).(type) {
+			case nil: // absent or null: not in the record
+				return "", failed
+			case string:
+				return x, ok
+			}
+			return "", unsupported // not what the check let through: let Cedar say
+		}
+	}
+	return nil
+}
+
 // resourceSlots finds, for each of the tool's target types, where
 // attribute name is in its names (-1: not declared) and its declared
 // type; and the server's value for it (hasName: the server has it).

@@ -1,6 +1,8 @@
 package authz
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -81,4 +83,47 @@ func TestCachedResourceAttrsOncePerEntry(t *testing.T) {
 	if d := p.Decide(req(a)); !d.Allow { // and the old set still decides right
 		t.Fatalf("the old set after the new one: %+v", d)
 	}
+}
+
+// TestStringReadsMatchCedar: equality with a string literal and like, on
+// a String attribute of the resource or of context.arguments (stringRead:
+// read as a string, not as a value), decide as Cedar does for every tool,
+// resource (the server too, cached or not), argument set (absent, null,
+// of another type), validated by the kernel or not.
+func TestStringReadsMatchCedar(t *testing.T) {
+	m := fuzzModel(t)
+	policy := `@id("eq") permit(principal, action, resource) when { context.arguments.zone == "x.a.example" };
+@id("ne") forbid(principal, action, resource) when { context.arguments.type != "NS" && context.arguments.comment like "ticket-*" };
+@id("res") permit(principal, action, resource) when { resource.zone like "*.a.example" || resource.zone == "a.example" };
+@id("name") permit(principal, action == Action::"list_zones", resource) when { resource.name == "dns" };
+@id("label") forbid(principal, action == Action::"label_zone", resource) unless { context.arguments.comment == "ticket-7" };`
+	p, err := parse(m, "p", []byte(policy), []byte(fuzzEntities), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cache ResourceCache
+	args := append(slices.Clone(fuzzArguments), map[string]any{"zone": "x.a.example", "type": 7.0, "values": []any{}, "comment": nil})
+	n := 0
+	for _, tool := range fuzzTools {
+		for ri, res := range fuzzResources {
+			if (tool == "list_zones") != (ri == 0) {
+				continue
+			}
+			for ai, a := range args {
+				for _, checked := range []bool{false, true} {
+					r := Request{Principal: fuzzPrincipals[ai%len(fuzzPrincipals)], Action: tool, Resource: res, Transport: "http", Arguments: a,
+						ArgumentsValidated: checked && validated(m, tool, a)}
+					if ai%2 == 1 && ri > 0 {
+						r.Resource = cache.Get(strconv.Itoa(ri), 0, func(string, int64) Resource { return res })
+					}
+					got, want := p.Decide(r), p.reference(nil, r)
+					if got.Allow != want.Allow || !slices.Equal(got.Policies, want.Policies) || !slices.Equal(got.Errors, want.Errors) {
+						t.Fatalf("request %+v:\nDecide    %+v\nreference %+v", r, got, want)
+					}
+					n++
+				}
+			}
+		}
+	}
+	t.Logf("%d requests", n)
 }
