@@ -124,6 +124,7 @@ func (s *Server) setupAuthz(tools []Tool) error {
 	if s.authz, err = authz.New(m, cfg); err != nil {
 		return err
 	}
+
 	s.mcp.AddReceivingMiddleware(s.listMiddleware)
 	return nil
 }
@@ -172,10 +173,10 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 	if now.IsZero() {
 		now = s.opts.Now()
 	}
-	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, Resource: res,
+	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, ActionIndex: t.authzAction, Resource: res,
 		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args, ArgumentsValidated: true}
 	call.authzReq = &call.authzBuf
-	d := s.authz.Decide(call.authzBuf)
+	d := s.authz.DecideRequest(&call.authzBuf)
 	rec.Authz, rec.AuthzPolicies = "deny", d.Policies
 	if d.Allow {
 		rec.Authz = "allow"

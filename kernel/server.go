@@ -149,7 +149,12 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	s.mcp = mcp.NewServer(s.fast.impl,
 		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.logger),
 			Capabilities: s.capabilities()})
+	actions := map[string]int{} // the authorization model has one action a tool, in this order (authzModel)
+	for i, t := range tools {
+		actions[t.name] = i + 1
+	}
 	for _, t := range selected {
+		t.authzAction = actions[t.name] // a decision finds the tool's plan by index
 		if err := s.register(t); err != nil {
 			return nil, err
 		}

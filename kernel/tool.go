@@ -78,6 +78,7 @@ type Tool struct {
 	preview     func(ctx context.Context, call *Call, in any) (Preview, error)
 	action      func(in any) string
 	target      *toolTarget          // authorize.go
+	authzAction int                  // 1 + its index in the authorization model's actions (authorize.go)
 	listing     []authz.ResourceType // authorize.go
 	requires    []ClientCapability   // client capabilities a call needs (RequireClient)
 	asks        bool                 // the handler may return AskInput (mrtr.go)

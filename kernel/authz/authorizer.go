@@ -60,7 +60,11 @@ func New(m *Model, cfg Config) (*Authorizer, error) {
 func (a *Authorizer) Policies() *Policies { return a.cur.Load() }
 
 // Decide decides with the set in force.
-func (a *Authorizer) Decide(r Request) Decision { return a.cur.Load().Decide(r) }
+func (a *Authorizer) Decide(r Request) Decision { return a.cur.Load().decide(&r) }
+
+// DecideRequest is Decide on *r, which it neither keeps nor changes,
+// without copying it.
+func (a *Authorizer) DecideRequest(r *Request) Decision { return a.cur.Load().decide(r) }
 
 // Reload reads the files again. A set that does not load leaves the one in
 // force untouched, and the error says why (it is also logged).

@@ -434,7 +434,8 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 		return Decision{}, false
 	}
 	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
-	defer envs.Put(env)
+	// (put back on each return, not deferred: a panic loses one env to the
+	// collector, nothing else)
 	// the checks the Cedar path makes while building the request, reading
 	// the values the policies then read from the env: every argument must
 	// fit its type (else Cedar decides, and says why), and, when a policy
@@ -443,12 +444,14 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 		if r.ArgumentsValidated && pl.argsFixed {
 			env.lazyArgs(len(pl.ctxArgs.names)) // they fit: read when a policy reads them
 		} else if !env.loadArgs(&pl.ctxArgs, r.Arguments) {
+			envs.Put(env)
 			return Decision{}, false
 		}
 	}
 	if rs.reads.resource && ti >= 0 {
 		al := pl.targets[ti]
 		if i := env.resourceAttrs(al, &r.Resource); i >= 0 {
+			envs.Put(env)
 			_, err := attrValue(al.types[i], r.Resource.Attrs[al.names[i]])
 			return Decision{Reason: attrError(al.name, al.names[i], err).Error()}, true
 		}
@@ -460,6 +463,7 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 		v, st := rl.prog(env)
 		switch {
 		case st == unsupported:
+			envs.Put(env)
 			return Decision{}, false
 		case st == failed: // Cedar skips the policy and reports it
 			errs |= 1 << i
@@ -470,6 +474,7 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 			permits |= 1 << i
 		}
 	}
+	envs.Put(env)
 	switch {
 	case errs != 0:
 		return rs.decision(outcome{resError, errs}), true

@@ -47,8 +47,12 @@ type Resource struct {
 type Request struct {
 	Principal Principal
 	// Action is the tool's name.
-	Action   string
-	Resource Resource
+	Action string
+	// ActionIndex is 1 + the index of Action in the Model's Actions, when
+	// the caller knows it (a decision then finds the tool's plan by
+	// index); 0, or an index that does not name Action, finds it by name.
+	ActionIndex int
+	Resource    Resource
 	// Transport is "stdio" or "http".
 	Transport string
 	// Confirmed: the call can run only through the confirmation gate.
@@ -92,9 +96,14 @@ type Decision struct {
 // to what the policies in play can read: a resource's entity is built
 // once per resource, and the context holds only the attributes some of
 // those policies read by name.
-func (p *Policies) Decide(r Request) Decision {
-	pl, ok := p.plans[r.Action]
-	if !ok {
+func (p *Policies) Decide(r Request) Decision { return p.decide(&r) }
+
+// decide is Decide on a request it does not keep or change.
+func (p *Policies) decide(r *Request) Decision {
+	var pl *plan
+	if i := r.ActionIndex - 1; i >= 0 && i < len(p.planList) && p.planList[i].action.Name == r.Action {
+		pl = p.planList[i] // the names are most often one string: compared by address
+	} else if pl = p.plans[r.Action]; pl == nil {
 		return Decision{Reason: fmt.Sprintf("tool %q is not in the model", r.Action)}
 	}
 	ti, err := pl.target(r.Resource.Type)
@@ -108,7 +117,7 @@ func (p *Policies) Decide(r Request) Decision {
 	}
 	rs := pe.rules(pl)
 	if rs.direct { // cheaper than the memo's key and hash, even when it answers
-		if d, done := p.decideCompiled(pl, ti, pe, rs, &r); done { // it checks the arguments as it reads them
+		if d, done := p.decideCompiled(pl, ti, pe, rs, r); done { // it checks the arguments as it reads them
 			return d
 		}
 	}
@@ -116,7 +125,7 @@ func (p *Policies) Decide(r Request) Decision {
 		_, err := pl.args.value(r.Arguments)
 		return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
 	}
-	return p.decideMemo(pl, ti, pe, rs, &r)
+	return p.decideMemo(pl, ti, pe, rs, r)
 }
 
 // principalByKey finds or builds the principal's entry by its key.

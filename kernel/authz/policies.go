@@ -29,6 +29,7 @@ type Policies struct {
 	model    *Model
 	set      *cedar.PolicySet
 	plans    map[string]*plan // per tool: what a decision needs, built at load
+	planList []*plan          // the same, in the order of the model's Actions (Request.ActionIndex)
 	ids      []string
 	entities types.EntityMap // groups, users' group memberships, actions
 	resTypes map[string]ResourceType
@@ -301,6 +302,7 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 			}
 		}
 		p.plans[a.Name] = pl
+		p.planList = append(p.planList, pl)
 	}
 }
 

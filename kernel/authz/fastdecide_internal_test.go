@@ -127,3 +127,36 @@ func TestStringReadsMatchCedar(t *testing.T) {
 	}
 	t.Logf("%d requests", n)
 }
+
+// TestActionIndexNeverMisleads: a request's ActionIndex only finds the
+// plan of the tool it names: an index of another tool, out of range or
+// absent decides as by name, for every tool.
+func TestActionIndexNeverMisleads(t *testing.T) {
+	m := fuzzModel(t)
+	p, err := Parse(m, "p", []byte(`@id("w") permit(principal, action in [Action::"set_records", Action::"create_zone"], resource);
+@id("r") forbid(principal, action == Action::"get_zone", resource);`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range m.Actions {
+		r := Request{Principal: Principal{ID: "alice"}, Action: a.Name, Transport: "stdio", Arguments: fuzzArguments[0]}
+		if len(a.Targets) > 0 {
+			r.Resource = fuzzResources[1]
+		}
+		want := p.Decide(r)
+		if want.Allow != (a.Name == "set_records" || a.Name == "create_zone") {
+			t.Fatalf("%s by name: %+v", a.Name, want)
+		}
+		for _, idx := range []int{i + 1, 0, -3, len(m.Actions) + 1, (i+1)%len(m.Actions) + 1} {
+			r.ActionIndex = idx
+			got := p.decide(&r)
+			if got.Allow != want.Allow || !slices.Equal(got.Policies, want.Policies) || got.Reason != want.Reason {
+				t.Fatalf("%s with ActionIndex %d: %+v, by name %+v", a.Name, idx, got, want)
+			}
+		}
+	}
+	r := Request{Principal: Principal{ID: "alice"}, Action: "nope", ActionIndex: 1}
+	if d := p.Decide(r); d.Allow || !strings.Contains(d.Reason, "not in the model") {
+		t.Fatalf("an unknown tool with the index of a known one: %+v", d)
+	}
+}
