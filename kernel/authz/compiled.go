@@ -433,9 +433,15 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 	if len(rs.progs) > maxCompiled {
 		return Decision{}, false
 	}
-	env := envs.Get().(*evalEnv) // closures are called through func values: env escapes, so it is pooled
-	// (put back on each return, not deferred: a panic loses one env to the
-	// collector, nothing else)
+	// closures are called through func values: env escapes, so it is kept
+	// between decisions — the one this tool's last decision used, which
+	// set finds as it left it, else one from the pool — and put back on
+	// each return (not deferred: a panic loses one env to the collector,
+	// nothing else)
+	env := pl.parked.Swap(nil)
+	if env == nil {
+		env = envs.Get().(*evalEnv)
+	}
 	// the checks the Cedar path makes while building the request, reading
 	// the values the policies then read from the env: every argument must
 	// fit its type (else Cedar decides, and says why), and, when a policy
@@ -444,14 +450,14 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 		if r.ArgumentsValidated && pl.argsFixed {
 			env.lazyArgs(len(pl.ctxArgs.names)) // they fit: read when a policy reads them
 		} else if !env.loadArgs(&pl.ctxArgs, r.Arguments) {
-			envs.Put(env)
+			pl.park(env)
 			return Decision{}, false
 		}
 	}
 	if rs.reads.resource && ti >= 0 {
 		al := pl.targets[ti]
 		if i := env.resourceAttrs(al, &r.Resource); i >= 0 {
-			envs.Put(env)
+			pl.park(env)
 			_, err := attrValue(al.types[i], r.Resource.Attrs[al.names[i]])
 			return Decision{Reason: attrError(al.name, al.names[i], err).Error()}, true
 		}
@@ -463,7 +469,7 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 		v, st := rl.prog(env)
 		switch {
 		case st == unsupported:
-			envs.Put(env)
+			pl.park(env)
 			return Decision{}, false
 		case st == failed: // Cedar skips the policy and reports it
 			errs |= 1 << i
@@ -474,7 +480,7 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 			permits |= 1 << i
 		}
 	}
-	envs.Put(env)
+	pl.park(env)
 	switch {
 	case errs != 0:
 		return rs.decision(outcome{resError, errs}), true
@@ -555,6 +561,14 @@ type progRule struct {
 const maxCompiled = 64
 
 var envs = sync.Pool{New: func() any { return new(evalEnv) }}
+
+// park keeps env for the tool's next decision, or puts it back in the
+// pool when another decision parked one first.
+func (pl *plan) park(env *evalEnv) {
+	if !pl.parked.CompareAndSwap(nil, env) {
+		envs.Put(env)
+	}
+}
 
 const (
 	resPermit uint8 = iota + 1

@@ -1,9 +1,11 @@
 package authz
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -158,5 +160,57 @@ func TestActionIndexNeverMisleads(t *testing.T) {
 	r := Request{Principal: Principal{ID: "alice"}, Action: "nope", ActionIndex: 1}
 	if d := p.Decide(r); d.Allow || !strings.Contains(d.Reason, "not in the model") {
 		t.Fatalf("an unknown tool with the index of a known one: %+v", d)
+	}
+}
+
+// TestConcurrentDecisionsShareNoState: decisions made at once on one tool
+// — each taking the tool's parked evaluation state or one from the pool,
+// principals, resources (cached or not) and arguments all different —
+// give each its own answer, the one it gets alone.
+func TestConcurrentDecisionsShareNoState(t *testing.T) {
+	m := fuzzModel(t)
+	p, err := Parse(m, "p", []byte(`@id("zone") permit(principal, action, resource is Dns::Zone) when { resource.zone like "*.a.example" };
+@id("alice") permit(principal == User::"alice", action, resource) when { context.arguments has comment && context.arguments.comment == "ticket-7" };
+@id("ops") forbid(principal in Group::"ops", action, resource) when { context.arguments has flag && context.arguments.flag };`), []byte(fuzzEntities))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cache ResourceCache
+	var reqs []Request
+	for pi, pr := range fuzzPrincipals {
+		for ri := 1; ri < len(fuzzResources); ri++ {
+			for ai, a := range fuzzArguments {
+				r := Request{Principal: pr, Action: "label_zone", Resource: fuzzResources[ri], Transport: "http", Arguments: a,
+					ArgumentsValidated: validated(m, "label_zone", a)}
+				if (pi+ai)%2 == 0 {
+					r.Resource = cache.Get(strconv.Itoa(ri), 0, func(string, int64) Resource { return fuzzResources[ri] })
+				}
+				reqs = append(reqs, r)
+			}
+		}
+	}
+	want := make([]Decision, len(reqs))
+	for i := range reqs {
+		want[i] = p.Decide(reqs[i])
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 400 {
+				i := (n*7 + g*13) % len(reqs)
+				if d := p.Decide(reqs[i]); d.Allow != want[i].Allow || !slices.Equal(d.Policies, want[i].Policies) {
+					errs <- fmt.Sprintf("request %d at once: %+v, alone: %+v", i, d, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

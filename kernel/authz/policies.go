@@ -206,6 +206,9 @@ type plan struct {
 	// that order; serverOK: the tool may act on the server.
 	targets  []*attrList
 	serverOK bool
+	// parked is the evaluation state the tool's last compiled decision
+	// used, kept for the next (park): one per tool, so set rewrites little.
+	parked atomic.Pointer[evalEnv]
 }
 
 // target finds a request's resource type among the tool's targets: -1
