@@ -175,13 +175,19 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 	}
 	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, ActionIndex: t.authzAction, Resource: res,
 		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args, ArgumentsValidated: true}
-	call.authzReq = &call.authzBuf
+	call.authzReq = &call.authzBuf // for Permits
 	d := s.authz.DecideRequest(&call.authzBuf)
 	rec.Authz, rec.AuthzPolicies = "deny", d.Policies
 	if d.Allow {
 		rec.Authz = "allow"
 		return nil
 	}
+	return s.refuse(ctx, call, t, rec, d)
+}
+
+// refuse is authorize's refusal, apart from the allowed path (whose code a
+// call runs through once, cold).
+func (s *Server) refuse(ctx context.Context, call *Call, t *Tool, rec *audit.Record, d authz.Decision) *mcp.CallToolResult {
 	s.logger.InfoContext(ctx, "call denied by the authorization policy", "tool", t.name, "principal", call.Principal.ID, "reason", d.Reason)
 	return s.fail(ctx, call, rec, denied(d))
 }

@@ -458,8 +458,7 @@ func (p *Policies) decideCompiled(pl *plan, ti int, pe *principalEntry, rs *tool
 		al := pl.targets[ti]
 		if i := env.resourceAttrs(al, &r.Resource); i >= 0 {
 			pl.park(env)
-			_, err := attrValue(al.types[i], r.Resource.Attrs[al.names[i]])
-			return Decision{Reason: attrError(al.name, al.names[i], err).Error()}, true
+			return attrDenial(al, i, r.Resource.Attrs), true
 		}
 	}
 	env.set(p, pl, ti, pe, r)
@@ -561,6 +560,13 @@ type progRule struct {
 const maxCompiled = 64
 
 var envs = sync.Pool{New: func() any { return new(evalEnv) }}
+
+// attrDenial is the decision on a resource whose attribute i of al does
+// not fit its type.
+func attrDenial(al *attrList, i int, attrs map[string]any) Decision {
+	_, err := attrValue(al.types[i], attrs[al.names[i]])
+	return Decision{Reason: attrError(al.name, al.names[i], err).Error()}
+}
 
 // park keeps env for the tool's next decision, or puts it back in the
 // pool when another decision parked one first.

@@ -104,11 +104,11 @@ func (p *Policies) decide(r *Request) Decision {
 	if i := r.ActionIndex - 1; i >= 0 && i < len(p.planList) && p.planList[i].action.Name == r.Action {
 		pl = p.planList[i] // the names are most often one string: compared by address
 	} else if pl = p.plans[r.Action]; pl == nil {
-		return Decision{Reason: fmt.Sprintf("tool %q is not in the model", r.Action)}
+		return unknownTool(r.Action)
 	}
 	ti, err := pl.target(r.Resource.Type)
 	if err != nil {
-		return Decision{Reason: err.Error()}
+		return errDecision(err)
 	}
 	pe := p.lastPrincipal.Load()
 	if pe == nil || !pe.pr.equal(&r.Principal) { // cheaper than building the key and hashing it
@@ -122,10 +122,23 @@ func (p *Policies) decide(r *Request) Decision {
 		}
 	}
 	if pl.readsArgs && !pl.args.check(r.Arguments) { // every argument must fit, read or not
-		_, err := pl.args.value(r.Arguments)
-		return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
+		return argsDenial(pl, r.Arguments)
 	}
 	return p.decideMemo(pl, ti, pe, rs, r)
+}
+
+// The denials of decide, apart from its common path (whose code a call
+// runs through once, cold).
+
+func unknownTool(name string) Decision {
+	return Decision{Reason: fmt.Sprintf("tool %q is not in the model", name)}
+}
+
+func errDecision(err error) Decision { return Decision{Reason: err.Error()} }
+
+func argsDenial(pl *plan, args map[string]any) Decision {
+	_, err := pl.args.value(args)
+	return Decision{Reason: fmt.Sprintf("arguments: %v", err)}
 }
 
 // principalByKey finds or builds the principal's entry by its key.
