@@ -47,6 +47,22 @@ func (c *compiler) access(n xast.IsNode, name string) expr {
 }
 
 func (c *compiler) has(n xast.IsNode, name string) cond {
+	if a, isAccess := n.(xast.NodeTypeAccess); isAccess && isContext(a.Arg) && a.Value == "arguments" {
+		// a String argument, tested without building its value: what
+		// argumentRead finds
+		if f, declared := c.pl.ctxArgs.fields[name]; declared && f.t == primType("String") {
+			j := slices.Index(c.pl.ctxArgs.names, name)
+			return func(e *evalEnv) (bool, status) {
+				switch e.arg(j).(type) {
+				case nil: // absent or null
+					return false, ok
+				case string:
+					return true, ok
+				}
+				return false, unsupported // not what the check let through: let Cedar say
+			}
+		}
+	}
 	if read := c.direct(n, name); read != nil {
 		return func(e *evalEnv) (bool, status) {
 			_, found, st := read(e)

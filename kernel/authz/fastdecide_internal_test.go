@@ -87,9 +87,9 @@ func TestCachedResourceAttrsOncePerEntry(t *testing.T) {
 	}
 }
 
-// TestStringReadsMatchCedar: equality with a string literal and like, on
-// a String attribute of the resource or of context.arguments (stringRead:
-// read as a string, not as a value), decide as Cedar does for every tool,
+// TestStringReadsMatchCedar: equality with a string literal, like and has,
+// on a String attribute of the resource or of context.arguments
+// (stringRead, has: read as a string, not as a value), decide as Cedar does for every tool,
 // resource (the server too, cached or not), argument set (absent, null,
 // of another type), validated by the kernel or not.
 func TestStringReadsMatchCedar(t *testing.T) {
@@ -98,7 +98,9 @@ func TestStringReadsMatchCedar(t *testing.T) {
 @id("ne") forbid(principal, action, resource) when { context.arguments.type != "NS" && context.arguments.comment like "ticket-*" };
 @id("res") permit(principal, action, resource) when { resource.zone like "*.a.example" || resource.zone == "a.example" };
 @id("name") permit(principal, action == Action::"list_zones", resource) when { resource.name == "dns" };
-@id("label") forbid(principal, action == Action::"label_zone", resource) unless { context.arguments.comment == "ticket-7" };`
+@id("label") forbid(principal, action == Action::"label_zone", resource) unless { context.arguments.comment == "ticket-7" };
+@id("has") forbid(principal, action == Action::"set_records", resource) when { context.arguments has comment && context.arguments.comment like "*7" };
+@id("hasnt") permit(principal, action == Action::"get_zone", resource) unless { context.arguments has comment };`
 	p, err := parse(m, "p", []byte(policy), []byte(fuzzEntities), false)
 	if err != nil {
 		t.Fatal(err)
