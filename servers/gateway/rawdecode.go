@@ -121,6 +121,11 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	if resp, ok := plainResponse(data); ok { // rawtext.go
 		return resp, nil
 	}
+	return slowMessage(data)
+}
+
+// slowMessage is decodeMessage through segmentio.
+func slowMessage(data []byte) (jsonrpc.Message, error) {
 	var msg wireMessage
 	if err := sdkUnmarshal(data, &msg); err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)

@@ -19,6 +19,8 @@ package gateway
 // path.
 
 import (
+	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -53,28 +55,72 @@ func (s *plainScan) next(c byte) bool {
 }
 
 // str reads a string without escapes or control characters, of valid
-// UTF-8, and returns its bytes (within b).
+// UTF-8, and returns its bytes (within b). The closing quote and any
+// backslash are found by bytes.IndexByte, control characters and non-ASCII
+// bytes eight at a time (plainBytes).
 func (s *plainScan) str() ([]byte, bool) {
 	if !s.next('"') {
 		return nil, false
 	}
-	start, ascii := s.i, true
-	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			v := s.b[start:j]
-			if !ascii && !utf8.Valid(v) {
-				return nil, false
-			}
-			s.i = j + 1
-			return v, true
-		case c == '\\' || c < 0x20:
-			return nil, false
-		case c >= 0x80:
+	k := bytes.IndexByte(s.b[s.i:], '"')
+	if k < 0 {
+		return nil, false
+	}
+	v := s.b[s.i : s.i+k]
+	if bytes.IndexByte(v, '\\') >= 0 { // an escape (the quote found may even be escaped)
+		return nil, false
+	}
+	ascii, ok := plainBytes(v)
+	if !ok || !ascii && !utf8.Valid(v) {
+		return nil, false
+	}
+	s.i += k + 1
+	return v, true
+}
+
+// plainBytes reports whether v holds no control character (below 0x20),
+// and whether it is all ASCII.
+func plainBytes(v []byte) (ascii, ok bool) {
+	if printable(v) {
+		return true, true
+	}
+	ascii = true
+	for _, c := range v {
+		if c < 0x20 {
+			return false, false
+		}
+		if c >= 0x80 {
 			ascii = false
 		}
 	}
-	return nil, false
+	return ascii, true
+}
+
+// printable reports whether every byte of v is within [0x20, 0x80): 32,
+// then 8, bytes at a time. In a word, a byte below 0x20 borrows and one at
+// or above 0x80 has its high bit: either sets the high bit of some byte.
+func printable(v []byte) bool {
+	const lo, hi = 0x2020202020202020, 0x8080808080808080
+	le := binary.LittleEndian
+	for len(v) >= 32 {
+		w0, w1, w2, w3 := le.Uint64(v), le.Uint64(v[8:]), le.Uint64(v[16:]), le.Uint64(v[24:])
+		if (w0-lo|w0|w1-lo|w1|w2-lo|w2|w3-lo|w3)&hi != 0 {
+			return false
+		}
+		v = v[32:]
+	}
+	var acc uint64
+	for len(v) >= 8 {
+		w := le.Uint64(v)
+		acc |= w - lo | w
+		v = v[8:]
+	}
+	for _, c := range v {
+		if c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return acc&hi == 0
 }
 
 // boolean reads true or false.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -131,4 +132,61 @@ func FuzzPlainText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeAnswer: the read loop's decoding of a relayed call's
+// answer (a go-sdk server's 1 KB text result) and of its result, by the
+// plain scanner and by segmentio.
+func BenchmarkDecodeAnswer(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":"bulwark-gw-12345","result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"v1.0.0"}},"content":[{"type":"text","text":"` +
+		strings.Repeat("x", 1024) + `"}],"resultType":"complete"}}`)
+	for _, c := range []struct {
+		name   string
+		msg    func([]byte) (jsonrpc.Message, error)
+		result func(json.RawMessage) (*mcp.CallToolResult, error)
+	}{{"plain", decodeMessage, decodeCheckedCallResult}, {"segmentio", slowMessage, slowCallResult}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m, err := c.msg(line)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.result(m.(*jsonrpc.Response).Result); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestPlainBytes: the word-at-a-time check finds a control character or a
+// non-ASCII byte at every position of strings of every length around its
+// 8- and 32-byte steps.
+func TestPlainBytes(t *testing.T) {
+	ref := func(v []byte) (ascii, ok bool) {
+		ascii = true
+		for _, c := range v {
+			if c < 0x20 {
+				return false, false
+			}
+			if c >= 0x80 {
+				ascii = false
+			}
+		}
+		return ascii, true
+	}
+	for n := range 80 {
+		for i := range n {
+			for _, c := range []byte{0x00, 0x1f, 0x20, 0x21, 0x7e, 0x7f, 0x80, 0xc3, 0xff} {
+				v := []byte(strings.Repeat("a", n))
+				v[i] = c
+				a, ok := plainBytes(v)
+				ra, rok := ref(v)
+				if a != ra || ok != rok {
+					t.Fatalf("len %d, %#x at %d: ascii %v ok %v, want %v %v", n, c, i, a, ok, ra, rok)
+				}
+			}
+		}
+	}
 }
