@@ -104,7 +104,7 @@ func printable(v []byte) bool {
 	le := binary.LittleEndian
 	for len(v) >= 32 {
 		w0, w1, w2, w3 := le.Uint64(v), le.Uint64(v[8:]), le.Uint64(v[16:]), le.Uint64(v[24:])
-		if (w0-lo|w0|w1-lo|w1|w2-lo|w2|w3-lo|w3)&hi != 0 {
+		if ((w0-lo)|w0|(w1-lo)|w1|(w2-lo)|w2|(w3-lo)|w3)&hi != 0 { // (- and | bind alike)
 			return false
 		}
 		v = v[32:]
@@ -112,7 +112,7 @@ func printable(v []byte) bool {
 	var acc uint64
 	for len(v) >= 8 {
 		w := le.Uint64(v)
-		acc |= w - lo | w
+		acc |= (w - lo) | w
 		v = v[8:]
 	}
 	for _, c := range v {

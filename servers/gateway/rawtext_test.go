@@ -59,6 +59,8 @@ var plainSeeds = []string{
 	`{"jsonrpc":"2.0","id":"x","result":null}`,
 	`{"jsonrpc":"2.0","id":"x"}`,
 	`{"id":"x","result":{}}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + strings.Repeat("y", 40) + "\x01" + strings.Repeat("y", 40) + "\"}]}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + strings.Repeat("y", 40) + "\xc3\xa9\xff" + strings.Repeat("y", 40) + "\"}]}}",
 	`{"jsonrpc":"2.0","id":"x","result":{"content":[` + strings.Repeat(`{"type":"text","text":"t"},`, 8) + `{"type":"text","text":"9"}]}}`,
 	`{"jsonrpc":"2.0","id":"x","result":{"content":[` + strings.Repeat(`{"type":"text","text":"t"},`, 7) + `{"type":"text","text":"8"}]}}`,
 }
