@@ -447,7 +447,7 @@ func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 	meta := mcp.Meta{"bulwark/untrusted": untrustedMeta(s.envelope.Source)}
 	if txt, ok := isText(out); ok {
 		text, rep := s.envelope.Text(string(txt))
-		return &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.Wrap(text, rep)}}}, nil
+		return textResult(meta, s.envelope.Wrap(text, rep)), nil // content.go
 	}
 	raw, ok := out.(json.RawMessage)
 	if !ok {
@@ -460,7 +460,7 @@ func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sanitizing the result: %w", err)
 	}
-	res := &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.WrapBytes(data, rep)}}}
+	res := textResult(meta, s.envelope.WrapBytes(data, rep))
 	if len(data) > 0 && data[0] == '{' {
 		res.StructuredContent = json.RawMessage(data)
 	}
