@@ -26,11 +26,15 @@ func plainRun(s string, html bool) int {
 		// each sets the high bit of some byte (- and | bind alike, hence
 		// the parentheses)
 		bad := (w - lo) | w
-		q, bs := w^('"'*ones), w^('\\'*ones)
-		bad |= ((q - ones) &^ q) | ((bs - ones) &^ bs)
+		bs := w ^ ('\\' * ones)
+		bad |= (bs - ones) &^ bs
 		if html {
-			lt, gt, amp := w^('<'*ones), w^('>'*ones), w^('&'*ones)
-			bad |= ((lt - ones) &^ lt) | ((gt - ones) &^ gt) | ((amp - ones) &^ amp)
+			// '"' and '&' differ in bit 0x04 only, '<' and '>' in 0x02
+			qa, lg := (w|0x04*ones)^('&'*ones), (w|0x02*ones)^('>'*ones)
+			bad |= ((qa - ones) &^ qa) | ((lg - ones) &^ lg)
+		} else {
+			q := w ^ ('"' * ones)
+			bad |= (q - ones) &^ q
 		}
 		if bad &= hi; bad != 0 {
 			// a borrow only carries upwards, from a byte flagged
