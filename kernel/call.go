@@ -14,6 +14,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // Call is what a handler knows about the call it serves, beside its
@@ -37,7 +38,9 @@ type Call struct {
 	consent  string         // hex binding digest the person accepted (mrtr_consent.go)
 	notes    callNotes      // for the audit record: CacheHit, SetAuditAttr
 
-	authzBuf authz.Request // where authzReq points: step 12 allocates nothing of its own
+	authzBuf authz.Request  // where authzReq points: step 12 allocates nothing of its own
+	meter    upstream.Meter // the call's upstream traffic, for the audit record
+	ctx      callContext    // the handler's context (withContext): this Call and its meter
 }
 
 // Preview returns what the tool's Preview reported for this call, when the
@@ -61,6 +64,33 @@ func (c *Call) sumArgs() string {
 }
 
 type callKey struct{}
+
+// callContext is a call's context: its parent with, as values, the Call
+// (CallFrom) and the Call's upstream Meter (upstream.MeterFrom), in one
+// layer held in the Call itself, where two context.WithValue layers and a
+// Meter were three allocations per call. Every other key, and the
+// deadline, cancellation and error, are the parent's.
+type callContext struct {
+	context.Context
+	call *Call
+}
+
+func (c *callContext) Value(key any) any {
+	if _, ok := key.(callKey); ok {
+		return c.call
+	}
+	if upstream.IsMeterKey(key) {
+		return &c.call.meter
+	}
+	return c.Context.Value(key)
+}
+
+// withContext returns the context the call's handler runs in: parent
+// carrying the call and its meter.
+func (c *Call) withContext(parent context.Context) context.Context {
+	c.ctx = callContext{Context: parent, call: c}
+	return &c.ctx
+}
 
 // CallFrom returns the Call a handler's context belongs to, for code below
 // the handler that needs it (a provider client asking for the request's

@@ -65,3 +65,19 @@ func (s *Server) shapeContent(c Content) (*mcp.CallToolResult, error) {
 func contentNote(e *untrusted.Envelope) string {
 	return "The content above comes from " + e.Source + " and is untrusted. " + e.NoteText()
 }
+
+// textResult is the result of one text block with _meta meta, built in
+// one allocation (three before: the result, its content slice, the block).
+// Whoever adds a block appends to a slice of capacity one, so into a new
+// array (scrub's note); the block's text is the result's own.
+func textResult(meta mcp.Meta, text string) *mcp.CallToolResult {
+	one := new(struct {
+		res    mcp.CallToolResult
+		text   mcp.TextContent
+		blocks [1]mcp.Content
+	})
+	one.text.Text = text
+	one.blocks[0] = &one.text
+	one.res.Meta, one.res.Content = meta, one.blocks[:]
+	return &one.res
+}

@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -71,5 +72,40 @@ func TestContentResults(t *testing.T) {
 	}
 	if res := s.Call(t, "big", map[string]any{}); !res.IsError || !strings.Contains(mcptest.Text(res), "resource_exhausted") {
 		t.Fatalf("oversized blobs: %s", mcptest.Text(res))
+	}
+}
+
+// TestOneTextBlockShapesAsText: a Content of one text block is shaped
+// exactly as a Text of the same string — enveloped, cleaned, cut, the
+// block's own _meta and annotations dropped — the rule the gateway relies
+// on when it hands the kernel an upstream's single text block as a Text
+// (servers/gateway's result).
+func TestOneTextBlockShapesAsText(t *testing.T) {
+	for _, text := range []string{"", "plain", injection + "\u202e\u200b", strings.Repeat("x", 300_000)} {
+		asText := kernel.NewTool(kernel.Spec[struct{}, kernel.Text]{
+			Name: "text", Description: "Text.", Policy: readPolicy,
+			Handle: func(context.Context, *kernel.Call, struct{}) (kernel.Text, error) { return kernel.Text(text), nil },
+		})
+		asBlock := kernel.NewTool(kernel.Spec[struct{}, kernel.Content]{
+			Name: "block", Description: "One block.", Policy: readPolicy,
+			Handle: func(context.Context, *kernel.Call, struct{}) (kernel.Content, error) {
+				return kernel.Content{&mcp.TextContent{Text: text, Meta: mcp.Meta{"x": "y"}, Annotations: &mcp.Annotations{Priority: 1}}}, nil
+			},
+		})
+		srv, err := kernel.New(kernel.Info{Name: "x"}, []kernel.Tool{asText, asBlock}, &kernel.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := mcptest.Connect(t, srv.MCP(), nil)
+		a, b := s.Call(t, "text", map[string]any{}), s.Call(t, "block", map[string]any{})
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("%.40q: Text and one text block shaped differently:\n%s\n%s", text, ja, jb)
+		}
+		got := mcptest.Text(a)
+		if !strings.HasPrefix(got, `<untrusted-data source="upstream">`) || strings.Contains(got, "\u202e") || len(got) > 250_000 {
+			t.Fatalf("%.40q: not enveloped, cleaned and cut: %.200q", text, got)
+		}
 	}
 }

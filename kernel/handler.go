@@ -22,7 +22,6 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/internal/argcheck"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
-	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // handler is the tool layer's pipeline for one tool (doc.go draws it):
@@ -33,9 +32,8 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := s.opts.Now()
 		call := s.newCall(ctx, t, req)
-		ctx = context.WithValue(ctx, callKey{}, call)
-		ctx = s.startCall(ctx, t.name)
-		ctx, meter := upstream.WithMeter(ctx)
+		ctx = s.startCall(call.withContext(ctx), t.name) // the call and its meter, one layer (call.go)
+		meter := &call.meter
 		rec := audit.Record{Time: start, Principal: call.Principal.ID, Plan: call.Principal.Plan,
 			Scheme: call.Principal.Scheme, Network: networkFrom(ctx), Tool: t.name, BytesIn: int64(len(req.Params.Arguments))}
 		res, rpcErr := s.run(ctx, call, t, req.Params.Arguments, &rec)
@@ -443,13 +441,13 @@ func (s *Server) errorResult(te *Error, id string) *mcp.CallToolResult {
 // shape turns a handler's value into the result: enveloped text content
 // and, for JSON objects, the same sanitized data as structured content.
 func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
-	meta := mcp.Meta{"bulwark/untrusted": untrustedMeta(s.envelope.Source)}
 	if c, ok := out.(Content); ok {
 		return s.shapeContent(c)
 	}
+	meta := mcp.Meta{"bulwark/untrusted": untrustedMeta(s.envelope.Source)}
 	if txt, ok := isText(out); ok {
 		text, rep := s.envelope.Text(string(txt))
-		return &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.Wrap(text, rep)}}}, nil
+		return textResult(meta, s.envelope.Wrap(text, rep)), nil // content.go
 	}
 	raw, ok := out.(json.RawMessage)
 	if !ok {
@@ -462,7 +460,7 @@ func (s *Server) shape(out any) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sanitizing the result: %w", err)
 	}
-	res := &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: s.envelope.WrapBytes(data, rep)}}}
+	res := textResult(meta, s.envelope.WrapBytes(data, rep))
 	if len(data) > 0 && data[0] == '{' {
 		res.StructuredContent = json.RawMessage(data)
 	}

@@ -28,6 +28,15 @@ func WithMeter(ctx context.Context) (context.Context, *Meter) {
 	return context.WithValue(ctx, meterKey{}, m), m
 }
 
+// IsMeterKey reports whether key is the context key MeterFrom looks up: a
+// context type that carries a Meter itself (the kernel's call context,
+// which holds the call and its Meter in one layer) answers Value for it
+// with its *Meter.
+func IsMeterKey(key any) bool {
+	_, ok := key.(meterKey)
+	return ok
+}
+
 // MeterFrom returns the Meter in ctx, or nil.
 func MeterFrom(ctx context.Context) *Meter {
 	m, _ := ctx.Value(meterKey{}).(*Meter)

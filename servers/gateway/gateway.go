@@ -320,22 +320,26 @@ type relayParams struct {
 // gateway's own encoder reads it, never the go-sdk's session).
 var infoLogMeta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
 
+// progressTokenKey is the _meta member of a request's progress token (the
+// go-sdk's SetProgressToken writes it; TestRelayParams holds the two equal).
+const progressTokenKey = "progressToken"
+
 // params builds the tools/call params; shared lets their _meta be
-// infoLogMeta, for a reader that never writes to it.
+// infoLogMeta, for a reader that never writes to it. It writes the
+// progress token itself, not through SetProgressToken, whose pointer made
+// the params escape (an allocation per call).
 func (rp *relayParams) params(shared bool) mcp.CallToolParams {
 	p := mcp.CallToolParams{Name: rp.name, Arguments: rp.args}
-	if rp.progress {
-		p.SetProgressToken(rp.tok)
-	}
-	if rp.logInfo {
-		switch {
-		case p.Meta == nil && shared:
-			p.Meta = infoLogMeta
-		case p.Meta == nil:
-			p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
-		default:
+	switch {
+	case rp.progress:
+		p.Meta = mcp.Meta{progressTokenKey: rp.tok}
+		if rp.logInfo {
 			p.Meta[mcp.MetaKeyLogLevel] = "info" // relayed sanitized
 		}
+	case rp.logInfo && shared:
+		p.Meta = infoLogMeta
+	case rp.logInfo:
+		p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
 	}
 	return p
 }
@@ -352,15 +356,18 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 			Hint:    "Call the tool again to get a token for its current definition."}
 	}
 	timeout := l.u.callTimeout(g.cfg.CallTimeout)
-	tok := "bulwark-" + strconv.FormatUint(l.nextTok.Add(1), 10)
-	l.calls.Store(tok, call) // for its progress, and its logs (onLog)
+	key := tokKey{n: l.nextTok.Add(1)}
+	l.calls.store(key, call) // for its progress, and its logs (onLog)
 	l.inCalls.Add(1)
 	// The client library may run notification handlers after it delivers
 	// the result they preceded: keep the call known a moment longer.
-	defer l.grace.after(notifyGrace, func() { l.calls.Delete(tok); l.inCalls.Add(-1) })
-	rp := relayParams{name: name, args: args, tok: tok,
+	defer l.grace.after(notifyGrace, graceEnd{key: key, counted: true})
+	rp := relayParams{name: name, args: args,
 		progress: call.WantsProgress(ctx), // otherwise its progress would go nowhere
 		logInfo:  modern(sess)}            // 2026-07-28 asks for log messages per request; earlier versions once (link.go)
+	if rp.progress {
+		rp.tok = key.String()
+	}
 	res, err := g.callTool(ctx, l, call, sess, &rp, timeout)
 	switch {
 	case err == nil:
@@ -400,6 +407,12 @@ func (g *Gateway) result(l *link, name string, res *mcp.CallToolResult) (any, er
 	}
 	if len(res.Content) == 0 {
 		return kernel.Text(""), nil
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); ok && tc != nil && len(res.Content) == 1 {
+		// One text block: the kernel shapes a Text exactly as a Content of
+		// that block (the block's own _meta and annotations are dropped
+		// either way), without the Content's slice (TestOneTextShape).
+		return kernel.Text(tc.Text), nil
 	}
 	out := make(kernel.Content, 0, len(res.Content))
 	for _, c := range res.Content {

@@ -9,26 +9,33 @@ import (
 // time.AfterFunc per call did, with one timer per link: the ends are
 // queued in order (every call gets the same grace), and the timer, armed
 // for the oldest, forgets every call whose grace is over and re-arms for
-// the next.
+// the next. An end is a value (the call's token), not a closure: one
+// allocation less per call.
 type graceQueue struct {
-	mu    sync.Mutex
-	q     []graceEnd
-	head  int
-	timer *time.Timer
-	armed bool
+	mu     sync.Mutex
+	q      []graceEnd
+	head   int
+	timer  *time.Timer
+	armed  bool
+	forget func(graceEnd) // set before the first after (link.forget)
 }
 
+// graceEnd is a finished call: its token, and whether it counts in the
+// link's calls in flight (a relayed call does; a relaying upstream's
+// flight, relay.go, does not).
 type graceEnd struct {
-	at     time.Time
-	forget func()
+	at      time.Time
+	key     tokKey
+	counted bool
 }
 
-// after runs forget once notifyGrace has passed (not before; a little
-// later when the timer is late, as an AfterFunc would be).
-func (g *graceQueue) after(grace time.Duration, forget func()) {
+// after forgets e once grace has passed (not before; a little later when
+// the timer is late, as an AfterFunc would be).
+func (g *graceQueue) after(grace time.Duration, e graceEnd) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.q = append(g.q, graceEnd{at: time.Now().Add(grace), forget: forget})
+	e.at = time.Now().Add(grace)
+	g.q = append(g.q, e)
 	if g.armed {
 		return
 	}
@@ -43,11 +50,11 @@ func (g *graceQueue) after(grace time.Duration, forget func()) {
 // sweep forgets the calls whose grace is over and re-arms for the oldest
 // left.
 func (g *graceQueue) sweep() {
-	var due []func()
+	var due []graceEnd
 	g.mu.Lock()
 	now := time.Now()
 	for g.head < len(g.q) && !g.q[g.head].at.After(now) {
-		due = append(due, g.q[g.head].forget)
+		due = append(due, g.q[g.head])
 		g.q[g.head] = graceEnd{}
 		g.head++
 	}
@@ -63,7 +70,7 @@ func (g *graceQueue) sweep() {
 		g.timer.Reset(g.q[g.head].at.Sub(now))
 	}
 	g.mu.Unlock()
-	for _, f := range due {
-		f()
+	for _, e := range due {
+		g.forget(e)
 	}
 }

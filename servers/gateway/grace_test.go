@@ -13,20 +13,26 @@ func TestGraceQueueForgetsAfterGrace(t *testing.T) {
 	var q graceQueue
 	const grace = 30 * time.Millisecond
 	var mu sync.Mutex
-	var early []int
+	var early []uint64
+	ends := map[uint64]time.Time{}
 	var wg sync.WaitGroup
+	q.forget = func(e graceEnd) {
+		defer wg.Done()
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(ends[e.key.n]) < grace {
+			early = append(early, e.key.n)
+		}
+	}
+	var next uint64
 	run := func(n int) {
-		for i := range n {
+		for range n {
 			wg.Add(1)
-			end := time.Now()
-			q.after(grace, func() {
-				defer wg.Done()
-				if time.Since(end) < grace {
-					mu.Lock()
-					early = append(early, i)
-					mu.Unlock()
-				}
-			})
+			next++
+			mu.Lock()
+			ends[next] = time.Now()
+			mu.Unlock()
+			q.after(grace, graceEnd{key: tokKey{n: next}})
 			time.Sleep(time.Millisecond)
 		}
 	}

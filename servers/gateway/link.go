@@ -59,7 +59,7 @@ type link struct {
 	down     string         // why there is no session, for the tool error
 	restarts int
 
-	calls   sync.Map   // progress token -> *kernel.Call
+	calls   callTable  // progress token -> call (calls.go)
 	grace   graceQueue // forgets finished calls after notifyGrace
 	flights flights    // calls of a relaying upstream (relay.go)
 	inCalls atomic.Int64
@@ -68,6 +68,7 @@ type link struct {
 
 func newLink(g *Gateway, u *Upstream) *link {
 	l := &link{u: u, g: g, down: "not started"}
+	l.grace.forget = l.forget
 	opts := &mcp.ClientOptions{
 		// No roots; sampling and elicitation only as the policy allows
 		// (relay.go).
@@ -269,11 +270,15 @@ func (l *link) onProgress(ctx context.Context, req *mcp.ProgressNotificationClie
 	if !ok {
 		return
 	}
-	c, ok := l.calls.Load(tok)
+	k, ok := parseTok(tok)
 	if !ok {
 		return
 	}
-	c.(*kernel.Call).Progress(ctx, req.Params.Progress, req.Params.Total, req.Params.Message)
+	c := l.calls.load(k)
+	if c == nil {
+		return
+	}
+	c.Progress(ctx, req.Params.Progress, req.Params.Total, req.Params.Message)
 }
 
 // rawNote handles, on the read loop of a connection whose calls are relayed
@@ -309,7 +314,7 @@ func (l *link) rawNote(msg *jsonrpc.Request) bool {
 func (l *link) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	var only *kernel.Call
 	if l.inCalls.Load() == 1 {
-		l.calls.Range(func(_, v any) bool { only = v.(*kernel.Call); return false })
+		only = l.calls.any()
 	}
 	level := slog.LevelInfo
 	switch req.Params.Level {

@@ -118,6 +118,14 @@ var errInvalidResponse = errors.New("JSON RPC invalid request")
 // decodeMessage is jsonrpc.DecodeMessage. Params and Result are copies:
 // data may be reused once it returns.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	if resp, ok := plainResponse(data); ok { // rawtext.go
+		return resp, nil
+	}
+	return slowMessage(data)
+}
+
+// slowMessage is decodeMessage through segmentio.
+func slowMessage(data []byte) (jsonrpc.Message, error) {
 	var msg wireMessage
 	if err := sdkUnmarshal(data, &msg); err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
@@ -200,6 +208,14 @@ func decodeCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 // known to be within the cap: the result of a response decodeMessage
 // decoded (the message's check covered it).
 func decodeCheckedCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	if res, ok := plainResult(raw); ok { // rawtext.go
+		return res, nil
+	}
+	return slowCallResult(raw)
+}
+
+// slowCallResult is decodeCheckedCallResult through segmentio.
+func slowCallResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	res := new(mcp.CallToolResult)
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		// null, or not an object: whatever the go-sdk makes of it, by its

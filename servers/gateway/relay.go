@@ -89,6 +89,7 @@ type flight struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	tok    string // the upstream call's progress token
+	key    tokKey // tok's key in the link's calls
 	asks   chan *question
 	done   chan flightEnd // capacity 1
 	q      *question      // the open question, while parked
@@ -222,17 +223,18 @@ func (g *Gateway) callToolSDK(ctx context.Context, l *link, call *kernel.Call, s
 		return res, g.notRelayed(l, err)
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.u.callTimeout(g.cfg.CallTimeout)+g.parked.relayWait())
+	key := tokKey{n: l.nextTok.Add(1), relay: true}
 	f := &flight{l: l, mayAsk: call.MayAsk, ctx: fctx, cancel: cancel, asks: make(chan *question), done: make(chan flightEnd, 1),
-		tok: fmt.Sprintf("bulwark-relay-%d", l.nextTok.Add(1))}
+		tok: key.String(), key: key}
 	params.SetProgressToken(f.tok)
-	l.calls.Store(f.tok, call)
+	l.calls.store(f.key, call)
 	l.flights.add(f)
 	go func() {
 		res, err := sess.CallTool(fctx, params)
 		expired := fctx.Err() != nil
 		l.flights.remove(f)
 		cancel()
-		l.grace.after(notifyGrace, func() { l.calls.Delete(f.tok) })
+		l.grace.after(notifyGrace, graceEnd{key: f.key})
 		f.done <- flightEnd{res, err, expired}
 	}()
 	return g.await(ctx, f)
@@ -291,7 +293,7 @@ func (g *Gateway) resume(ctx context.Context, l *link, call *kernel.Call, id str
 			Hint: "Call the tool again, without requestState."}
 	}
 	f.timer.Stop()
-	l.calls.Store(f.tok, call)
+	l.calls.store(f.key, call)
 	f.q.answer <- call.InputResponses()[f.q.id]
 	return g.await(ctx, f)
 }

@@ -41,7 +41,7 @@ func AppendString(b []byte, s string, html bool) []byte {
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
 			if plain[c] {
-				i++
+				i += 1 + plainRun(s[i+1:], html) // the rest of the run (plainrun.go)
 				continue
 			}
 			b = append(b, s[start:i]...)
