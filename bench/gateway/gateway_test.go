@@ -11,6 +11,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -32,8 +33,67 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(relayVar) == "1" {
+		os.Exit(relay())
+	}
 	mcpupstream.MaybeServe()
 	os.Exit(m.Run())
+}
+
+// relayVar makes this test binary a relay (BenchmarkGatewayFloor): it
+// starts another copy of itself as the fake upstream and copies bytes both
+// ways through its own buffer, doing nothing else — the least any process
+// between a client and a stdio server costs.
+const relayVar = "BULWARK_BENCH_RELAY"
+
+func relay() int {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{mcpupstream.EnvVar + "=1", "GOGC=100"}
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	// a plain read and write loop: io.Copy between two files may splice,
+	// which no relay that looks at the bytes can do
+	pump := func(dst io.Writer, src io.Reader) {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	go func() { pump(in, os.Stdin); in.Close() }()
+	pump(os.Stdout, out)
+	_ = cmd.Wait()
+	return 0
+}
+
+// throughRelay connects a go-sdk client over stdio to a relay process (this
+// binary with relayVar set) in front of a grandchild of the fake upstream.
+func throughRelay(tb testing.TB) *mcp.ClientSession {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{relayVar + "=1", "GOGC=100"}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 func getenv(n string) string {
@@ -214,6 +274,61 @@ func throughBinary(tb testing.TB) *mcp.ClientSession {
 // thread wake-ups. -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayBinary(b *testing.B) {
 	benchBlocks(b, direct(b), throughBinary(b))
+}
+
+// BenchmarkGatewayFloor runs three arms in rotating blocks of 100 calls:
+// direct, through a relay process that only copies bytes (relay(): the
+// floor any process between client and server costs on this machine —
+// two more pipe hops, two more processes to wake), and through the
+// gateway binary as BenchmarkGatewayBinary runs it. relay/direct is that
+// floor, gateway/relay what the gateway's own work costs above it, and
+// gateway/direct the ratio, all from one run. -benchtime 20x is
+// 2,000 calls each way.
+func BenchmarkGatewayFloor(b *testing.B) {
+	arms := []struct {
+		name, tool string
+		cs         *mcp.ClientSession
+		times      []time.Duration
+		sum        time.Duration
+	}{{name: "direct", tool: "echo", cs: direct(b)}, {name: "relay", tool: "echo", cs: throughRelay(b)},
+		{name: "gateway", tool: "fake.echo", cs: throughBinary(b)}}
+	var warm time.Duration
+	for range 2 {
+		for _, a := range arms {
+			for range gatewayBlock {
+				warm += timedCall(b, a.cs, a.tool)
+			}
+		}
+	}
+	var relayRatios, gatewayRatios []float64
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		var round [3]time.Duration
+		for k := range arms { // each round starts with another arm
+			j := (i + k) % len(arms)
+			a := &arms[j]
+			for range gatewayBlock {
+				d := timedCall(b, a.cs, a.tool)
+				a.times = append(a.times, d)
+				round[j] += d
+			}
+			a.sum += round[j]
+		}
+		relayRatios = append(relayRatios, float64(round[1])/float64(round[0]))
+		gatewayRatios = append(gatewayRatios, float64(round[2])/float64(round[0]))
+	}
+	mean := func(j int) float64 { return float64(arms[j].sum) / float64(len(arms[j].times)) }
+	for j, a := range arms {
+		b.ReportMetric(mean(j)/1e3, a.name+"-us/call")
+		b.ReportMetric(float64(pct(a.times, 0.99).Microseconds()), a.name+"-p99-us")
+	}
+	b.ReportMetric(mean(1)/mean(0), "relay/direct")
+	b.ReportMetric(mean(2)/mean(1), "gateway/relay")
+	b.ReportMetric(mean(2)/mean(0), "gateway/direct")
+	slices.Sort(relayRatios)
+	slices.Sort(gatewayRatios)
+	b.ReportMetric(relayRatios[len(relayRatios)/2], "median-round-relay/direct")
+	b.ReportMetric(gatewayRatios[len(gatewayRatios)/2], "median-round-gateway/direct")
 }
 
 // cpuTime is this process's CPU time (user and system).
