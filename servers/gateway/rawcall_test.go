@@ -30,17 +30,15 @@ func answer(res *mcp.CallToolResult) string {
 // oversized answer, an upstream error, a crash mid-call, a hang and an
 // upstream that asks for input the gateway does not relay.
 func TestRawCallsAnswerAsTheSDKPath(t *testing.T) {
+	// Two pairs of fixtures: a generous call timeout for every call but the
+	// hang, so that a loaded machine cannot turn a slow big or progress
+	// answer into a timeout on one path only (it did, at load 7 and above),
+	// and a short one for the hang and the call after it.
 	u := fakeUpstream()
 	u.MaxResultBytes = 100_000
 	u.ReadOnlyTools = append(append([]string{}, readOnlyTools...), "elicit", "sample")
-	u.CallTimeout = gateway.Duration(500 * time.Millisecond)
-	cfg := gateway.Config{Upstreams: []gateway.Upstream{u}}
-	raw := newFixture(t, options{cfg: cfg})
-	sdk := newFixture(t, options{cfg: cfg, sdk: true})
-	calls := []struct {
-		tool string
-		args map[string]any
-	}{
+	u.CallTimeout = gateway.Duration(30 * time.Second)
+	compareRawAndSDK(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, []rawCase{
 		{"fake.echo", map[string]any{"text": strings.Repeat("x", 1024)}},
 		{"fake.echo", map[string]any{"text": "a\u202eb <&> \"q\" \\ " + mcpupstream.Injection}},
 		{"fake.inject", nil},
@@ -57,10 +55,28 @@ func TestRawCallsAnswerAsTheSDKPath(t *testing.T) {
 		{"fake.sample", map[string]any{"prompt": "hi", "maxTokens": 5}},
 		{"fake.ask", nil},
 		{"fake.slow", map[string]any{"ms": 10}},
-		{"fake.hang", nil},
 		{"fake.crash", nil},
 		{"fake.echo", map[string]any{"text": "after"}},
-	}
+	})
+	u.CallTimeout = gateway.Duration(300 * time.Millisecond)
+	compareRawAndSDK(t, gateway.Config{Upstreams: []gateway.Upstream{u}}, []rawCase{
+		{"fake.hang", nil},
+		{"fake.echo", map[string]any{"text": "after"}},
+	})
+}
+
+type rawCase struct {
+	tool string
+	args map[string]any
+}
+
+// compareRawAndSDK makes each call through a gateway on the raw path and
+// one on the go-sdk path, and fails where the answers differ. Before a call
+// of echo "after", both wait until their upstream answers again.
+func compareRawAndSDK(t *testing.T, cfg gateway.Config, calls []rawCase) {
+	t.Helper()
+	raw := newFixture(t, options{cfg: cfg})
+	sdk := newFixture(t, options{cfg: cfg, sdk: true})
 	for _, c := range calls {
 		if c.args == nil {
 			c.args = map[string]any{}
