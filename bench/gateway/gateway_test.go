@@ -276,37 +276,83 @@ func BenchmarkGatewayBinary(b *testing.B) {
 	benchBlocks(b, direct(b), throughBinary(b))
 }
 
-// BenchmarkGatewayFloor runs three arms in rotating blocks of 100 calls:
-// direct, through a relay process that only copies bytes (relay(): the
-// floor any process between client and server costs on this machine —
-// two more pipe hops, two more processes to wake), and through the
-// gateway binary as BenchmarkGatewayBinary runs it. relay/direct is that
-// floor, gateway/relay what the gateway's own work costs above it, and
-// gateway/direct the ratio, all from one run. -benchtime 20x is
-// 2,000 calls each way.
+// cRelay builds testdata/relay.c with the system's C compiler, once, for
+// BenchmarkGatewayFloor; an error when there is none.
+var cRelay = sync.OnceValues(func() (string, error) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "bulwark-bench-relay")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "relay")
+	if out, err := exec.Command(cc, "-O2", "-pthread", "-o", bin, filepath.Join("testdata", "relay.c")).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("cc: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// throughCRelay connects a go-sdk client over stdio to the C relay in
+// front of a grandchild of the fake upstream, or returns nil when the
+// relay cannot be built.
+func throughCRelay(tb testing.TB) *mcp.ClientSession {
+	bin, err := cRelay()
+	if err != nil {
+		tb.Logf("no C relay arm: %v", err)
+		return nil
+	}
+	cmd := exec.Command(bin, "--", os.Args[0])
+	cmd.Env = []string{mcpupstream.EnvVar + "=1", "GOGC=100"}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// BenchmarkGatewayFloor runs its arms in rotating blocks of 100 calls, in
+// one run: direct; through a relay process in C that only copies bytes, a
+// thread per direction blocked in read(2) (testdata/relay.c, built with the
+// system's cc; the arm is left out, with a log line, where there is none);
+// through the same relay in Go (relay(): a goroutine per direction, the Go
+// runtime's scheduler and poller); and through the gateway binary as
+// BenchmarkGatewayBinary runs it. c-relay/direct is the floor any process
+// between a client and a stdio server costs on the machine (two more pipe
+// hops, two more processes to wake); relay/direct that floor with Go's
+// runtime in it; gateway/relay what the gateway's own work adds above a Go
+// process that does nothing; gateway/direct the ratio.
+// -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayFloor(b *testing.B) {
-	arms := []struct {
+	type arm struct {
 		name, tool string
 		cs         *mcp.ClientSession
 		times      []time.Duration
 		sum        time.Duration
-	}{{name: "direct", tool: "echo", cs: direct(b)}, {name: "relay", tool: "echo", cs: throughRelay(b)},
-		{name: "gateway", tool: "fake.echo", cs: throughBinary(b)}}
-	var warm time.Duration
+		rounds     []float64 // each round's ratio to direct
+	}
+	arms := []*arm{{name: "direct", tool: "echo", cs: direct(b)}}
+	if cs := throughCRelay(b); cs != nil {
+		arms = append(arms, &arm{name: "c-relay", tool: "echo", cs: cs})
+	}
+	arms = append(arms, &arm{name: "relay", tool: "echo", cs: throughRelay(b)},
+		&arm{name: "gateway", tool: "fake.echo", cs: throughBinary(b)})
 	for range 2 {
 		for _, a := range arms {
 			for range gatewayBlock {
-				warm += timedCall(b, a.cs, a.tool)
+				timedCall(b, a.cs, a.tool)
 			}
 		}
 	}
-	var relayRatios, gatewayRatios []float64
+	round := make([]time.Duration, len(arms))
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		var round [3]time.Duration
 		for k := range arms { // each round starts with another arm
 			j := (i + k) % len(arms)
-			a := &arms[j]
+			a := arms[j]
+			round[j] = 0
 			for range gatewayBlock {
 				d := timedCall(b, a.cs, a.tool)
 				a.times = append(a.times, d)
@@ -314,21 +360,29 @@ func BenchmarkGatewayFloor(b *testing.B) {
 			}
 			a.sum += round[j]
 		}
-		relayRatios = append(relayRatios, float64(round[1])/float64(round[0]))
-		gatewayRatios = append(gatewayRatios, float64(round[2])/float64(round[0]))
+		for j, a := range arms {
+			a.rounds = append(a.rounds, float64(round[j])/float64(round[0]))
+		}
 	}
-	mean := func(j int) float64 { return float64(arms[j].sum) / float64(len(arms[j].times)) }
-	for j, a := range arms {
-		b.ReportMetric(mean(j)/1e3, a.name+"-us/call")
+	byName := map[string]*arm{}
+	for _, a := range arms {
+		byName[a.name] = a
+		b.ReportMetric(float64(a.sum)/float64(len(a.times))/1e3, a.name+"-us/call")
 		b.ReportMetric(float64(pct(a.times, 0.99).Microseconds()), a.name+"-p99-us")
+		if a.name != "direct" {
+			slices.Sort(a.rounds)
+			b.ReportMetric(a.rounds[len(a.rounds)/2], "median-round-"+a.name+"/direct")
+		}
 	}
-	b.ReportMetric(mean(1)/mean(0), "relay/direct")
-	b.ReportMetric(mean(2)/mean(1), "gateway/relay")
-	b.ReportMetric(mean(2)/mean(0), "gateway/direct")
-	slices.Sort(relayRatios)
-	slices.Sort(gatewayRatios)
-	b.ReportMetric(relayRatios[len(relayRatios)/2], "median-round-relay/direct")
-	b.ReportMetric(gatewayRatios[len(gatewayRatios)/2], "median-round-gateway/direct")
+	ratio := func(x, y string) {
+		if ax, ay := byName[x], byName[y]; ax != nil && ay != nil {
+			b.ReportMetric(float64(ax.sum)/float64(len(ax.times))/(float64(ay.sum)/float64(len(ay.times))), x+"/"+y)
+		}
+	}
+	ratio("c-relay", "direct")
+	ratio("relay", "direct")
+	ratio("gateway", "relay")
+	ratio("gateway", "direct")
 }
 
 // cpuTime is this process's CPU time (user and system).
