@@ -88,12 +88,7 @@ func relay() int {
 func throughRelay(tb testing.TB) *mcp.ClientSession {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = []string{relayVar + "=1", "GOGC=100"}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cs.Close() })
-	return cs
+	return connect(tb, cmd)
 }
 
 func getenv(n string) string {
@@ -107,16 +102,22 @@ func upstreamConfig() gateway.Config {
 	return gateway.Config{Upstreams: []gateway.Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar}, ReadOnlyTools: []string{"echo"}}}}
 }
 
-// direct connects a go-sdk client to a child over stdio.
-func direct(tb testing.TB) *mcp.ClientSession {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = []string{mcpupstream.EnvVar + "=1"}
+// connect connects a go-sdk client over stdio to the child cmd starts,
+// closed when the test or benchmark ends.
+func connect(tb testing.TB, cmd *exec.Cmd) *mcp.ClientSession {
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// direct connects a go-sdk client to a child over stdio.
+func direct(tb testing.TB) *mcp.ClientSession {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{mcpupstream.EnvVar + "=1"}
+	return connect(tb, cmd)
 }
 
 // throughGateway connects a go-sdk client over stdio (a pair of OS pipes,
@@ -257,12 +258,7 @@ func throughBinary(tb testing.TB) *mcp.ClientSession {
 	cmd := exec.Command(bin, "gateway", "--prefix", "fake", "--env", mcpupstream.EnvVar, "--read-only-tools", "echo",
 		"--data-dir", filepath.Join(home, "pins"), "--", os.Args[0])
 	cmd.Env = []string{mcpupstream.EnvVar + "=1", "HOME=" + home, "GOGC=100"}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cs.Close() })
-	return cs
+	return connect(tb, cmd)
 }
 
 // BenchmarkGatewayBinary is BenchmarkGatewayCall with the gateway as a
@@ -305,12 +301,7 @@ func throughCRelay(tb testing.TB) *mcp.ClientSession {
 	}
 	cmd := exec.Command(bin, "--", os.Args[0])
 	cmd.Env = []string{mcpupstream.EnvVar + "=1", "GOGC=100"}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cs.Close() })
-	return cs
+	return connect(tb, cmd)
 }
 
 // BenchmarkGatewayFloor runs its arms in rotating blocks of 100 calls, in
