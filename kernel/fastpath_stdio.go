@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
+	"github.com/bulwarkmcp/bulwark/kernel/pipeio"
 )
 
 // The stdio fast path. ServeStdio reads the client's lines itself, parses
@@ -128,13 +130,17 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list,
 		calls: map[string]context.CancelFunc{}, inits: map[string]initRequest{}, modern: map[string]bool{},
 		workers: newWorkers()}
-	f.out = &stdioOut{w: out, d: d, front: f}
+	// stdin and stdout, when they are pipes, get descriptors of their own
+	// that the runtime's poller waits on, read and written without its
+	// system-call bookkeeping (kernel/pipeio: fewer thread wake-ups a call).
+	src, dst, own := ownPipes(in, out)
+	f.out = &stdioOut{w: pipeio.Writer(dst), d: d, front: f}
 	pr, pw := io.Pipe()
 	sdkDone := make(chan error, 1)
 	go func() {
 		sdkDone <- s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: &sdkOut{out: f.out}, MaxLineLength: maxStdioLine})
 	}()
-	f.in, f.pw, f.br = in, pw, bufio.NewReaderSize(in, 64<<10)
+	f.in, f.pw, f.br = src, pw, bufio.NewReaderSize(pipeio.Reader(src), 64<<10)
 	f.reading = f.readLoop
 	go f.readLoop()
 	err = <-sdkDone
@@ -142,9 +148,33 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	stopCalls()
 	_ = pr.Close()
 	_ = in.Close()
+	if own[0] != nil {
+		_ = own[0].Close() // ends a read waiting in the poller
+	}
 	f.stop()
+	if own[1] != nil {
+		_ = own[1].Close()
+	}
 	_ = out.Close()
 	return err
+}
+
+// ownPipes returns what to read and write instead of in and out: a
+// non-blocking descriptor of its own for each that is a blocking pipe
+// (pipeio.Reopen), also returned in own for closing, or in or out itself.
+func ownPipes(in io.Reader, out io.Writer) (src io.Reader, dst io.Writer, own [2]*os.File) {
+	src, dst = in, out
+	if f, ok := in.(*os.File); ok {
+		if own[0] = pipeio.Reopen(f, false); own[0] != nil {
+			src = own[0]
+		}
+	}
+	if f, ok := out.(*os.File); ok {
+		if own[1] = pipeio.Reopen(f, true); own[1] != nil {
+			dst = own[1]
+		}
+	}
+	return src, dst, own
 }
 
 // stop waits for the fast calls in flight and lets no other start.

@@ -1,0 +1,149 @@
+//go:build linux
+
+package pipeio
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+// file is a non-blocking *os.File and its raw connection, whose Read and
+// Write wait in the poller between the system calls made here.
+type file struct {
+	f  *os.File
+	rc syscall.RawConn
+}
+
+type reader file
+
+type writer file
+
+// wrap returns f's raw connection when f's descriptor is non-blocking
+// (then the runtime polls it: os.Pipe's files, os.NewFile of a
+// non-blocking descriptor), or nil.
+func wrap(f *os.File) *file {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	nonblocking := false
+	if rc.Control(func(fd uintptr) {
+		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		nonblocking = e == 0 && fl&syscall.O_NONBLOCK != 0
+	}) != nil || !nonblocking {
+		return nil
+	}
+	return &file{f: f, rc: rc}
+}
+
+// Read makes read(2) calls on the non-blocking descriptor with
+// syscall.RawSyscall — it returns at once, so the runtime need not know —
+// and waits in the poller (RawConn.Read) while there is nothing to read.
+func (r *reader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n := 0
+	var errno syscall.Errno
+	err := r.rc.Read(func(fd uintptr) bool {
+		for {
+			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			switch e {
+			case 0:
+				n = int(m)
+				return true
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // wait in the poller, then call again
+			default:
+				errno = e
+				return true
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, pathError("read", r.f, err)
+	case errno != 0:
+		return 0, pathError("read", r.f, errno)
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Write writes all of p with write(2) calls as Read reads, waiting in the
+// poller while the pipe is full.
+func (w *writer) Write(p []byte) (int, error) {
+	done := 0
+	var errno syscall.Errno
+	err := w.rc.Write(func(fd uintptr) bool {
+		for done < len(p) {
+			m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
+			switch e {
+			case 0:
+				done += int(m)
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return done, pathError("write", w.f, err)
+	case errno != 0:
+		return done, pathError("write", w.f, errno)
+	}
+	return done, nil
+}
+
+func pathError(op string, f *os.File, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	return &os.PathError{Op: op, Path: f.Name(), Err: err}
+}
+
+// reopen opens /proc/self/fd/N again, non-blocking, when f is a blocking
+// pipe: a new file description of the same pipe, so f's own (which other
+// processes may share) keeps its flags.
+func reopen(f *os.File, write bool) *os.File {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	fd := -1
+	var st syscall.Stat_t
+	if rc.Control(func(u uintptr) {
+		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, u, syscall.F_GETFL, 0)
+		if e == 0 && fl&syscall.O_NONBLOCK == 0 && syscall.Fstat(int(u), &st) == nil {
+			fd = int(u)
+		}
+	}) != nil || fd < 0 || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return nil
+	}
+	mode := syscall.O_RDONLY
+	if write {
+		mode = syscall.O_WRONLY
+	}
+	nfd, err := syscall.Open("/proc/self/fd/"+strconv.Itoa(fd), mode|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	var nst syscall.Stat_t
+	if syscall.Fstat(nfd, &nst) != nil || nst.Dev != st.Dev || nst.Ino != st.Ino {
+		syscall.Close(nfd)
+		return nil
+	}
+	return os.NewFile(uintptr(nfd), f.Name())
+}
