@@ -28,13 +28,14 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/pipeio"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 	"github.com/bulwarkmcp/bulwark/servers/gateway/pin"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(relayVar) == "1" {
-		os.Exit(relay())
+	if v := os.Getenv(relayVar); v != "" {
+		os.Exit(relay(v == "pipeio"))
 	}
 	mcpupstream.MaybeServe()
 	os.Exit(m.Run())
@@ -46,7 +47,11 @@ func TestMain(m *testing.M) {
 // between a client and a stdio server costs.
 const relayVar = "BULWARK_BENCH_RELAY"
 
-func relay() int {
+// With relayVar=pipeio it reads and writes as the gateway does (its stdin
+// and stdout reopened and every pipe read and written through
+// kernel/pipeio) and runs, as the gateway does over stdio, on one
+// processor (GOMAXPROCS=1, from its environment).
+func relay(pipeIO bool) int {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = []string{mcpupstream.EnvVar + "=1", "GOGC=100"}
 	cmd.Stderr = os.Stderr
@@ -77,8 +82,22 @@ func relay() int {
 			}
 		}
 	}
-	go func() { pump(in, os.Stdin); in.Close() }()
-	pump(os.Stdout, out)
+	var stdin io.Reader = os.Stdin
+	var stdout io.Writer = os.Stdout
+	var upIn io.Writer = in
+	var upOut io.Reader = out
+	if pipeIO {
+		if f := pipeio.Reopen(os.Stdin, false); f != nil {
+			stdin = f
+		}
+		if f := pipeio.Reopen(os.Stdout, true); f != nil {
+			stdout = f
+		}
+		stdin, stdout = pipeio.Reader(stdin), pipeio.Writer(stdout)
+		upIn, upOut = pipeio.Writer(in), pipeio.Reader(out)
+	}
+	go func() { pump(upIn, stdin); in.Close() }()
+	pump(stdout, upOut)
 	_ = cmd.Wait()
 	return 0
 }
@@ -88,6 +107,14 @@ func relay() int {
 func throughRelay(tb testing.TB) *mcp.ClientSession {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = []string{relayVar + "=1", "GOGC=100"}
+	return connect(tb, cmd)
+}
+
+// throughPipeIORelay is throughRelay with the relay reading and writing as
+// the gateway does (relayVar=pipeio) on one processor.
+func throughPipeIORelay(tb testing.TB) *mcp.ClientSession {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{relayVar + "=pipeio", "GOGC=100", "GOMAXPROCS=1"}
 	return connect(tb, cmd)
 }
 
@@ -309,11 +336,14 @@ func throughCRelay(tb testing.TB) *mcp.ClientSession {
 // thread per direction blocked in read(2) (testdata/relay.c, built with the
 // system's cc; the arm is left out, with a log line, where there is none);
 // through the same relay in Go (relay(): a goroutine per direction, the Go
-// runtime's scheduler and poller); and through the gateway binary as
+// runtime's scheduler and poller); through that relay reading and writing
+// as the gateway does (kernel/pipeio, one processor); and through the
+// gateway binary as
 // BenchmarkGatewayBinary runs it. c-relay/direct is the floor any process
 // between a client and a stdio server costs on the machine (two more pipe
 // hops, two more processes to wake); relay/direct that floor with Go's
-// runtime in it; gateway/relay what the gateway's own work adds above a Go
+// runtime in it, pipeio-relay/direct with Go's runtime as the gateway uses
+// it; gateway/pipeio-relay what the gateway's own work adds above a Go
 // process that does nothing; gateway/direct the ratio.
 // -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayFloor(b *testing.B) {
@@ -329,6 +359,7 @@ func BenchmarkGatewayFloor(b *testing.B) {
 		arms = append(arms, &arm{name: "c-relay", tool: "echo", cs: cs})
 	}
 	arms = append(arms, &arm{name: "relay", tool: "echo", cs: throughRelay(b)},
+		&arm{name: "pipeio-relay", tool: "echo", cs: throughPipeIORelay(b)},
 		&arm{name: "gateway", tool: "fake.echo", cs: throughBinary(b)})
 	for range 2 {
 		for _, a := range arms {
@@ -372,7 +403,9 @@ func BenchmarkGatewayFloor(b *testing.B) {
 	}
 	ratio("c-relay", "direct")
 	ratio("relay", "direct")
+	ratio("pipeio-relay", "direct")
 	ratio("gateway", "relay")
+	ratio("gateway", "pipeio-relay")
 	ratio("gateway", "direct")
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestGatewayOneServerEndToEnd(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sr, cw := io.Pipe()
@@ -42,6 +44,9 @@ func TestGatewayOneServerEndToEnd(t *testing.T) {
 	if out := call(t, cs, "fake.echo", map[string]any{"text": "hello"}); !strings.Contains(out, `<untrusted-data source="mcp-upstream">`) || !strings.Contains(out, "hello") {
 		t.Fatalf("echo: %s", out)
 	}
+	if n := runtime.GOMAXPROCS(0); n != 1 { // gatewayProcs
+		t.Errorf("a stdio gateway runs on %d processors, want 1", n)
+	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake.delete_file", Arguments: map[string]any{"path": "/x"}})
 	if err != nil || !res.IsError || !strings.Contains(resultText(res), "confirmToken") {
 		t.Fatalf("delete_file, on no list, is not gated: %v %s", err, resultText(res))
@@ -50,6 +55,9 @@ func TestGatewayOneServerEndToEnd(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := runtime.GOMAXPROCS(0); n != procs {
+		t.Errorf("after the gateway, %d processors: the %d before it not restored", n, procs)
 	}
 }
 
@@ -211,5 +219,31 @@ func TestGatewayRequireApproval(t *testing.T) {
 	names, out, _ = gatewayTools(t, vars, "fake.echo", args...)
 	if !slices.Equal(names, []string{"fake.echo"}) || !strings.Contains(out, "hi") {
 		t.Fatalf("after approving echo only: %v %s", names, out)
+	}
+}
+
+// A stdio gateway runs on one processor unless the operator set
+// GOMAXPROCS; over HTTP the runtime keeps its own choice.
+func TestGatewayProcs(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "GOMAXPROCS" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, c := range []struct {
+		http, gomaxprocs string
+		want             int
+	}{
+		{"", "", 1},
+		{"", "4", 0},
+		{"127.0.0.1:8080", "", 0},
+		{"127.0.0.1:8080", "2", 0},
+	} {
+		if got := gatewayProcs(c.http, env(c.gomaxprocs)); got != c.want {
+			t.Errorf("http %q GOMAXPROCS %q: %d processors, want %d", c.http, c.gomaxprocs, got, c.want)
+		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/pipeio"
 )
 
 // stdioTransport is the MCP transport over a spawned child's stdin and
@@ -39,6 +41,7 @@ type stdioTransport struct {
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &stdioConn{
 		w:        t.w,
+		out:      pipeio.Writer(t.w),
 		r:        t.r,
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
@@ -46,7 +49,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		notify:   t.notify,
 	}
 	t.conn = c
-	go c.readLoop(newLineReader(t.r, t.maxLine))
+	go c.readLoop(newLineReader(pipeio.Reader(t.r), t.maxLine))
 	return c, nil
 }
 
@@ -57,8 +60,9 @@ type readResult struct {
 
 type stdioConn struct {
 	writeMu sync.Mutex
-	w       io.WriteCloser
-	wbuf    []byte // guarded by writeMu
+	w       io.WriteCloser // the child's stdin, closed by Close
+	out     io.Writer      // w, written through kernel/pipeio
+	wbuf    []byte         // guarded by writeMu
 	r       io.ReadCloser
 
 	incoming chan readResult
@@ -155,7 +159,7 @@ func (c *stdioConn) writeLine(build func(b []byte) ([]byte, error)) error {
 		return err
 	}
 	c.wbuf = append(b, '\n')
-	_, err = c.w.Write(c.wbuf)
+	_, err = c.out.Write(c.wbuf)
 	if cap(c.wbuf) > 64<<10 {
 		c.wbuf = nil
 	}
