@@ -274,8 +274,9 @@ var gatewayBinary = sync.OnceValues(func() (string, error) {
 // throughBinary connects a go-sdk client over stdio to `bulwark gateway`
 // itself, a child process, in front of a grandchild of the same fake
 // upstream: what a client runs. The gateway gets GOGC=100, the collector
-// setting of the upstream and of this process (the binary's own default is
-// GOGC 200, kernel/memory).
+// setting of the upstream and of this process, and the binary's own over
+// stdio (kernel/memory's GOGC 200 is for HTTP); GOMAXPROCS is the binary's
+// own choice (one processor over stdio: internal/cli gatewayProcs).
 func throughBinary(tb testing.TB) *mcp.ClientSession {
 	bin, err := gatewayBinary()
 	if err != nil {
