@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/pipeio"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 )
 
@@ -136,7 +137,7 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 		return err
 	}
 	logger.Info("bulwark gateway", "upstreams", len(cfg.Upstreams), "tools", len(ks.Tools()))
-	if n := gatewayProcs(c.http, getenv); n > 0 {
+	if n := gatewayProcs(c.http, getenv, env.Stdin, env.Stdout); n > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n)) // restored for a process that goes on (tests)
 		logger.Debug("scheduler", "gomaxprocs", n)
 	}
@@ -144,17 +145,19 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 }
 
 // gatewayProcs is the number of processors the Go scheduler gets when the
-// gateway serves one client over stdio: 1, unless the operator set
-// GOMAXPROCS (or it serves HTTP, where many clients share it: 0, the
-// runtime's own choice). A stdio gateway waits on its client and its
-// upstreams; with a second processor idle, every goroutine it wakes (a
-// request read, an answer delivered) wakes a second thread too, which
-// looks for work, finds none and sleeps again. On one processor, with its
-// pipes read through kernel/pipeio, the gateway's threads were switched
-// in 2.2 times a relayed call instead of 8.1 (docs/performance.md,
-// "bulwark gateway", session 8).
-func gatewayProcs(http string, getenv func(string) string) int {
-	if http != "" || getenv("GOMAXPROCS") != "" {
+// gateway serves one client over stdio on pipes: 1, unless the operator set
+// GOMAXPROCS; 0 (the runtime's own choice) over HTTP, where many clients
+// share it, or when stdin or stdout is not a pipe (a socket, as clients on
+// libuv such as Node.js hand their children), which kernel/pipeio does not
+// read. A stdio gateway waits on its client and its upstreams; with a
+// second processor idle, every goroutine it wakes (a request read, an
+// answer delivered) wakes a second thread too, which looks for work, finds
+// none and sleeps again. On one processor, with its pipes read through
+// kernel/pipeio, the gateway's threads were switched in 2.2 times a relayed
+// call instead of 8.1 (docs/performance.md, "bulwark gateway", session 8);
+// on one processor without it (a blocking stdin), it measured slower.
+func gatewayProcs(http string, getenv func(string) string, stdin, stdout any) int {
+	if http != "" || getenv("GOMAXPROCS") != "" || !pipeio.Applies(stdin) || !pipeio.Applies(stdout) {
 		return 0
 	}
 	return 1

@@ -28,8 +28,17 @@ func TestGatewayOneServerEndToEnd(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sr, cw := io.Pipe()
-	cr, sw := io.Pipe()
+	// OS pipes, as a client process hands its child (kernel/pipeio reads them)
+	sr, cw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, sw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	defer cw.Close()
 	env := &fakeEnv{vars: map[string]string{mcpupstream.EnvVar: "1"}}
 	var stderr syncBuffer
 	done := make(chan int, 1)
@@ -225,6 +234,13 @@ func TestGatewayRequireApproval(t *testing.T) {
 // A stdio gateway runs on one processor unless the operator set
 // GOMAXPROCS; over HTTP the runtime keeps its own choice.
 func TestGatewayProcs(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	sr, sw := io.Pipe() // not an OS pipe, as a socket is not
 	env := func(v string) func(string) string {
 		return func(k string) string {
 			if k == "GOMAXPROCS" {
@@ -235,15 +251,18 @@ func TestGatewayProcs(t *testing.T) {
 	}
 	for _, c := range []struct {
 		http, gomaxprocs string
+		in, out          any
 		want             int
 	}{
-		{"", "", 1},
-		{"", "4", 0},
-		{"127.0.0.1:8080", "", 0},
-		{"127.0.0.1:8080", "2", 0},
+		{"", "", r, w, 1},
+		{"", "4", r, w, 0},
+		{"127.0.0.1:8080", "", r, w, 0},
+		{"127.0.0.1:8080", "2", r, w, 0},
+		{"", "", sr, w, 0},
+		{"", "", r, sw, 0},
 	} {
-		if got := gatewayProcs(c.http, env(c.gomaxprocs)); got != c.want {
-			t.Errorf("http %q GOMAXPROCS %q: %d processors, want %d", c.http, c.gomaxprocs, got, c.want)
+		if got := gatewayProcs(c.http, env(c.gomaxprocs), c.in, c.out); got != c.want {
+			t.Errorf("http %q GOMAXPROCS %q stdin %T stdout %T: %d processors, want %d", c.http, c.gomaxprocs, c.in, c.out, got, c.want)
 		}
 	}
 }

@@ -72,3 +72,13 @@ func Writer(w io.Writer) io.Writer {
 func Reopen(f *os.File, write bool) *os.File {
 	return reopen(f, write)
 }
+
+// Applies reports whether x is read or written through this package's
+// path: a non-blocking *os.File, or a blocking pipe Reopen can give a
+// descriptor of its own (Linux). A socket (a client on libuv, such as
+// Node.js, hands its child socketpairs), a terminal or a regular file is
+// not.
+func Applies(x any) bool {
+	f, ok := x.(*os.File)
+	return ok && applies(f)
+}

@@ -114,22 +114,39 @@ func pathError(op string, f *os.File, err error) error {
 	return &os.PathError{Op: op, Path: f.Name(), Err: err}
 }
 
-// reopen opens /proc/self/fd/N again, non-blocking, when f is a blocking
-// pipe: a new file description of the same pipe, so f's own (which other
-// processes may share) keeps its flags.
-func reopen(f *os.File, write bool) *os.File {
+func applies(f *os.File) bool {
+	if wrap(f) != nil {
+		return true
+	}
+	fd, _ := reopenable(f)
+	return fd >= 0
+}
+
+// reopenable returns f's descriptor and its stat when f is a blocking
+// pipe, or -1.
+func reopenable(f *os.File) (fd int, st syscall.Stat_t) {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return nil
+		return -1, st
 	}
-	fd := -1
-	var st syscall.Stat_t
+	fd = -1
 	if rc.Control(func(u uintptr) {
 		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, u, syscall.F_GETFL, 0)
 		if e == 0 && fl&syscall.O_NONBLOCK == 0 && syscall.Fstat(int(u), &st) == nil {
 			fd = int(u)
 		}
 	}) != nil || fd < 0 || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return -1, st
+	}
+	return fd, st
+}
+
+// reopen opens /proc/self/fd/N again, non-blocking, when f is a blocking
+// pipe: a new file description of the same pipe, so f's own (which other
+// processes may share) keeps its flags.
+func reopen(f *os.File, write bool) *os.File {
+	fd, st := reopenable(f)
+	if fd < 0 {
 		return nil
 	}
 	mode := syscall.O_RDONLY

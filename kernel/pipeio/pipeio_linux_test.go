@@ -241,3 +241,41 @@ func TestReopenOnlyBlockingPipes(t *testing.T) {
 		t.Error("Reopen reopened a regular file")
 	}
 }
+
+// Applies says which files go through this package: pipes, blocking or
+// not; not a socket (a libuv client's stdio), a regular file, or anything
+// that is not an *os.File.
+func TestApplies(t *testing.T) {
+	r, w := osPipe(t)
+	br, bw := blockingPipe(t)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := os.NewFile(uintptr(fds[0]), "sock")
+	defer sock.Close()
+	defer syscall.Close(fds[1])
+	reg, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	for _, c := range []struct {
+		name string
+		x    any
+		want bool
+	}{
+		{"os.Pipe read end", r, true},
+		{"os.Pipe write end", w, true},
+		{"blocking pipe read end", br, true},
+		{"blocking pipe write end", bw, true},
+		{"socket", sock, false},
+		{"regular file", reg, false},
+		{"strings.Reader", strings.NewReader(""), false},
+		{"nil", nil, false},
+	} {
+		if got := pipeio.Applies(c.x); got != c.want {
+			t.Errorf("%s: Applies %v, want %v", c.name, got, c.want)
+		}
+	}
+}
