@@ -24,14 +24,19 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-// pipeRefs counts this process's descriptors of the pipe f is an end of.
+// pipeRefs counts this process's descriptors of the pipe, or socket, f
+// is an end of.
 func pipeRefs(t *testing.T, f *os.File) int {
 	t.Helper()
 	fi, err := f.Stat()
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := fmt.Sprintf("pipe:[%d]", fi.Sys().(*syscall.Stat_t).Ino)
+	kind := "pipe"
+	if fi.Mode()&os.ModeSocket != 0 {
+		kind = "socket"
+	}
+	name := fmt.Sprintf("%s:[%d]", kind, fi.Sys().(*syscall.Stat_t).Ino)
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Skip("no /proc/self/fd")
@@ -62,16 +67,36 @@ func flags(t *testing.T, f *os.File) uintptr {
 // back as over any pipe, the client's descriptors keep their flags, and
 // the server's own descriptors are closed when the session ends.
 func TestStdioOverBlockingOSPipes(t *testing.T) {
-	before := openFDs(t)
-	pipe := func() (r, w *os.File) {
+	stdioOverOS(t, func() (r, w *os.File) {
 		var fds [2]int
 		if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
 			t.Fatal(err)
 		}
 		return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+	})
+}
+
+// The same over socket pairs, as a client on libuv (Node.js) hands its
+// child: one for stdin, one for stdout. A socket's one file description
+// is made non-blocking (pipeio.Reopen), so its flags are not compared.
+func TestStdioOverSocketPairs(t *testing.T) {
+	stdioOverOS(t, func() (r, w *os.File) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+	})
+}
+
+func stdioOverOS(t *testing.T, pair func() (r, w *os.File)) {
+	before := openFDs(t)
+	inR, inW := pair()
+	outR, outW := pair()
+	sockets := false
+	if fi, err := inR.Stat(); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		sockets = true
 	}
-	inR, inW := pipe()
-	outR, outW := pipe()
 	inFlags, outFlags := flags(t, inR), flags(t, outW)
 	srv := fastServer(t, 1<<30, time.Now)
 	done := make(chan error, 1)
@@ -112,11 +137,16 @@ func TestStdioOverBlockingOSPipes(t *testing.T) {
 		t.Fatal("the answer over OS pipes differs from the one over io.Pipe")
 	}
 	// each pipe: the client's end, the server's, and the server's own
-	// descriptor of it (pipeio.Reopen)
-	if in, out := pipeRefs(t, inR), pipeRefs(t, outW); in != 3 || out != 3 {
-		t.Fatalf("descriptors of the input pipe %d, of the output pipe %d: want 3 each (stdin and stdout reopened)", in, out)
+	// descriptor of it (pipeio.Reopen); each socket (the server's end of a
+	// pair, an inode of its own): the server's end and its own
+	refs := 3
+	if sockets {
+		refs = 2
 	}
-	if flags(t, inR) != inFlags || flags(t, outW) != outFlags {
+	if in, out := pipeRefs(t, inR), pipeRefs(t, outW); in != refs || out != refs {
+		t.Fatalf("descriptors of the input %d, of the output %d: want %d each (stdin and stdout reopened)", in, out, refs)
+	}
+	if !sockets && (flags(t, inR) != inFlags || flags(t, outW) != outFlags) {
 		t.Fatalf("the session changed its stdin or stdout's flags: %#x → %#x, %#x → %#x", inFlags, flags(t, inR), outFlags, flags(t, outW))
 	}
 

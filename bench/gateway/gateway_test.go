@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,6 +279,12 @@ var gatewayBinary = sync.OnceValues(func() (string, error) {
 // stdio (kernel/memory's GOGC 200 is for HTTP); GOMAXPROCS is the binary's
 // own choice (one processor over stdio: internal/cli gatewayProcs).
 func throughBinary(tb testing.TB) *mcp.ClientSession {
+	return connect(tb, gatewayCommand(tb))
+}
+
+// gatewayCommand is `bulwark gateway` in front of the fake upstream, as
+// throughBinary runs it.
+func gatewayCommand(tb testing.TB) *exec.Cmd {
 	bin, err := gatewayBinary()
 	if err != nil {
 		tb.Skip(err)
@@ -286,7 +293,51 @@ func throughBinary(tb testing.TB) *mcp.ClientSession {
 	cmd := exec.Command(bin, "gateway", "--prefix", "fake", "--env", mcpupstream.EnvVar, "--read-only-tools", "echo",
 		"--data-dir", filepath.Join(home, "pins"), "--", os.Args[0])
 	cmd.Env = []string{mcpupstream.EnvVar + "=1", "HOME=" + home, "GOGC=100"}
-	return connect(tb, cmd)
+	return cmd
+}
+
+// throughBinarySocket is throughBinary over socket pairs instead of pipes,
+// as a client on libuv (Node.js) hands its child: one for stdin, one for
+// stdout.
+func throughBinarySocket(tb testing.TB) *mcp.ClientSession {
+	cmd := gatewayCommand(tb)
+	pair := func() (ours *os.File, theirs *os.File) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
+	}
+	inOurs, inTheirs := pair()
+	outOurs, outTheirs := pair()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inTheirs, outTheirs, os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	inTheirs.Close()
+	outTheirs.Close()
+	// the client's ends on the poller, as the go-sdk's pipes to a child are
+	in, err := net.FileConn(inOurs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := net.FileConn(outOurs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	inOurs.Close()
+	outOurs.Close()
+	tb.Cleanup(func() {
+		in.Close() // the gateway's end of input: it exits
+		out.Close()
+		_ = cmd.Wait()
+	})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.IOTransport{Reader: out, Writer: in}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // BenchmarkGatewayBinary is BenchmarkGatewayCall with the gateway as a
@@ -298,6 +349,14 @@ func throughBinary(tb testing.TB) *mcp.ClientSession {
 // thread wake-ups. -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayBinary(b *testing.B) {
 	benchBlocks(b, direct(b), throughBinary(b))
+}
+
+// BenchmarkGatewayBinarySocket is BenchmarkGatewayBinary with the gateway's
+// stdin and stdout socket pairs (clients on libuv, such as Node.js, hand
+// their children sockets, not pipes); the direct arm stays on pipes, as
+// the go-sdk's client runs a server.
+func BenchmarkGatewayBinarySocket(b *testing.B) {
+	benchBlocks(b, direct(b), throughBinarySocket(b))
 }
 
 // cRelay builds testdata/relay.c with the system's C compiler, once, for

@@ -145,11 +145,10 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 }
 
 // gatewayProcs is the number of processors the Go scheduler gets when the
-// gateway serves one client over stdio on pipes: 1, unless the operator set
-// GOMAXPROCS; 0 (the runtime's own choice) over HTTP, where many clients
-// share it, or when stdin or stdout is not a pipe (a socket, as clients on
-// libuv such as Node.js hand their children), which kernel/pipeio does not
-// read. A stdio gateway waits on its client and its upstreams; with a
+// gateway serves one client over stdio on pipes or sockets: 1, unless the
+// operator set GOMAXPROCS; 0 (the runtime's own choice) over HTTP, where
+// many clients share it, or when kernel/pipeio does not read stdin or
+// stdout (a terminal, a file). A stdio gateway waits on its client and its upstreams; with a
 // second processor idle, every goroutine it wakes (a request read, an
 // answer delivered) wakes a second thread too, which looks for work, finds
 // none and sleeps again. On one processor, with its pipes read through

@@ -240,7 +240,7 @@ func TestGatewayProcs(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	sr, sw := io.Pipe() // not an OS pipe, as a socket is not
+	sr, sw := io.Pipe() // not an OS file, as a terminal is not read through pipeio
 	env := func(v string) func(string) string {
 		return func(k string) string {
 			if k == "GOMAXPROCS" {

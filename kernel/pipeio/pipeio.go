@@ -25,12 +25,16 @@
 // the runtime has nothing to track. Anything else (a blocking descriptor, a
 // file that is not an *os.File, another platform) is returned as it is.
 //
-// Reopen gives a process's own stdin or stdout, when it is a pipe, a
-// non-blocking descriptor of its own, so that its reads and writes can go
-// through the poller: os.Stdin and os.Stdout stay blocking (the os package
-// never changes them, since the pipe's file description may be shared with
-// other processes), and a blocking read is the system call the runtime
-// polls a thread for.
+// Reopen gives a process's own stdin or stdout, when it is a pipe or a
+// socket, a non-blocking descriptor of its own, so that its reads and
+// writes can go through the poller (a blocking read is the system call the
+// runtime polls a thread for). A pipe is opened again, a new file
+// description, so os.Stdin and os.Stdout stay blocking (the os package
+// never changes them: the pipe's description may be shared with other
+// processes). A socket (clients on libuv, such as Node.js, hand their
+// children socket pairs) cannot be: its one description is made
+// non-blocking, as net.FileConn does, unless the process's stderr is that
+// socket too.
 package pipeio
 
 import (
@@ -63,20 +67,21 @@ func Writer(w io.Writer) io.Writer {
 	return w
 }
 
-// Reopen returns a new, non-blocking descriptor of the pipe f is, opened
-// for reading (write false) or writing, which the runtime's poller waits
-// on; the caller closes it. f and its file description are not changed.
-// It returns nil when f is not a blocking pipe, or the pipe cannot be
-// opened again (no /proc, a platform other than Linux, a pipe with no
-// reader left for a write): the caller then keeps using f.
+// Reopen returns a new, non-blocking descriptor of the pipe or socket f
+// is, for reading (write false) or writing, which the runtime's poller
+// waits on; the caller closes it. For a pipe, f and its file description
+// are not changed; for a socket, their description is made non-blocking
+// (the package doc says why). It returns nil when f is neither a blocking
+// pipe nor a blocking socket, when f is the socket stderr is too, or when
+// the pipe cannot be opened again (no /proc, a platform other than Linux, a
+// pipe with no reader left for a write): the caller then keeps using f.
 func Reopen(f *os.File, write bool) *os.File {
 	return reopen(f, write)
 }
 
 // Applies reports whether x is read or written through this package's
-// path: a non-blocking *os.File, or a blocking pipe Reopen can give a
-// descriptor of its own (Linux). A socket (a client on libuv, such as
-// Node.js, hands its child socketpairs), a terminal or a regular file is
+// path: a non-blocking *os.File, or a blocking pipe or socket Reopen can
+// give a descriptor of its own (Linux). A terminal or a regular file is
 // not.
 func Applies(x any) bool {
 	f, ok := x.(*os.File)

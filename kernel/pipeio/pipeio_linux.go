@@ -123,7 +123,7 @@ func applies(f *os.File) bool {
 }
 
 // reopenable returns f's descriptor and its stat when f is a blocking
-// pipe, or -1.
+// pipe or socket (not the one the process's stderr is: see reopen), or -1.
 func reopenable(f *os.File) (fd int, st syscall.Stat_t) {
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -135,19 +135,43 @@ func reopenable(f *os.File) (fd int, st syscall.Stat_t) {
 		if e == 0 && fl&syscall.O_NONBLOCK == 0 && syscall.Fstat(int(u), &st) == nil {
 			fd = int(u)
 		}
-	}) != nil || fd < 0 || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+	}) != nil || fd < 0 {
 		return -1, st
 	}
-	return fd, st
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFIFO:
+		return fd, st
+	case syscall.S_IFSOCK:
+		var errst syscall.Stat_t
+		if syscall.Fstat(2, &errst) == nil && errst.Dev == st.Dev && errst.Ino == st.Ino {
+			return -1, st // stderr is this socket: the os package writes it, blocking
+		}
+		return fd, st
+	}
+	return -1, st
 }
 
 // reopen opens /proc/self/fd/N again, non-blocking, when f is a blocking
 // pipe: a new file description of the same pipe, so f's own (which other
-// processes may share) keeps its flags.
+// processes may share) keeps its flags. A socket cannot be opened again:
+// for one, it duplicates the descriptor and makes the file description
+// they share non-blocking, as net.FileConn does — unless it is also the
+// process's stderr, which the os package writes as a blocking file.
 func reopen(f *os.File, write bool) *os.File {
 	fd, st := reopenable(f)
 	if fd < 0 {
 		return nil
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFSOCK {
+		nfd, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+		if e != 0 {
+			return nil
+		}
+		if syscall.SetNonblock(int(nfd), true) != nil {
+			syscall.Close(int(nfd))
+			return nil
+		}
+		return os.NewFile(nfd, f.Name())
 	}
 	mode := syscall.O_RDONLY
 	if write {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -243,8 +244,8 @@ func TestReopenOnlyBlockingPipes(t *testing.T) {
 }
 
 // Applies says which files go through this package: pipes, blocking or
-// not; not a socket (a libuv client's stdio), a regular file, or anything
-// that is not an *os.File.
+// not, and sockets (a libuv client's stdio); not a regular file, or
+// anything that is not an *os.File.
 func TestApplies(t *testing.T) {
 	r, w := osPipe(t)
 	br, bw := blockingPipe(t)
@@ -269,7 +270,7 @@ func TestApplies(t *testing.T) {
 		{"os.Pipe write end", w, true},
 		{"blocking pipe read end", br, true},
 		{"blocking pipe write end", bw, true},
-		{"socket", sock, false},
+		{"socket", sock, true},
 		{"regular file", reg, false},
 		{"strings.Reader", strings.NewReader(""), false},
 		{"nil", nil, false},
@@ -277,5 +278,77 @@ func TestApplies(t *testing.T) {
 		if got := pipeio.Applies(c.x); got != c.want {
 			t.Errorf("%s: Applies %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A socket has no second file description: Reopen duplicates it and makes
+// the one description non-blocking; bytes go both ways through the
+// duplicate. A socket that is also the process's stderr is left alone
+// (TestReopenSocketThatIsStderr, in a child process).
+func TestReopenSocket(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
+	defer ours.Close()
+	defer theirs.Close()
+	if nonblocking(t, ours) {
+		t.Fatal("the socket starts non-blocking")
+	}
+	own := pipeio.Reopen(ours, false)
+	if own == nil {
+		t.Fatal("Reopen refused a blocking socket")
+	}
+	defer own.Close()
+	if !nonblocking(t, own) {
+		t.Fatal("the reopened socket is blocking")
+	}
+	if _, err := theirs.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 8)
+	n, err := pipeio.Reader(own).Read(b)
+	if err != nil || string(b[:n]) != "ping" {
+		t.Fatalf("read %q, %v", b[:n], err)
+	}
+	if _, err := pipeio.Writer(own).Write([]byte("pong")); err != nil {
+		t.Fatal(err)
+	}
+	n, err = theirs.Read(b)
+	if err != nil || string(b[:n]) != "pong" {
+		t.Fatalf("read %q, %v", b[:n], err)
+	}
+}
+
+// The socket the process's stderr is (inetd-style services get one socket
+// for all three) is not made non-blocking: the os package writes stderr
+// as a blocking file, and a full socket would lose log lines. The check
+// runs in a child whose stdin, stdout and stderr are one socket.
+func TestReopenSocketThatIsStderr(t *testing.T) {
+	if os.Getenv("PIPEIO_STDERR_CHILD") == "1" {
+		if f := pipeio.Reopen(os.Stdin, false); f != nil {
+			os.Exit(3)
+		}
+		if pipeio.Applies(os.Stdout) {
+			os.Exit(4)
+		}
+		os.Exit(0)
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
+	defer ours.Close()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestReopenSocketThatIsStderr$")
+	cmd.Env = append(os.Environ(), "PIPEIO_STDERR_CHILD=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = theirs, theirs, theirs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	theirs.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the child reopened the socket its stderr is: %v", err)
 	}
 }
