@@ -50,7 +50,7 @@ import (
 func Reader(r io.Reader) io.Reader {
 	if f, ok := r.(*os.File); ok {
 		if w := wrap(f); w != nil {
-			return (*reader)(w)
+			return newReader(w)
 		}
 	}
 	return r
@@ -61,7 +61,7 @@ func Reader(r io.Reader) io.Reader {
 func Writer(w io.Writer) io.Writer {
 	if f, ok := w.(*os.File); ok {
 		if x := wrap(f); x != nil {
-			return (*writer)(x)
+			return newWriter(x)
 		}
 	}
 	return w

@@ -7,15 +7,25 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"unsafe"
 )
 
 // file is a non-blocking *os.File and its raw connection, whose Read and
-// Write wait in the poller between the system calls made here.
+// Write wait in the poller between the system calls made here. The state
+// of the one read or write in progress is kept here, under mu, so that
+// the functions handed to the raw connection are made once, not a closure
+// a call (TestReadWriteAllocateNothing).
 type file struct {
 	f  *os.File
 	rc syscall.RawConn
+
+	mu    sync.Mutex // one read or write at a time, as os.File's own lock
+	p     []byte     // what is read into, or written
+	n     int        // read, or written so far
+	errno syscall.Errno
+	op    func(fd uintptr) bool // readOnce or writeSome, bound once
 }
 
 type reader file
@@ -40,71 +50,101 @@ func wrap(f *os.File) *file {
 	return &file{f: f, rc: rc}
 }
 
-// Read makes read(2) calls on the non-blocking descriptor with
+func newReader(x *file) *reader {
+	x.op = x.readOnce
+	return (*reader)(x)
+}
+
+func newWriter(x *file) *writer {
+	x.op = x.writeSome
+	return (*writer)(x)
+}
+
+// readOnce makes one read(2) on the non-blocking descriptor with
 // syscall.RawSyscall — it returns at once, so the runtime need not know —
-// and waits in the poller (RawConn.Read) while there is nothing to read.
+// and reports false (wait in the poller, then call again) when there is
+// nothing to read.
+func (x *file) readOnce(fd uintptr) bool {
+	for {
+		m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&x.p[0])), uintptr(len(x.p)))
+		switch e {
+		case 0:
+			x.n = int(m)
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		default:
+			x.errno = e
+			return true
+		}
+	}
+}
+
+// writeSome writes what is left of x.p with write(2) calls as readOnce
+// reads, and reports false when the pipe is full.
+func (x *file) writeSome(fd uintptr) bool {
+	for x.n < len(x.p) {
+		m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&x.p[x.n])), uintptr(len(x.p)-x.n))
+		switch e {
+		case 0:
+			x.n += int(m)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			x.errno = e
+			return true
+		}
+	}
+	return true
+}
+
+// Read reads with readOnce, waiting in the poller (RawConn.Read) while
+// there is nothing to read.
 func (r *reader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n := 0
-	var errno syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			m, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case 0:
-				n = int(m)
-				return true
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait in the poller, then call again
-			default:
-				errno = e
-				return true
-			}
-		}
-	})
+	x := (*file)(r)
+	x.mu.Lock()
+	x.p, x.n, x.errno = p, 0, 0
+	err := x.rc.Read(x.op)
+	n, errno := x.n, x.errno
+	x.p = nil
+	x.mu.Unlock()
 	switch {
 	case err != nil:
-		return 0, pathError("read", r.f, err)
+		return 0, pathError("read", x.f, err)
 	case errno != 0:
-		return 0, pathError("read", r.f, errno)
+		return 0, pathError("read", x.f, errno)
 	case n == 0:
 		return 0, io.EOF
 	}
 	return n, nil
 }
 
-// Write writes all of p with write(2) calls as Read reads, waiting in the
-// poller while the pipe is full.
+// Write writes all of p with writeSome, waiting in the poller while the
+// pipe is full.
 func (w *writer) Write(p []byte) (int, error) {
-	done := 0
-	var errno syscall.Errno
-	err := w.rc.Write(func(fd uintptr) bool {
-		for done < len(p) {
-			m, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
-			switch e {
-			case 0:
-				done += int(m)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	if len(p) == 0 {
+		return 0, nil
+	}
+	x := (*file)(w)
+	x.mu.Lock()
+	x.p, x.n, x.errno = p, 0, 0
+	err := x.rc.Write(x.op)
+	n, errno := x.n, x.errno
+	x.p = nil
+	x.mu.Unlock()
 	switch {
 	case err != nil:
-		return done, pathError("write", w.f, err)
+		return n, pathError("write", x.f, err)
 	case errno != 0:
-		return done, pathError("write", w.f, errno)
+		return n, pathError("write", x.f, errno)
 	}
-	return done, nil
+	return n, nil
 }
 
 func pathError(op string, f *os.File, err error) error {

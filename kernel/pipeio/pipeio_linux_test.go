@@ -352,3 +352,22 @@ func TestReopenSocketThatIsStderr(t *testing.T) {
 		t.Fatalf("the child reopened the socket its stderr is: %v", err)
 	}
 }
+
+// A read or a write through this package allocates nothing: it is on
+// every relayed call's path, twice each way.
+func TestReadWriteAllocateNothing(t *testing.T) {
+	r, w := osPipe(t)
+	pr, pw := pipeio.Reader(r), pipeio.Writer(w)
+	msg, buf := []byte("a line of a message\n"), make([]byte, 64)
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := pw.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := pr.Read(buf); err != nil || n != len(msg) {
+			t.Fatalf("read %d, %v", n, err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a write and a read allocate %v times", allocs)
+	}
+}

@@ -15,6 +15,10 @@ type writer file
 
 func wrap(*os.File) *file { return nil }
 
+func newReader(*file) *reader { return nil }
+
+func newWriter(*file) *writer { return nil }
+
 func (*reader) Read([]byte) (int, error)  { return 0, io.EOF }
 func (*writer) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
 
