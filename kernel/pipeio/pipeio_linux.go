@@ -107,18 +107,12 @@ func (r *reader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	x := (*file)(r)
-	x.mu.Lock()
-	x.p, x.n, x.errno = p, 0, 0
-	err := x.rc.Read(x.op)
-	n, errno := x.n, x.errno
-	x.p = nil
-	x.mu.Unlock()
+	n, errno, err := (*file)(r).do(p, false)
 	switch {
 	case err != nil:
-		return 0, pathError("read", x.f, err)
+		return 0, pathError("read", r.f, err)
 	case errno != 0:
-		return 0, pathError("read", x.f, errno)
+		return 0, pathError("read", r.f, errno)
 	case n == 0:
 		return 0, io.EOF
 	}
@@ -131,20 +125,30 @@ func (w *writer) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	x := (*file)(w)
-	x.mu.Lock()
-	x.p, x.n, x.errno = p, 0, 0
-	err := x.rc.Write(x.op)
-	n, errno := x.n, x.errno
-	x.p = nil
-	x.mu.Unlock()
+	n, errno, err := (*file)(w).do(p, true)
 	switch {
 	case err != nil:
-		return n, pathError("write", x.f, err)
+		return n, pathError("write", w.f, err)
 	case errno != 0:
-		return n, pathError("write", x.f, errno)
+		return n, pathError("write", w.f, errno)
 	}
 	return n, nil
+}
+
+// do runs x.op on p through the raw connection, one read or write at a
+// time, and returns what it read or wrote and the errors.
+func (x *file) do(p []byte, write bool) (n int, errno syscall.Errno, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.p, x.n, x.errno = p, 0, 0
+	if write {
+		err = x.rc.Write(x.op)
+	} else {
+		err = x.rc.Read(x.op)
+	}
+	n, errno = x.n, x.errno
+	x.p = nil
+	return n, errno, err
 }
 
 func pathError(op string, f *os.File, err error) error {
