@@ -130,9 +130,10 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list,
 		calls: map[string]context.CancelFunc{}, inits: map[string]initRequest{}, modern: map[string]bool{},
 		workers: newWorkers()}
-	// stdin and stdout, when they are pipes, get descriptors of their own
-	// that the runtime's poller waits on, read and written without its
-	// system-call bookkeeping (kernel/pipeio: fewer thread wake-ups a call).
+	// stdin and stdout, when they are pipes or sockets, get descriptors of
+	// their own that the runtime's poller waits on, read and written
+	// without its system-call bookkeeping (kernel/pipeio: fewer thread
+	// wake-ups a call).
 	src, dst, own := ownPipes(in, out)
 	f.out = &stdioOut{w: pipeio.Writer(dst), d: d, front: f}
 	pr, pw := io.Pipe()
@@ -160,8 +161,9 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 }
 
 // ownPipes returns what to read and write instead of in and out: a
-// non-blocking descriptor of its own for each that is a blocking pipe
-// (pipeio.Reopen), also returned in own for closing, or in or out itself.
+// non-blocking descriptor of its own for each that is a blocking pipe or
+// socket (pipeio.Reopen), also returned in own for closing, or in or out
+// itself.
 func ownPipes(in io.Reader, out io.Writer) (src io.Reader, dst io.Writer, own [2]*os.File) {
 	src, dst = in, out
 	if f, ok := in.(*os.File); ok {

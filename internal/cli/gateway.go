@@ -148,10 +148,10 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 // gateway serves one client over stdio on pipes or sockets: 1, unless the
 // operator set GOMAXPROCS; 0 (the runtime's own choice) over HTTP, where
 // many clients share it, or when kernel/pipeio does not read stdin or
-// stdout (a terminal, a file). A stdio gateway waits on its client and its upstreams; with a
-// second processor idle, every goroutine it wakes (a request read, an
-// answer delivered) wakes a second thread too, which looks for work, finds
-// none and sleeps again. On one processor, with its pipes read through
+// stdout (a terminal, a file). A stdio gateway waits on its client and its
+// upstreams; with a second processor idle, every goroutine it wakes (a
+// request read, an answer delivered) wakes a second thread too, which looks
+// for work, finds none and sleeps again. On one processor, with its pipes read through
 // kernel/pipeio, the gateway's threads were switched in 2.2 times a relayed
 // call instead of 8.1 (docs/performance.md, "bulwark gateway", session 8);
 // on one processor without it (a blocking stdin), it measured slower.
