@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -418,7 +417,8 @@ func mark(up, s string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(untrusted.CleanString(s)), " ") }
 
-var fieldRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+// fieldRE is compiled on first use (lazyRE).
+var fieldRE = lazyRE(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // cleanElicit rebuilds a form elicitation within the relay's limits: flat
 // primitive fields only (as the specification allows), their texts cleaned.
@@ -449,7 +449,7 @@ func cleanElicit(up string, p *mcp.ElicitParams) (*mcp.ElicitParams, error) {
 	}
 	props := make(map[string]any, len(s.Properties))
 	for name, prop := range s.Properties {
-		if !fieldRE.MatchString(name) {
+		if !fieldRE().MatchString(name) {
 			return nil, fmt.Errorf("field name %.64q is not allowed", name)
 		}
 		out, err := cleanField(prop)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -159,7 +158,8 @@ type scrubber struct {
 	known *kernel.Scrubber
 }
 
-var secretAssign = regexp.MustCompile(`(?i)((?:api[_-]?key|token|secret|passw(?:or)?d|credential|authorization|bearer)["']?\s*[:=]?\s*["']?(?:(?:bearer|basic)\s+)?)([^\s"',;]{6,})`)
+// secretAssign is compiled on first use (lazyRE).
+var secretAssign = lazyRE(`(?i)((?:api[_-]?key|token|secret|passw(?:or)?d|credential|authorization|bearer)["']?\s*[:=]?\s*["']?(?:(?:bearer|basic)\s+)?)([^\s"',;]{6,})`)
 
 // add scrubs v from now on; values under 6 bytes are too short to remove
 // from a log line without removing ordinary words.
@@ -184,7 +184,7 @@ func (s *scrubber) text(t string) string {
 	s.mu.RLock()
 	t = s.known.String(t)
 	s.mu.RUnlock()
-	return secretAssign.ReplaceAllString(t, "${1}"+untrusted.Redacted)
+	return secretAssign().ReplaceAllString(t, "${1}"+untrusted.Redacted)
 }
 
 // secretName reports whether a variable's name says it holds a credential.
