@@ -32,22 +32,41 @@ type reader file
 
 type writer file
 
+// descriptor is what wrap and reopen look at: f's raw connection, its
+// descriptor, whether that is non-blocking, and its stat; ok false when
+// any of it cannot be read (a closed file).
+type descriptor struct {
+	rc          syscall.RawConn
+	fd          int
+	nonblocking bool
+	st          syscall.Stat_t
+}
+
+func inspect(f *os.File) (d descriptor, ok bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return d, false
+	}
+	d.rc, d.fd = rc, -1
+	if rc.Control(func(u uintptr) {
+		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, u, syscall.F_GETFL, 0)
+		if e == 0 && syscall.Fstat(int(u), &d.st) == nil {
+			d.fd, d.nonblocking = int(u), fl&syscall.O_NONBLOCK != 0
+		}
+	}) != nil || d.fd < 0 {
+		return d, false
+	}
+	return d, true
+}
+
 // wrap returns f's raw connection when f's descriptor is non-blocking
 // (then the runtime polls it: os.Pipe's files, os.NewFile of a
 // non-blocking descriptor), or nil.
 func wrap(f *os.File) *file {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil
+	if d, ok := inspect(f); ok && d.nonblocking {
+		return &file{f: f, rc: d.rc}
 	}
-	nonblocking := false
-	if rc.Control(func(fd uintptr) {
-		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
-		nonblocking = e == 0 && fl&syscall.O_NONBLOCK != 0
-	}) != nil || !nonblocking {
-		return nil
-	}
-	return &file{f: f, rc: rc}
+	return nil
 }
 
 func newReader(x *file) *reader {
@@ -169,19 +188,11 @@ func applies(f *os.File) bool {
 // reopenable returns f's descriptor and its stat when f is a blocking
 // pipe or socket (not the one the process's stderr is: see reopen), or -1.
 func reopenable(f *os.File) (fd int, st syscall.Stat_t) {
-	rc, err := f.SyscallConn()
-	if err != nil {
+	d, ok := inspect(f)
+	if !ok || d.nonblocking {
 		return -1, st
 	}
-	fd = -1
-	if rc.Control(func(u uintptr) {
-		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, u, syscall.F_GETFL, 0)
-		if e == 0 && fl&syscall.O_NONBLOCK == 0 && syscall.Fstat(int(u), &st) == nil {
-			fd = int(u)
-		}
-	}) != nil || fd < 0 {
-		return -1, st
-	}
+	fd, st = d.fd, d.st
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFIFO:
 		return fd, st
