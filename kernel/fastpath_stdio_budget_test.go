@@ -183,9 +183,15 @@ func (nopWriteCloser) Close() error { return nil }
 // write): the server stops reading instead of queueing. Once it reads,
 // every answer comes.
 func TestStdioClientStopsReading(t *testing.T) {
-	srv := slowServer(t, nil)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	stdioClientStopsReading(t, inR, inW, outR, outW)
+}
+
+// stdioClientStopsReading is TestStdioClientStopsReading over the pipes
+// given (also OS pipes: stdio_pipes_linux_test.go).
+func stdioClientStopsReading(t *testing.T, inR io.ReadCloser, inW io.WriteCloser, outR io.ReadCloser, outW io.WriteCloser) {
+	srv := slowServer(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeStdio(ctx, inR, outW) }()

@@ -164,3 +164,20 @@ func stdioOverOS(t *testing.T, pair func() (r, w *os.File)) {
 		t.Fatalf("%d descriptors open before the session, %d after it", before, after)
 	}
 }
+
+// A client that floods requests and reads none of its answers, over
+// blocking OS pipes (stdin and stdout reopened through kernel/pipeio): the
+// server stops reading once maxOwed handlers wait on the full pipe, as over
+// io.Pipe, and every answer comes once the client reads.
+func TestStdioClientStopsReadingOSPipes(t *testing.T) {
+	pipe := func() (r, w *os.File) {
+		var fds [2]int
+		if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+	}
+	inR, inW := pipe()
+	outR, outW := pipe()
+	stdioClientStopsReading(t, inR, inW, outR, outW)
+}
