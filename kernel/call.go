@@ -130,7 +130,19 @@ func (c *Call) Progress(ctx context.Context, done, total float64, message string
 		st.progress(p)
 		return
 	}
-	_ = c.req.Session.NotifyProgress(ctx, p)
+	_ = c.req.Session.NotifyProgress(c.sessionContext(ctx), p)
+}
+
+// sessionContext is the context a notification of this call goes out with
+// on the go-sdk's session path: the call's own (the go-sdk finds the
+// request's response stream from it: over stateless Streamable HTTP a
+// notification sent with another context, such as the gateway's relay of
+// its upstream's progress, was dropped), or ctx outside a handler.
+func (c *Call) sessionContext(ctx context.Context) context.Context {
+	if c.ctx.Context == nil {
+		return ctx
+	}
+	return &c.ctx
 }
 
 // WantsProgress reports whether Progress would reach the client: it sent a
@@ -139,6 +151,45 @@ func (c *Call) Progress(ctx context.Context, done, total float64, message string
 func (c *Call) WantsProgress(ctx context.Context) bool {
 	_, tok := c.progressTo(ctx)
 	return tok != nil
+}
+
+// LogLevel is the level at and above which Log reaches the client on this
+// call, when the kernel knows it (known): a 2026-07-28 request's own, from
+// its _meta ("" when it names none: Log then reaches no client), on the
+// fast path and on the go-sdk's; "info" for a legacy request the fast path
+// streams; "" for a call that has no way to the client. A level name MCP
+// does not have counts as "debug", as Log's filter reads it. For a legacy
+// request on the go-sdk's session the session's level (logging/setLevel)
+// decides: known is false. A relay (the gateway) asks its upstream for log
+// messages at this level only, as it asks for progress only when
+// WantsProgress.
+func (c *Call) LogLevel(ctx context.Context) (level mcp.LoggingLevel, known bool) {
+	if st := callStream(ctx, c.req); st != nil {
+		return knownLevel(st.level), true
+	}
+	if c.req == nil || c.req.Session == nil {
+		return "", true
+	}
+	if c.req.Params != nil { // the go-sdk's rule (SEP-2575): a 2026-07-28 request's level is its _meta's
+		meta := c.req.Params.Meta
+		if v, _ := meta[mcp.MetaKeyProtocolVersion].(string); v >= "2026-07-28" {
+			l, _ := meta[mcp.MetaKeyLogLevel].(string)
+			return knownLevel(l), true
+		}
+	}
+	return "", false
+}
+
+// knownLevel is a client's log level as Log's filter reads it: "" for
+// none, a name MCP does not have as "debug".
+func knownLevel(l string) mcp.LoggingLevel {
+	if l == "" {
+		return ""
+	}
+	if _, ok := logLevels[mcp.LoggingLevel(l)]; !ok {
+		return "debug"
+	}
+	return mcp.LoggingLevel(l)
 }
 
 // progressTo is where this call's progress goes: the client's progress
@@ -179,7 +230,7 @@ func (c *Call) Log(ctx context.Context, level slog.Level, message string, data a
 	if c.req == nil || c.req.Session == nil {
 		return
 	}
-	_ = c.req.Session.Log(ctx, params)
+	_ = c.req.Session.Log(c.sessionContext(ctx), params)
 }
 
 func mcpLevel(l slog.Level) mcp.LoggingLevel {

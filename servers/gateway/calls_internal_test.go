@@ -35,18 +35,18 @@ func TestProgressTokens(t *testing.T) {
 // TestRelayParams: the params a relayed call sends carry the progress token
 // as the go-sdk's SetProgressToken writes it, and the log level.
 func TestRelayParams(t *testing.T) {
-	for _, rp := range []relayParams{{name: "t", tok: "bulwark-3", progress: true}, {name: "t", tok: "bulwark-3", progress: true, logInfo: true},
-		{name: "t", logInfo: true}, {name: "t"}} {
+	for _, rp := range []relayParams{{name: "t", tok: "bulwark-3", progress: true}, {name: "t", tok: "bulwark-3", progress: true, logLevel: "info"},
+		{name: "t", logLevel: "info"}, {name: "t", logLevel: "debug"}, {name: "t", logLevel: "nonsense"}, {name: "t"}} {
 		rp.args = json.RawMessage(`{"a":1}`)
 		want := &mcp.CallToolParams{Name: rp.name, Arguments: rp.args}
 		if rp.progress {
 			want.SetProgressToken(rp.tok)
 		}
-		if rp.logInfo {
+		if rp.logLevel != "" {
 			if want.Meta == nil {
 				want.Meta = mcp.Meta{}
 			}
-			want.Meta[mcp.MetaKeyLogLevel] = "info"
+			want.Meta[mcp.MetaKeyLogLevel] = string(rp.logLevel)
 		}
 		for _, shared := range []bool{false, true} {
 			got := rp.params(shared)

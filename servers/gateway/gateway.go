@@ -307,25 +307,33 @@ func modern(sess *mcp.ClientSession) bool {
 
 // relayParams are what a relayed call sends: the upstream's tool name, the
 // validated arguments, and the call's token when the client asked for its
-// progress; logInfo asks for log messages at level info in the request's
-// _meta (2026-07-28).
+// progress; logLevel, when not "", asks for log messages at that level in
+// the request's _meta (2026-07-28).
 type relayParams struct {
-	name, tok         string
-	args              json.RawMessage
-	progress, logInfo bool
+	name, tok string
+	args      json.RawMessage
+	progress  bool
+	logLevel  mcp.LoggingLevel
 }
 
-// infoLogMeta is the request _meta of a relayed call that asks for log
-// messages and nothing else: shared, so never written to (only the
-// gateway's own encoder reads it, never the go-sdk's session).
-var infoLogMeta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+// levelMetas are the request _meta of a relayed call that asks for log
+// messages at a level and nothing else, one per level: shared, so never
+// written to (only the gateway's own encoder reads them, never the
+// go-sdk's session).
+var levelMetas = func() map[mcp.LoggingLevel]mcp.Meta {
+	m := map[mcp.LoggingLevel]mcp.Meta{}
+	for _, l := range []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"} {
+		m[l] = mcp.Meta{mcp.MetaKeyLogLevel: string(l)}
+	}
+	return m
+}()
 
 // progressTokenKey is the _meta member of a request's progress token (the
 // go-sdk's SetProgressToken writes it; TestRelayParams holds the two equal).
 const progressTokenKey = "progressToken"
 
-// params builds the tools/call params; shared lets their _meta be
-// infoLogMeta, for a reader that never writes to it. It writes the
+// params builds the tools/call params; shared lets their _meta be one of
+// levelMetas, for a reader that never writes to it. It writes the
 // progress token itself, not through SetProgressToken, whose pointer made
 // the params escape (an allocation per call).
 func (rp *relayParams) params(shared bool) mcp.CallToolParams {
@@ -333,15 +341,32 @@ func (rp *relayParams) params(shared bool) mcp.CallToolParams {
 	switch {
 	case rp.progress:
 		p.Meta = mcp.Meta{progressTokenKey: rp.tok}
-		if rp.logInfo {
-			p.Meta[mcp.MetaKeyLogLevel] = "info" // relayed sanitized
+		if rp.logLevel != "" {
+			p.Meta[mcp.MetaKeyLogLevel] = string(rp.logLevel) // relayed sanitized
 		}
-	case rp.logInfo && shared:
-		p.Meta = infoLogMeta
-	case rp.logInfo:
-		p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+	case rp.logLevel == "":
+	case shared && levelMetas[rp.logLevel] != nil:
+		p.Meta = levelMetas[rp.logLevel]
+	default:
+		p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(rp.logLevel)}
 	}
 	return p
+}
+
+// upstreamLogLevel is the log level a relayed call asks its upstream for in
+// its _meta: on a 2026-07-28 upstream session the client's own for this
+// call (kernel.Call.LogLevel; none when it asked for none, so an upstream
+// is not asked for messages that would reach no client), or "info" where
+// the go-sdk's session holds the client's level; "" on an earlier session,
+// asked once at connect (link.go).
+func upstreamLogLevel(ctx context.Context, call *kernel.Call, sess *mcp.ClientSession) mcp.LoggingLevel {
+	if !modern(sess) {
+		return ""
+	}
+	if level, known := call.LogLevel(ctx); known {
+		return level
+	}
+	return "info"
 }
 
 // call relays one validated call.
@@ -363,8 +388,8 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 	// the result they preceded: keep the call known a moment longer.
 	defer l.grace.after(notifyGrace, graceEnd{key: key, counted: true})
 	rp := relayParams{name: name, args: args,
-		progress: call.WantsProgress(ctx), // otherwise its progress would go nowhere
-		logInfo:  modern(sess)}            // 2026-07-28 asks for log messages per request; earlier versions once (link.go)
+		progress: call.WantsProgress(ctx),           // otherwise its progress would go nowhere
+		logLevel: upstreamLogLevel(ctx, call, sess)} // likewise its log messages
 	if rp.progress {
 		rp.tok = key.String()
 	}

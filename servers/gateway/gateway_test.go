@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +71,7 @@ func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(
 func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 type fixture struct {
+	url   string // the MCP endpoint, served over HTTP (options.http)
 	gw    *gateway.Gateway
 	ks    *kernel.Server
 	sess  *mcptest.Session
@@ -90,6 +94,7 @@ type options struct {
 	client *mcp.ClientOptions
 	sdk    bool // relay calls through the go-sdk client session (gateway.UseSDKCalls)
 	stdio  bool // serve the client over stdio (kernel.Server.ServeStdio on OS pipes), as the CLI does
+	http   bool // serve the client over Streamable HTTP (kernel.Server.HTTPHandler on loopback), as --http does
 }
 
 func newFixture(t *testing.T, o options) *fixture {
@@ -138,6 +143,12 @@ func newFixture(t *testing.T, o options) *fixture {
 		f.sess = &mcptest.Session{ClientSession: serveStdio(t, ks, o.client)}
 		return f
 	}
+	if o.http {
+		var cs *mcp.ClientSession
+		cs, f.url = serveHTTP(t, ks, o.client)
+		f.sess = &mcptest.Session{ClientSession: cs}
+		return f
+	}
 	f.sess = mcptest.Connect(t, ks.MCP(), &mcptest.Options{Client: o.client})
 	return f
 }
@@ -163,6 +174,49 @@ func serveStdio(t *testing.T, ks *kernel.Server, copts *mcp.ClientOptions) *mcp.
 	}
 	t.Cleanup(func() { cs.Close(); cancel(); inW.Close(); <-served; outR.Close() })
 	return cs
+}
+
+// serveHTTP connects a go-sdk client to ks served over Streamable HTTP on
+// loopback, as `bulwark gateway --http` serves, and returns its endpoint.
+func serveHTTP(t *testing.T, ks *kernel.Server, copts *mcp.ClientOptions) (*mcp.ClientSession, string) {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	h, err := ks.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = h
+	ts.Start()
+	t.Cleanup(ts.Close)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + kernel.MCPPath}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, ts.URL + kernel.MCPPath
+}
+
+// postLegacyCall posts a 2025-11-25 tools/call of name, without arguments
+// or _meta, to the endpoint url and returns the response body.
+func postLegacyCall(t *testing.T, url, name string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+name+`","arguments":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("legacy call: %d %v %s", resp.StatusCode, err, b)
+	}
+	return string(b)
 }
 
 func text(res *mcp.CallToolResult) string { return mcptest.Text(res) }
@@ -409,27 +463,29 @@ func TestResultsAreEnvelopedOnEveryChannel(t *testing.T) {
 }
 
 func TestProgressAndLogsAreRelayedClean(t *testing.T) {
-	t.Run("in-process", func(t *testing.T) { progressAndLogs(t, false) })
-	t.Run("stdio", func(t *testing.T) { progressAndLogs(t, true) }) // the kernel's fast path: nothing after the result reaches the client
+	t.Run("in-process", func(t *testing.T) { progressAndLogs(t, "in-process") })
+	t.Run("stdio", func(t *testing.T) { progressAndLogs(t, "stdio") }) // the kernel's fast path: nothing after the result reaches the client
+	t.Run("http", func(t *testing.T) { progressAndLogs(t, "http") })   // sent with the call's context, which names its request's stream
 }
 
-func progressAndLogs(t *testing.T, stdio bool) {
+func progressAndLogs(t *testing.T, tr string) {
+	own := tr != "in-process" // the client's own handler sees progress (in-process: the mcptest session's)
 	var mu sync.Mutex
 	var logs []*mcp.LoggingMessageParams
-	var progress []*mcp.ProgressNotificationParams // over stdio (in-process: the mcptest session's)
+	var progress []*mcp.ProgressNotificationParams
 	copts := &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 		mu.Lock()
 		logs = append(logs, r.Params)
 		mu.Unlock()
 	}}
-	if stdio {
+	if own {
 		copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			progress = append(progress, r.Params)
 			mu.Unlock()
 		}
 	}
-	f := newFixture(t, options{stdio: stdio, client: copts})
+	f := newFixture(t, options{stdio: tr == "stdio", http: tr == "http", client: copts})
 	_ = f.sess.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"})
 	params := &mcp.CallToolParams{Name: "fake.progress", Arguments: map[string]any{}}
 	params.SetProgressToken("client-tok")
@@ -439,7 +495,7 @@ func progressAndLogs(t *testing.T, stdio bool) {
 		t.Fatalf("progress: %v %s", err, text(res))
 	}
 	var got []*mcp.ProgressNotificationParams
-	if stdio { // the client's handlers may run after CallTool returns
+	if own { // the client's handlers may run after CallTool returns
 		for wait := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			mu.Lock()
 			got = progress
@@ -658,23 +714,47 @@ func TestKernelGuardsApplyToRelayedTools(t *testing.T) {
 // TestProgressTokenOnlyWhenAsked: the gateway asks its upstream for
 // progress only for a call whose client asked for it (a token the client
 // never sees costs the upstream notifications the gateway drops), over the
-// in-process transport and over stdio (the kernel's fast path); on a
-// 2026-07-28 upstream session every call still asks for log messages in
-// its _meta. Progress and logs asked for are still relayed
-// (TestProgressAndLogsAreRelayedClean, and the stdio case here).
+// in-process transport, over stdio and over Streamable HTTP, and, on a
+// 2026-07-28 upstream session, for log messages at the client's own level
+// (kernel.Call.LogLevel: none for a call that asked for none, a level the
+// MCP levels do not have as debug), or at info for a legacy request, whose
+// session holds its level. Progress asked for is relayed on every
+// transport (over HTTP it was dropped: the kernel sent it with the relay's
+// context, which names no request); logs too
+// (TestProgressAndLogsAreRelayedClean).
 func TestProgressTokenOnlyWhenAsked(t *testing.T) {
-	for _, stdio := range []bool{false, true} {
+	for _, tr := range []string{"in-process", "stdio", "http"} {
+		stdio := tr == "stdio"
 		var mu sync.Mutex
 		var progress []*mcp.ProgressNotificationParams
-		f := newFixture(t, options{stdio: stdio, client: &mcp.ClientOptions{
+		f := newFixture(t, options{stdio: stdio, http: tr == "http", client: &mcp.ClientOptions{
 			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 				mu.Lock()
 				progress = append(progress, r.Params)
 				mu.Unlock()
 			}}})
+		// The go-sdk's client speaks 2026-07-28: a call's log level is in
+		// its _meta, and the upstream is asked for the client's own, or
+		// for none when the call names none.
 		got := text(f.sess.Call(t, "fake.meta", map[string]any{}))
-		if strings.Contains(got, "progressToken") || !strings.Contains(got, `"io.modelcontextprotocol/logLevel":"info"`) {
-			t.Errorf("stdio=%v: a call without a progress token: the upstream got %s", stdio, got)
+		if strings.Contains(got, "progressToken") || strings.Contains(got, "logLevel") {
+			t.Errorf("%s: a call without a progress token or a log level: the upstream got %s", tr, got)
+		}
+		for _, c := range []struct{ asked, sent string }{{"debug", "debug"}, {"error", "error"}, {"loud", "debug"}} {
+			params := &mcp.CallToolParams{Name: "fake.meta", Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: c.asked}}
+			res, err := f.sess.CallTool(context.Background(), params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := text(res); !strings.Contains(got, `"io.modelcontextprotocol/logLevel":"`+c.sent+`"`) || strings.Contains(got, "progressToken") {
+				t.Errorf("%s: a call at log level %s: the upstream got %s", tr, c.asked, got)
+			}
+		}
+		if tr == "http" { // a legacy request: its session holds the level (info, stateless), so the upstream is asked for info
+			body := postLegacyCall(t, f.url, "fake.meta")
+			if !strings.Contains(body, `logLevel\":\"info\"`) || strings.Contains(body, "progressToken") {
+				t.Errorf("a legacy call: the upstream got %s", body)
+			}
 		}
 		params := &mcp.CallToolParams{Name: "fake.meta", Arguments: map[string]any{}}
 		params.SetProgressToken("client-tok")
@@ -683,12 +763,12 @@ func TestProgressTokenOnlyWhenAsked(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := text(res); !strings.Contains(got, `"progressToken":"bulwark-`) || strings.Contains(got, "client-tok") {
-			t.Errorf("stdio=%v: a call with a progress token: the upstream got %s", stdio, got)
+			t.Errorf("%s: a call with a progress token: the upstream got %s", tr, got)
 		}
 		params = &mcp.CallToolParams{Name: "fake.progress", Arguments: map[string]any{}}
 		params.SetProgressToken("client-tok")
 		if res, err := f.sess.CallTool(context.Background(), params); err != nil || res.IsError {
-			t.Fatalf("stdio=%v: progress: %v", stdio, err)
+			t.Fatalf("%s: progress: %v", tr, err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		for {
@@ -702,7 +782,7 @@ func TestProgressTokenOnlyWhenAsked(t *testing.T) {
 		}
 		mu.Lock()
 		if len(progress) < 2 || progress[0].ProgressToken != "client-tok" {
-			t.Errorf("stdio=%v: progress relayed: %d", stdio, len(progress))
+			t.Errorf("%s: progress relayed: %d", tr, len(progress))
 		}
 		mu.Unlock()
 	}
