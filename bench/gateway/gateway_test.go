@@ -217,14 +217,19 @@ func BenchmarkGatewayCall(b *testing.B) {
 
 // benchBlocks runs BenchmarkGatewayCall's rounds: blocks of gatewayBlock
 // calls direct (dc) and through a gateway (gc), the first arm alternating.
-func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) { benchBlocksNames(b, dc, gc, "fake.echo") }
+func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) {
+	blocks(b, func() time.Duration { return timedCall(b, dc, "echo") },
+		func() time.Duration { return timedCall(b, gc, "fake.echo") })
+}
 
-func benchBlocksNames(b *testing.B, dc, gc *mcp.ClientSession, gname string) {
-	call := func(cs *mcp.ClientSession, name string) time.Duration { return timedCall(b, cs, name) }
-	block := func(cs *mcp.ClientSession, name string, into *[]time.Duration) time.Duration {
+// blocks runs rounds of gatewayBlock calls direct and gatewayBlock through
+// a gateway, the first arm alternating, each call timed by its arm, and
+// reports them (reportGateway) with the median of the rounds' ratios.
+func blocks(b *testing.B, direct, gateway func() time.Duration) {
+	block := func(call func() time.Duration, into *[]time.Duration) time.Duration {
 		var sum time.Duration
 		for range gatewayBlock {
-			d := call(cs, name)
+			d := call()
 			*into = append(*into, d)
 			sum += d
 		}
@@ -232,8 +237,8 @@ func benchBlocksNames(b *testing.B, dc, gc *mcp.ClientSession, gname string) {
 	}
 	var warm []time.Duration
 	for range 2 {
-		block(dc, "echo", &warm)
-		block(gc, gname, &warm)
+		block(direct, &warm)
+		block(gateway, &warm)
 	}
 	var td, tg []time.Duration
 	var ratios []float64
@@ -241,11 +246,11 @@ func benchBlocksNames(b *testing.B, dc, gc *mcp.ClientSession, gname string) {
 	for i := 0; b.Loop(); i++ {
 		var sd, sg time.Duration
 		if i%2 == 0 {
-			sd = block(dc, "echo", &td)
-			sg = block(gc, gname, &tg)
+			sd = block(direct, &td)
+			sg = block(gateway, &tg)
 		} else {
-			sg = block(gc, gname, &tg)
-			sd = block(dc, "echo", &td)
+			sg = block(gateway, &tg)
+			sd = block(direct, &td)
 		}
 		ratios = append(ratios, float64(sg)/float64(sd))
 	}
@@ -359,6 +364,55 @@ func BenchmarkGatewayBinarySocket(b *testing.B) {
 	benchBlocks(b, direct(b), throughBinarySocket(b))
 }
 
+// nodeEverything is the pinned @modelcontextprotocol/server-everything of
+// the end-to-end test (test/gateway/package-lock.json), or "" when it is
+// not installed there.
+func nodeEverything() string {
+	p, err := filepath.Abs(filepath.Join("..", "..", "test", "gateway", "node_modules", ".bin", "mcp-server-everything"))
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// BenchmarkGatewayNode is BenchmarkGatewayFloor in front of a real
+// third-party upstream, a Node.js server: the pinned server-everything of
+// test/gateway (`npm ci` there, with node on PATH; scripts/test installs
+// both; skipped when it is not installed), its echo tool with a 1 KB
+// message, called directly, through the C relay (where there is one) and
+// through `bulwark gateway`, in rotating blocks of 100 calls.
+// -benchtime 20x is 2,000 calls each way.
+func BenchmarkGatewayNode(b *testing.B) {
+	up := nodeEverything()
+	if up == "" {
+		b.Skip("server-everything is not installed: run npm ci in test/gateway")
+	}
+	bin, err := gatewayBinary()
+	if err != nil {
+		b.Skip(err)
+	}
+	env := "PATH=" + os.Getenv("PATH")
+	dcmd := exec.Command(up)
+	dcmd.Env = []string{env}
+	arms := []*floorArm{{name: "direct", tool: "echo", cs: connect(b, dcmd)}}
+	if relay, err := cRelay(); err == nil {
+		rcmd := exec.Command(relay, "--", up)
+		rcmd.Env = []string{env}
+		arms = append(arms, &floorArm{name: "c-relay", tool: "echo", cs: connect(b, rcmd)})
+	} else {
+		b.Logf("no C relay arm: %v", err)
+	}
+	home := b.TempDir()
+	gcmd := exec.Command(bin, "gateway", "--prefix", "every", "--env", "PATH", "--read-only-tools", "echo",
+		"--data-dir", filepath.Join(home, "pins"), "--", up)
+	gcmd.Env = []string{env, "HOME=" + home, "GOGC=100"}
+	arms = append(arms, &floorArm{name: "gateway", tool: "every.echo", cs: connect(b, gcmd)})
+	floor(b, arms, map[string]any{"message": kilobyte})
+}
+
 // cRelay builds testdata/relay.c with the system's C compiler, once, for
 // BenchmarkGatewayFloor; an error when there is none.
 var cRelay = sync.OnceValues(func() (string, error) {
@@ -407,24 +461,35 @@ func throughCRelay(tb testing.TB) *mcp.ClientSession {
 // process that does nothing; gateway/direct the issue's ratio.
 // -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayFloor(b *testing.B) {
-	type arm struct {
-		name, tool string
-		cs         *mcp.ClientSession
-		times      []time.Duration
-		sum        time.Duration
-		rounds     []float64 // each round's ratio to direct
-	}
-	arms := []*arm{{name: "direct", tool: "echo", cs: direct(b)}}
+	arms := []*floorArm{{name: "direct", tool: "echo", cs: direct(b)}}
 	if cs := throughCRelay(b); cs != nil {
-		arms = append(arms, &arm{name: "c-relay", tool: "echo", cs: cs})
+		arms = append(arms, &floorArm{name: "c-relay", tool: "echo", cs: cs})
 	}
-	arms = append(arms, &arm{name: "relay", tool: "echo", cs: throughRelay(b)},
-		&arm{name: "pipeio-relay", tool: "echo", cs: throughPipeIORelay(b)},
-		&arm{name: "gateway", tool: "fake.echo", cs: throughBinary(b)})
+	arms = append(arms, &floorArm{name: "relay", tool: "echo", cs: throughRelay(b)},
+		&floorArm{name: "pipeio-relay", tool: "echo", cs: throughPipeIORelay(b)},
+		&floorArm{name: "gateway", tool: "fake.echo", cs: throughBinary(b)})
+	floor(b, arms, kilobyteArgs)
+}
+
+// floorArm is one arm of a floor benchmark: a client session and the tool
+// it calls.
+type floorArm struct {
+	name, tool string
+	cs         *mcp.ClientSession
+	times      []time.Duration
+	sum        time.Duration
+	rounds     []float64 // each round's ratio to direct
+}
+
+// floor runs arms (the first is "direct") in rotating blocks of
+// gatewayBlock calls with args, one round per iteration, and reports each
+// arm's mean and p99, each arm's median round ratio to direct, the ratios
+// of arm pairs that exist, and the p99 the gateway adds to direct.
+func floor(b *testing.B, arms []*floorArm, args map[string]any) {
 	for range 2 {
 		for _, a := range arms {
 			for range gatewayBlock {
-				timedCall(b, a.cs, a.tool)
+				timedCallArgs(b, a.cs, a.tool, args)
 			}
 		}
 	}
@@ -436,7 +501,7 @@ func BenchmarkGatewayFloor(b *testing.B) {
 			a := arms[j]
 			round[j] = 0
 			for range gatewayBlock {
-				d := timedCall(b, a.cs, a.tool)
+				d := timedCallArgs(b, a.cs, a.tool, args)
 				a.times = append(a.times, d)
 				round[j] += d
 			}
@@ -446,7 +511,7 @@ func BenchmarkGatewayFloor(b *testing.B) {
 			a.rounds = append(a.rounds, float64(round[j])/float64(round[0]))
 		}
 	}
-	byName := map[string]*arm{}
+	byName := map[string]*floorArm{}
 	for _, a := range arms {
 		byName[a.name] = a
 		b.ReportMetric(float64(a.sum)/float64(len(a.times))/1e3, a.name+"-us/call")
@@ -464,9 +529,13 @@ func BenchmarkGatewayFloor(b *testing.B) {
 	ratio("c-relay", "direct")
 	ratio("relay", "direct")
 	ratio("pipeio-relay", "direct")
+	ratio("gateway", "c-relay")
 	ratio("gateway", "relay")
 	ratio("gateway", "pipeio-relay")
 	ratio("gateway", "direct")
+	if g, d := byName["gateway"], byName["direct"]; g != nil && d != nil {
+		b.ReportMetric(float64((pct(g.times, 0.99) - pct(d.times, 0.99)).Microseconds()), "p99-added-us")
+	}
 }
 
 // cpuTime is this process's CPU time (user and system).
@@ -553,15 +622,23 @@ func BenchmarkGatewayCallInterleaved(b *testing.B) {
 
 // timedCall calls name with a 1 KB text and returns how long it took.
 func timedCall(b *testing.B, cs *mcp.ClientSession, name string) time.Duration {
+	return timedCallArgs(b, cs, name, kilobyteArgs)
+}
+
+// timedCallArgs calls name with args and returns how long it took.
+func timedCallArgs(b *testing.B, cs *mcp.ClientSession, name string, args map[string]any) time.Duration {
 	start := time.Now()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": kilobyte}})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil || res.IsError {
-		b.Fatalf("%s: %v", name, err)
+		b.Fatalf("%s: %v %v", name, err, res)
 	}
 	return time.Since(start)
 }
 
-var kilobyte = strings.Repeat("x", 1024)
+var (
+	kilobyte     = strings.Repeat("x", 1024)
+	kilobyteArgs = map[string]any{"text": kilobyte}
+)
 
 // reportGateway reports the two arms' mean and p99 latencies, their ratio
 // and the p99 the gateway adds.
