@@ -1,6 +1,7 @@
 package untrusted
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
@@ -319,7 +320,14 @@ func (e *Envelope) Text(s string) (string, Report) {
 // rejects.
 func HasLoneSurrogate(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' || i+1 >= len(raw) {
+		if raw[i] != '\\' { // on to the next backslash at once (most bytes are not one)
+			j := bytes.IndexByte(raw[i:], '\\')
+			if j < 0 {
+				return false
+			}
+			i += j
+		}
+		if i+1 >= len(raw) {
 			continue
 		}
 		if raw[i+1] != 'u' {

@@ -116,3 +116,19 @@ func BenchmarkUpstreamHopAllocs(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAppendCall: encoding a relayed 1 KB call (the kernel's
+// arguments, compact and HTML-escaped, checked by plainCompact) into its
+// request line.
+func BenchmarkAppendCall(b *testing.B) {
+	args, _ := json.Marshal(map[string]any{"text": strings.Repeat("x", 1024)})
+	p := &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(args), Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}}
+	sdk := []byte(`"io.modelcontextprotocol/clientInfo":{"name":"bulwark-gateway","version":"v1"}`)
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(len(args)))
+	for b.Loop() {
+		if _, err := appendCall(buf[:0], "bulwark-gw-1", sdk, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
