@@ -142,10 +142,13 @@ func connect(tb testing.TB, cmd *exec.Cmd) *mcp.ClientSession {
 }
 
 // direct connects a go-sdk client to a child over stdio.
-func direct(tb testing.TB) *mcp.ClientSession {
+func direct(tb testing.TB) *mcp.ClientSession { return connect(tb, directCommand()) }
+
+// directCommand is the fake upstream as the direct arm runs it.
+func directCommand() *exec.Cmd {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = []string{mcpupstream.EnvVar + "=1"}
-	return connect(tb, cmd)
+	return cmd
 }
 
 // throughGateway connects a go-sdk client over stdio (a pair of OS pipes,
@@ -217,15 +220,16 @@ func BenchmarkGatewayCall(b *testing.B) {
 
 // benchBlocks runs BenchmarkGatewayCall's rounds: blocks of gatewayBlock
 // calls direct (dc) and through a gateway (gc), the first arm alternating.
-func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession) {
+func benchBlocks(b *testing.B, dc, gc *mcp.ClientSession, probes ...*cpuProbe) {
 	blocks(b, func() time.Duration { return timedCall(b, dc, "echo") },
-		func() time.Duration { return timedCall(b, gc, "fake.echo") })
+		func() time.Duration { return timedCall(b, gc, "fake.echo") }, probes...)
 }
 
 // blocks runs rounds of gatewayBlock calls direct and gatewayBlock through
 // a gateway, the first arm alternating, each call timed by its arm, and
-// reports them (reportGateway) with the median of the rounds' ratios.
-func blocks(b *testing.B, direct, gateway func() time.Duration) {
+// reports them (reportGateway) with the median of the rounds' ratios, and
+// the CPU per call of the processes probes name.
+func blocks(b *testing.B, direct, gateway func() time.Duration, probes ...*cpuProbe) {
 	block := func(call func() time.Duration, into *[]time.Duration) time.Duration {
 		var sum time.Duration
 		for range gatewayBlock {
@@ -242,6 +246,9 @@ func blocks(b *testing.B, direct, gateway func() time.Duration) {
 	}
 	var td, tg []time.Duration
 	var ratios []float64
+	for _, p := range probes {
+		p.begin()
+	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		var sd, sg time.Duration
@@ -254,9 +261,21 @@ func blocks(b *testing.B, direct, gateway func() time.Duration) {
 		}
 		ratios = append(ratios, float64(sg)/float64(sd))
 	}
+	for _, p := range probes {
+		p.report(b, len(td), len(tg))
+	}
 	reportGateway(b, td, tg)
 	slices.Sort(ratios)
 	b.ReportMetric(ratios[len(ratios)/2], "median-round-ratio")
+}
+
+// binaryProbes are the CPU probes of a benchmark of the gateway binary
+// (the process gcmd started, and its upstream) beside the direct upstream
+// dcmd started.
+func binaryProbes(dcmd, gcmd *exec.Cmd) []*cpuProbe {
+	return []*cpuProbe{{name: "direct-upstream", pid: dcmd.Process.Pid},
+		{name: "gateway", pid: gcmd.Process.Pid, gateway: true},
+		{name: "gateway-upstream", pid: childPID(gcmd.Process.Pid), gateway: true}}
 }
 
 // gatewayBinary builds cmd/bulwark once for BenchmarkGatewayBinary, or
@@ -353,7 +372,9 @@ func throughBinarySocket(tb testing.TB) *mcp.ClientSession {
 // scheduler and collector with the client; here the gateway pays its own
 // thread wake-ups. -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayBinary(b *testing.B) {
-	benchBlocks(b, direct(b), throughBinary(b))
+	dcmd, gcmd := directCommand(), gatewayCommand(b)
+	dc, gc := connect(b, dcmd), connect(b, gcmd)
+	benchBlocks(b, dc, gc, binaryProbes(dcmd, gcmd)...)
 }
 
 // BenchmarkGatewayBinarySocket is BenchmarkGatewayBinary with the gateway's

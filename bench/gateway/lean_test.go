@@ -5,13 +5,10 @@ import (
 	"bytes"
 
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
 )
 
 // leanClient is the least a client can be: it writes a 2026-07-28
@@ -85,10 +82,9 @@ func (c *leanClient) call(tb testing.TB, name string) time.Duration {
 // through `bulwark gateway` in front of another child of it, in
 // alternating blocks of 100 calls. -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayLeanClient(b *testing.B) {
-	d := exec.Command(os.Args[0])
-	d.Env = []string{mcpupstream.EnvVar + "=1"}
-	dc := startLean(b, d)
-	gc := startLean(b, gatewayCommand(b))
+	dcmd, gcmd := directCommand(), gatewayCommand(b)
+	dc, gc := startLean(b, dcmd), startLean(b, gcmd)
+	gc.call(b, "fake.echo") // the gateway has started its upstream: binaryProbes finds it
 	blocks(b, func() time.Duration { return dc.call(b, "echo") },
-		func() time.Duration { return gc.call(b, "fake.echo") })
+		func() time.Duration { return gc.call(b, "fake.echo") }, binaryProbes(dcmd, gcmd)...)
 }
