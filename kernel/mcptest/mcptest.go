@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -416,4 +418,31 @@ func (l *AuditLog) Records() []audit.Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]audit.Record(nil), l.recs...)
+}
+
+// Post posts the JSON-RPC message body to the MCP endpoint url as a
+// 2025-06-18 client does (JSON in, JSON or an event stream accepted), with
+// header's values set over those, and returns the response and its body.
+func Post(t testing.TB, url, body string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -200,23 +199,12 @@ func serveHTTP(t *testing.T, ks *kernel.Server, copts *mcp.ClientOptions) (*mcp.
 // or _meta, to the endpoint url and returns the response body.
 func postLegacyCall(t *testing.T, url, name string) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+name+`","arguments":{}}}`))
-	if err != nil {
-		t.Fatal(err)
+	resp, body := mcptest.Post(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+name+`","arguments":{}}}`,
+		map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("legacy call: %d %s", resp.StatusCode, body)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("legacy call: %d %v %s", resp.StatusCode, err, b)
-	}
-	return string(b)
+	return body
 }
 
 func text(res *mcp.CallToolResult) string { return mcptest.Text(res) }
