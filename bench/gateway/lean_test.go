@@ -3,26 +3,30 @@ package gateway_test
 import (
 	"bufio"
 	"bytes"
-
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 )
 
-// leanClient is the least a client can be: it writes a 2026-07-28
-// tools/call line (the request's _meta carrying what initialize did) to a
-// child's stdin and reads lines from its stdout until the answer, parsing
-// nothing but a check that it is a result and not a tool error. It
-// spends next to no CPU, where the go-sdk's client spends about as much
-// as the upstream does: BenchmarkGatewayLeanClient tells what the ratio
-// owes to the client competing for the machine's processors.
+// leanClient is the least a client can be: it writes a tools/call line to
+// a child's stdin and reads lines from its stdout until the answer,
+// parsing nothing but a check that it is a result and not a tool error.
+// It spends next to no CPU, where the go-sdk's client spends about as
+// much as the upstream does: BenchmarkGatewayLeanClient tells what the
+// ratio owes to the client competing for the machine's processors. It
+// speaks 2026-07-28 (each request's _meta carrying what initialize did),
+// or, started by startLeanLegacy, 2025-06-18 after an initialize.
 type leanClient struct {
-	in  io.WriteCloser
-	out *bufio.Reader
-	buf []byte
-	id  int
+	in     io.WriteCloser
+	out    *bufio.Reader
+	buf    []byte
+	id     int
+	legacy bool   // 2025-06-18: no _meta, after initialize
+	key    string // the argument the 1 KB text goes in ("text" when empty)
 }
 
 // startLean starts cmd with a lean client on its stdin and stdout, stopped
@@ -43,17 +47,57 @@ func startLean(tb testing.TB, cmd *exec.Cmd) *leanClient {
 	return &leanClient{in: in, out: bufio.NewReaderSize(out, 64<<10)}
 }
 
+// startLeanLegacy is startLean with a 2025-06-18 session: initialize, its
+// answer, then notifications/initialized.
+func startLeanLegacy(tb testing.TB, cmd *exec.Cmd, key string) *leanClient {
+	c := startLean(tb, cmd)
+	c.legacy, c.key = true, key
+	if _, err := io.WriteString(c.in, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"lean","version":"1"}}}`+"\n"); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := c.answer(0); err != nil {
+		tb.Fatalf("initialize: %v", err)
+	}
+	if _, err := io.WriteString(c.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
 const leanMeta = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"lean","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+
+// answer reads lines until the response with id, and returns it.
+func (c *leanClient) answer(id int) ([]byte, error) {
+	want := strconv.AppendInt([]byte(`"id":`), int64(id), 10)
+	for {
+		line, err := c.out.ReadSlice('\n')
+		if err != nil {
+			return nil, err
+		}
+		// a notification, or a request of the server's, has no such id
+		if i := bytes.Index(line, want); i >= 0 && i+len(want) < len(line) && (line[i+len(want)] == ',' || line[i+len(want)] == '}') {
+			return line, nil
+		}
+	}
+}
 
 // call calls the tool name with a 1 KB text and returns how long the
 // answer took.
 func (c *leanClient) call(tb testing.TB, name string) time.Duration {
 	c.id++
+	key := c.key
+	if key == "" {
+		key = "text"
+	}
 	b := append(c.buf[:0], `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, int64(c.id), 10)
-	b = append(b, `,"method":"tools/call","params":{`+leanMeta+`,"name":"`...)
+	b = append(b, `,"method":"tools/call","params":{`...)
+	if !c.legacy {
+		b = append(b, leanMeta+`,`...)
+	}
+	b = append(b, `"name":"`...)
 	b = append(b, name...)
-	b = append(b, `","arguments":{"text":"`...)
+	b = append(append(append(b, `","arguments":{"`...), key...), `":"`...)
 	b = append(b, kilobyte...)
 	b = append(b, "\"}}}\n"...)
 	c.buf = b
@@ -61,20 +105,15 @@ func (c *leanClient) call(tb testing.TB, name string) time.Duration {
 	if _, err := c.in.Write(b); err != nil {
 		tb.Fatal(err)
 	}
-	for {
-		line, err := c.out.ReadSlice('\n')
-		if err != nil {
-			tb.Fatalf("%s: %v", name, err)
-		}
-		if !bytes.Contains(line[:min(len(line), 64)], []byte(`"id":`)) {
-			continue // a notification
-		}
-		d := time.Since(start)
-		if !bytes.Contains(line, []byte(`"result":`)) || bytes.Contains(line, []byte(`"isError":true`)) {
-			tb.Fatalf("%s: %.300s", name, line)
-		}
-		return d
+	line, err := c.answer(c.id)
+	d := time.Since(start)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
 	}
+	if !bytes.Contains(line, []byte(`"result":`)) || bytes.Contains(line, []byte(`"isError":true`)) {
+		tb.Fatalf("%s: %.300s", name, line)
+	}
+	return d
 }
 
 // BenchmarkGatewayLeanClient is BenchmarkGatewayBinary with a lean client
@@ -87,4 +126,31 @@ func BenchmarkGatewayLeanClient(b *testing.B) {
 	gc.call(b, "fake.echo") // the gateway has started its upstream: binaryProbes finds it
 	blocks(b, func() time.Duration { return dc.call(b, "echo") },
 		func() time.Duration { return gc.call(b, "fake.echo") }, binaryProbes(dcmd, gcmd)...)
+}
+
+// BenchmarkGatewayNodeLeanClient is BenchmarkGatewayNode's direct and
+// gateway arms with a lean client speaking 2025-06-18 to both (the Node.js
+// server speaks no 2026-07-28): what the gateway adds to a real upstream
+// whose calls cost little, in alternating blocks of 100 calls. Skipped
+// when server-everything is not installed (npm ci in test/gateway).
+func BenchmarkGatewayNodeLeanClient(b *testing.B) {
+	up := nodeEverything()
+	if up == "" {
+		b.Skip("server-everything is not installed: run npm ci in test/gateway")
+	}
+	bin, err := gatewayBinary()
+	if err != nil {
+		b.Skip(err)
+	}
+	env := "PATH=" + os.Getenv("PATH")
+	dcmd := exec.Command(up)
+	dcmd.Env = []string{env}
+	home := b.TempDir()
+	gcmd := exec.Command(bin, "gateway", "--prefix", "every", "--env", "PATH", "--read-only-tools", "echo",
+		"--data-dir", filepath.Join(home, "pins"), "--", up)
+	gcmd.Env = []string{env, "HOME=" + home, "GOGC=100"}
+	dc, gc := startLeanLegacy(b, dcmd, "message"), startLeanLegacy(b, gcmd, "message")
+	gc.call(b, "every.echo")
+	blocks(b, func() time.Duration { return dc.call(b, "echo") },
+		func() time.Duration { return gc.call(b, "every.echo") }, binaryProbes(dcmd, gcmd)...)
 }
