@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
@@ -172,7 +173,7 @@ func (c *Call) LogLevel(ctx context.Context) (level mcp.LoggingLevel, known bool
 	}
 	if c.req.Params != nil { // the go-sdk's rule (SEP-2575): a 2026-07-28 request's level is its _meta's
 		meta := c.req.Params.Meta
-		if v, _ := meta[mcp.MetaKeyProtocolVersion].(string); v >= "2026-07-28" {
+		if v, _ := meta[mcp.MetaKeyProtocolVersion].(string); httpguard.IsModernVersion(v) {
 			l, _ := meta[mcp.MetaKeyLogLevel].(string)
 			return knownLevel(l), true
 		}

@@ -407,7 +407,24 @@ func nodeEverything() string {
 // through `bulwark gateway`, in rotating blocks of 100 calls.
 // -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayNode(b *testing.B) {
-	up := nodeEverything()
+	up, dcmd, gcmd := nodeCommands(b)
+	arms := []*floorArm{{name: "direct", tool: "echo", cs: connect(b, dcmd)}}
+	if relay, err := cRelay(); err == nil {
+		rcmd := exec.Command(relay, "--", up)
+		rcmd.Env = dcmd.Env
+		arms = append(arms, &floorArm{name: "c-relay", tool: "echo", cs: connect(b, rcmd)})
+	} else {
+		b.Logf("no C relay arm: %v", err)
+	}
+	arms = append(arms, &floorArm{name: "gateway", tool: "every.echo", cs: connect(b, gcmd)})
+	floor(b, arms, map[string]any{"message": kilobyte})
+}
+
+// nodeCommands are the Node.js benchmarks' server-everything (skipped when
+// it is not installed), the command that runs it directly, and the gateway
+// binary in front of another copy of it ("every.echo").
+func nodeCommands(b *testing.B) (up string, direct, gateway *exec.Cmd) {
+	up = nodeEverything()
 	if up == "" {
 		b.Skip("server-everything is not installed: run npm ci in test/gateway")
 	}
@@ -416,22 +433,13 @@ func BenchmarkGatewayNode(b *testing.B) {
 		b.Skip(err)
 	}
 	env := "PATH=" + os.Getenv("PATH")
-	dcmd := exec.Command(up)
-	dcmd.Env = []string{env}
-	arms := []*floorArm{{name: "direct", tool: "echo", cs: connect(b, dcmd)}}
-	if relay, err := cRelay(); err == nil {
-		rcmd := exec.Command(relay, "--", up)
-		rcmd.Env = []string{env}
-		arms = append(arms, &floorArm{name: "c-relay", tool: "echo", cs: connect(b, rcmd)})
-	} else {
-		b.Logf("no C relay arm: %v", err)
-	}
+	direct = exec.Command(up)
+	direct.Env = []string{env}
 	home := b.TempDir()
-	gcmd := exec.Command(bin, "gateway", "--prefix", "every", "--env", "PATH", "--read-only-tools", "echo",
+	gateway = exec.Command(bin, "gateway", "--prefix", "every", "--env", "PATH", "--read-only-tools", "echo",
 		"--data-dir", filepath.Join(home, "pins"), "--", up)
-	gcmd.Env = []string{env, "HOME=" + home, "GOGC=100"}
-	arms = append(arms, &floorArm{name: "gateway", tool: "every.echo", cs: connect(b, gcmd)})
-	floor(b, arms, map[string]any{"message": kilobyte})
+	gateway.Env = []string{env, "HOME=" + home, "GOGC=100"}
+	return up, direct, gateway
 }
 
 // cRelay builds testdata/relay.c with the system's C compiler, once, for

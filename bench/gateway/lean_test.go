@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -134,21 +132,7 @@ func BenchmarkGatewayLeanClient(b *testing.B) {
 // whose calls cost little, in alternating blocks of 100 calls. Skipped
 // when server-everything is not installed (npm ci in test/gateway).
 func BenchmarkGatewayNodeLeanClient(b *testing.B) {
-	up := nodeEverything()
-	if up == "" {
-		b.Skip("server-everything is not installed: run npm ci in test/gateway")
-	}
-	bin, err := gatewayBinary()
-	if err != nil {
-		b.Skip(err)
-	}
-	env := "PATH=" + os.Getenv("PATH")
-	dcmd := exec.Command(up)
-	dcmd.Env = []string{env}
-	home := b.TempDir()
-	gcmd := exec.Command(bin, "gateway", "--prefix", "every", "--env", "PATH", "--read-only-tools", "echo",
-		"--data-dir", filepath.Join(home, "pins"), "--", up)
-	gcmd.Env = []string{env, "HOME=" + home, "GOGC=100"}
+	_, dcmd, gcmd := nodeCommands(b)
 	dc, gc := startLeanLegacy(b, dcmd, "message"), startLeanLegacy(b, gcmd, "message")
 	gc.call(b, "every.echo")
 	blocks(b, func() time.Duration { return dc.call(b, "echo") },

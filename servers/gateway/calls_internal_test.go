@@ -48,14 +48,12 @@ func TestRelayParams(t *testing.T) {
 			}
 			want.Meta[mcp.MetaKeyLogLevel] = string(rp.logLevel)
 		}
-		for _, shared := range []bool{false, true} {
-			got := rp.params(shared)
-			if !reflect.DeepEqual(&got, want) {
-				t.Fatalf("%+v shared=%v: %+v, want %+v", rp, shared, got, want)
-			}
-			if got.GetProgressToken() != want.GetProgressToken() {
-				t.Fatalf("%+v: progress token %v", rp, got.GetProgressToken())
-			}
+		got := rp.params()
+		if !reflect.DeepEqual(&got, want) {
+			t.Fatalf("%+v: %+v, want %+v", rp, got, want)
+		}
+		if got.GetProgressToken() != want.GetProgressToken() {
+			t.Fatalf("%+v: progress token %v", rp, got.GetProgressToken())
 		}
 	}
 }

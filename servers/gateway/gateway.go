@@ -316,27 +316,15 @@ type relayParams struct {
 	logLevel  mcp.LoggingLevel
 }
 
-// levelMetas are the request _meta of a relayed call that asks for log
-// messages at a level and nothing else, one per level: shared, so never
-// written to (only the gateway's own encoder reads them, never the
-// go-sdk's session).
-var levelMetas = func() map[mcp.LoggingLevel]mcp.Meta {
-	m := map[mcp.LoggingLevel]mcp.Meta{}
-	for _, l := range []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"} {
-		m[l] = mcp.Meta{mcp.MetaKeyLogLevel: string(l)}
-	}
-	return m
-}()
-
 // progressTokenKey is the _meta member of a request's progress token (the
 // go-sdk's SetProgressToken writes it; TestRelayParams holds the two equal).
 const progressTokenKey = "progressToken"
 
-// params builds the tools/call params; shared lets their _meta be one of
-// levelMetas, for a reader that never writes to it. It writes the
-// progress token itself, not through SetProgressToken, whose pointer made
-// the params escape (an allocation per call).
-func (rp *relayParams) params(shared bool) mcp.CallToolParams {
+// params builds the tools/call params. It writes the progress token
+// itself, not through SetProgressToken, whose pointer made the params
+// escape (an allocation per call); a call that asks for neither progress
+// nor log messages has no _meta.
+func (rp *relayParams) params() mcp.CallToolParams {
 	p := mcp.CallToolParams{Name: rp.name, Arguments: rp.args}
 	switch {
 	case rp.progress:
@@ -344,10 +332,7 @@ func (rp *relayParams) params(shared bool) mcp.CallToolParams {
 		if rp.logLevel != "" {
 			p.Meta[mcp.MetaKeyLogLevel] = string(rp.logLevel) // relayed sanitized
 		}
-	case rp.logLevel == "":
-	case shared && levelMetas[rp.logLevel] != nil:
-		p.Meta = levelMetas[rp.logLevel]
-	default:
+	case rp.logLevel != "":
 		p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: string(rp.logLevel)}
 	}
 	return p

@@ -188,13 +188,13 @@ func passes(err error) bool {
 // answers its question and resumes it.
 func (g *Gateway) callTool(ctx context.Context, l *link, call *kernel.Call, sess *mcp.ClientSession, rp *relayParams, timeout time.Duration) (*mcp.CallToolResult, error) {
 	if c := l.rawConn(sess); c != nil && !l.u.relays() && call.State() == nil {
-		p := rp.params(true)                         // rawcall.go only reads them
+		p := rp.params()
 		res, err := rawCallTool(ctx, c, &p, timeout) // its own timer, no context
 		return res, g.notRelayed(l, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p := rp.params(false)
+	p := rp.params()
 	res, err := g.callToolSDK(cctx, l, call, sess, &p)
 	if err != nil && cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		err = timedOut{err}
