@@ -3,8 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -299,21 +297,12 @@ func TestRelayStatelessHTTP(t *testing.T) {
 			params["inputResponses"], params["requestState"] = responses, state
 		}
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-		req, _ := http.NewRequest("POST", ts.URL+kernel.MCPPath, strings.NewReader(string(b)))
-		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "fake.elicit", "Authorization": "Bearer " + key} {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, body := mcptest.Post(t, ts.URL+kernel.MCPPath, string(b), map[string]string{"Mcp-Protocol-Version": "2026-07-28",
+			"Mcp-Method": "tools/call", "Mcp-Name": "fake.elicit", "Authorization": "Bearer " + key})
 		var m struct {
 			Result map[string]any `json:"result"`
 		}
-		if err := json.Unmarshal(body, &m); err != nil || m.Result == nil {
+		if err := json.Unmarshal([]byte(body), &m); err != nil || m.Result == nil {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}
 		return m.Result
