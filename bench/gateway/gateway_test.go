@@ -408,16 +408,17 @@ func nodeEverything() string {
 // -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayNode(b *testing.B) {
 	up, dcmd, gcmd := nodeCommands(b)
-	arms := []*floorArm{{name: "direct", tool: "echo", cs: connect(b, dcmd)}}
+	args := map[string]any{"message": kilobyte}
+	arms := []*floorArm{sessionArm(b, "direct", connect(b, dcmd), "echo", args)}
 	if relay, err := cRelay(); err == nil {
 		rcmd := exec.Command(relay, "--", up)
 		rcmd.Env = dcmd.Env
-		arms = append(arms, &floorArm{name: "c-relay", tool: "echo", cs: connect(b, rcmd)})
+		arms = append(arms, sessionArm(b, "c-relay", connect(b, rcmd), "echo", args))
 	} else {
 		b.Logf("no C relay arm: %v", err)
 	}
-	arms = append(arms, &floorArm{name: "gateway", tool: "every.echo", cs: connect(b, gcmd)})
-	floor(b, arms, map[string]any{"message": kilobyte})
+	arms = append(arms, sessionArm(b, "gateway", connect(b, gcmd), "every.echo", args))
+	floor(b, arms)
 }
 
 // nodeCommands are the Node.js benchmarks' server-everything (skipped when
@@ -490,35 +491,40 @@ func throughCRelay(tb testing.TB) *mcp.ClientSession {
 // process that does nothing; gateway/direct the ratio.
 // -benchtime 20x is 2,000 calls each way.
 func BenchmarkGatewayFloor(b *testing.B) {
-	arms := []*floorArm{{name: "direct", tool: "echo", cs: direct(b)}}
+	arms := []*floorArm{sessionArm(b, "direct", direct(b), "echo", kilobyteArgs)}
 	if cs := throughCRelay(b); cs != nil {
-		arms = append(arms, &floorArm{name: "c-relay", tool: "echo", cs: cs})
+		arms = append(arms, sessionArm(b, "c-relay", cs, "echo", kilobyteArgs))
 	}
-	arms = append(arms, &floorArm{name: "relay", tool: "echo", cs: throughRelay(b)},
-		&floorArm{name: "pipeio-relay", tool: "echo", cs: throughPipeIORelay(b)},
-		&floorArm{name: "gateway", tool: "fake.echo", cs: throughBinary(b)})
-	floor(b, arms, kilobyteArgs)
+	arms = append(arms, sessionArm(b, "relay", throughRelay(b), "echo", kilobyteArgs),
+		sessionArm(b, "pipeio-relay", throughPipeIORelay(b), "echo", kilobyteArgs),
+		sessionArm(b, "gateway", throughBinary(b), "fake.echo", kilobyteArgs))
+	floor(b, arms)
 }
 
-// floorArm is one arm of a floor benchmark: a client session and the tool
-// it calls.
+// floorArm is one arm of a floor benchmark: its name and one timed call.
 type floorArm struct {
-	name, tool string
-	cs         *mcp.ClientSession
-	times      []time.Duration
-	sum        time.Duration
-	rounds     []float64 // each round's ratio to direct
+	name   string
+	call   func() time.Duration
+	times  []time.Duration
+	sum    time.Duration
+	rounds []float64 // each round's ratio to direct
+}
+
+// sessionArm is the floor arm that calls tool with args on a go-sdk client
+// session.
+func sessionArm(b *testing.B, name string, cs *mcp.ClientSession, tool string, args map[string]any) *floorArm {
+	return &floorArm{name: name, call: func() time.Duration { return timedCallArgs(b, cs, tool, args) }}
 }
 
 // floor runs arms (the first is "direct") in rotating blocks of
-// gatewayBlock calls with args, one round per iteration, and reports each
-// arm's mean and p99, each arm's median round ratio to direct, the ratios
-// of arm pairs that exist, and the p99 the gateway adds to direct.
-func floor(b *testing.B, arms []*floorArm, args map[string]any) {
+// gatewayBlock calls, one round per iteration, and reports each arm's mean
+// and p99, each arm's median round ratio to direct, the ratios of arm
+// pairs that exist, and the p99 the gateway adds to direct.
+func floor(b *testing.B, arms []*floorArm) {
 	for range 2 {
 		for _, a := range arms {
 			for range gatewayBlock {
-				timedCallArgs(b, a.cs, a.tool, args)
+				a.call()
 			}
 		}
 	}
@@ -530,7 +536,7 @@ func floor(b *testing.B, arms []*floorArm, args map[string]any) {
 			a := arms[j]
 			round[j] = 0
 			for range gatewayBlock {
-				d := timedCallArgs(b, a.cs, a.tool, args)
+				d := a.call()
 				a.times = append(a.times, d)
 				round[j] += d
 			}

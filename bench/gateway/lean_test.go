@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -124,6 +125,29 @@ func BenchmarkGatewayLeanClient(b *testing.B) {
 	gc.call(b, "fake.echo") // the gateway has started its upstream: binaryProbes finds it
 	blocks(b, func() time.Duration { return dc.call(b, "echo") },
 		func() time.Duration { return gc.call(b, "fake.echo") }, binaryProbes(dcmd, gcmd)...)
+}
+
+// BenchmarkGatewayLeanFloor is BenchmarkGatewayFloor with lean clients
+// (leanClient): the fake upstream directly, through the C relay (left out,
+// with a log line, where there is no C compiler) and through `bulwark
+// gateway`, in rotating blocks of 100 calls. c-relay/direct is what any
+// process between this client and the upstream costs on the machine;
+// gateway/c-relay what the gateway's own work adds to that. -benchtime 20x
+// is 2,000 calls each way.
+func BenchmarkGatewayLeanFloor(b *testing.B) {
+	dc := startLean(b, directCommand())
+	arms := []*floorArm{{name: "direct", call: func() time.Duration { return dc.call(b, "echo") }}}
+	if bin, err := cRelay(); err == nil {
+		rcmd := exec.Command(bin, "--", os.Args[0])
+		rcmd.Env = directCommand().Env
+		rc := startLean(b, rcmd)
+		arms = append(arms, &floorArm{name: "c-relay", call: func() time.Duration { return rc.call(b, "echo") }})
+	} else {
+		b.Logf("no C relay arm: %v", err)
+	}
+	gc := startLean(b, gatewayCommand(b))
+	arms = append(arms, &floorArm{name: "gateway", call: func() time.Duration { return gc.call(b, "fake.echo") }})
+	floor(b, arms)
 }
 
 // BenchmarkGatewayNodeLeanClient is BenchmarkGatewayNode's direct and
