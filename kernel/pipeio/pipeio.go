@@ -25,6 +25,13 @@
 // the runtime has nothing to track. Anything else (a blocking descriptor, a
 // file that is not an *os.File, another platform) is returned as it is.
 //
+// A write that wakes the reader of a pipe hands it the processor
+// (sched_yield(2)): the kernel puts a woken reader on the writer's
+// processor, expecting the writer to sleep next, and a Go writer's thread
+// goes on for several µs before it does (docs/performance.md, "bulwark
+// gateway", session 10: the gateway's write to its upstream was read 13–17 µs
+// later at the median, and 6 µs later with the yield).
+//
 // Reopen gives a process's own stdin or stdout, when it is a pipe or a
 // socket, a non-blocking descriptor of its own, so that its reads and
 // writes can go through the poller (a blocking read is the system call the
