@@ -95,7 +95,7 @@ func relay(pipeIO bool) int {
 			stdout = f
 		}
 		stdin, stdout = pipeio.Reader(stdin), pipeio.Writer(stdout)
-		upIn, upOut = pipeio.Writer(in), pipeio.Reader(out)
+		upIn, upOut = pipeio.RequestWriter(in), pipeio.Reader(out) // as the gateway writes to its upstream
 	}
 	go func() { pump(upIn, stdin); in.Close() }()
 	pump(stdout, upOut)

@@ -25,13 +25,6 @@
 // the runtime has nothing to track. Anything else (a blocking descriptor, a
 // file that is not an *os.File, another platform) is returned as it is.
 //
-// A write that wakes the reader of a pipe hands it the processor
-// (sched_yield(2)): the kernel puts a woken reader on the writer's
-// processor, expecting the writer to sleep next, and a Go writer's thread
-// goes on for several µs before it does (docs/performance.md, "bulwark
-// gateway", session 10: the gateway's write to its upstream was read 13–17 µs
-// later at the median, and 6 µs later with the yield).
-//
 // Reopen gives a process's own stdin or stdout, when it is a pipe or a
 // socket, a non-blocking descriptor of its own, so that its reads and
 // writes can go through the poller (a blocking read is the system call the
@@ -66,9 +59,27 @@ func Reader(r io.Reader) io.Reader {
 // Writer is Reader for writes: each Write writes all of p (or fails),
 // waiting in the poller while the pipe is full.
 func Writer(w io.Writer) io.Writer {
+	return writerOf(w, false)
+}
+
+// RequestWriter is Writer for the pipe to a child that answers what is
+// written after a while (a relayed server): each Write that wrote all of p
+// then hands the processor to the reader it woke, with sched_yield(2).
+// Linux wakes a pipe's reader on the writer's processor when it can,
+// expecting the writer to sleep next; a Go writer's thread goes on for
+// several µs first (it parks its goroutine, looks at its timers, polls),
+// and the child waited for that. A writer whose reader answers at once (a
+// client) does not hand over: its own thread must be back in the poller
+// when the next line comes (docs/performance.md, "bulwark gateway",
+// session 10).
+func RequestWriter(w io.Writer) io.Writer {
+	return writerOf(w, true)
+}
+
+func writerOf(w io.Writer, handOver bool) io.Writer {
 	if f, ok := w.(*os.File); ok {
 		if x := wrap(f); x != nil {
-			return newWriter(x)
+			return newWriter(x, handOver)
 		}
 	}
 	return w

@@ -26,6 +26,8 @@ type file struct {
 	n     int        // read, or written so far
 	errno syscall.Errno
 	op    func(fd uintptr) bool // readOnce or writeSome, bound once
+
+	handOver bool // a writer's: yield after each whole write (RequestWriter)
 }
 
 type reader file
@@ -74,8 +76,8 @@ func newReader(x *file) *reader {
 	return (*reader)(x)
 }
 
-func newWriter(x *file) *writer {
-	x.op = x.writeSome
+func newWriter(x *file, handOver bool) *writer {
+	x.op, x.handOver = x.writeSome, handOver
 	return (*writer)(x)
 }
 
@@ -151,18 +153,16 @@ func (w *writer) Write(p []byte) (int, error) {
 	case errno != 0:
 		return n, pathError("write", w.f, errno)
 	}
-	handOver()
+	if w.handOver {
+		handOver()
+	}
 	return n, nil
 }
 
-// handOver lets the thread that woke the pipe's reader give way to it:
-// sched_yield(2), which puts this thread behind the tasks ready to run on
-// its processor. Linux wakes a pipe's reader on the writer's processor when
-// it can (a pipe's wake-up is "sync": the writer is expected to sleep next),
-// and a Go writer does not sleep next — it parks its goroutine, looks at
-// its timers and polls before its thread sleeps —, so the reader, the next
-// process of a relayed call, waited for that; when nothing else is ready
-// the yield returns at once. A variable so that a test can count the calls.
+// handOver lets the thread that woke a pipe's reader give way to it
+// (RequestWriter): sched_yield(2) puts this thread behind the tasks ready
+// to run on its processor, and returns at once when there are none. A
+// variable so that a test can count the calls.
 var handOver = func() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // do runs x.op on p through the raw connection, one read or write at a

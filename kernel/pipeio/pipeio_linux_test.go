@@ -188,15 +188,21 @@ func TestWriteToAClosedPipeFails(t *testing.T) {
 	}
 }
 
-// A write hands the processor over once it has written all it was given
-// (sched_yield, so the reader it woke runs at once): once a Write however
-// many write(2) calls it took, and not for an empty write or one that
-// failed, which woke no one.
-func TestWriteHandsOverTheProcessor(t *testing.T) {
+// A RequestWriter hands the processor over once it has written all it was
+// given (sched_yield, so the reader it woke runs at once): once a Write
+// however many write(2) calls it took, and not for an empty write or one
+// that failed, which woke no one. A Writer never does.
+func TestRequestWriterHandsOverTheProcessor(t *testing.T) {
 	yields := 0
 	defer pipeio.SetHandOver(func() { yields++ })()
 	r, w := osPipe(t)
-	pw := pipeio.Writer(w)
+	if _, err := pipeio.Writer(w).Write([]byte("answer\n")); err != nil {
+		t.Fatal(err)
+	}
+	if yields != 0 {
+		t.Fatalf("a Writer's write: %d yields, want none", yields)
+	}
+	pw := pipeio.RequestWriter(w)
 	if _, err := pw.Write([]byte("line\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +227,7 @@ func TestWriteHandsOverTheProcessor(t *testing.T) {
 	}
 	r2, w2 := osPipe(t)
 	r2.Close()
-	if _, err := pipeio.Writer(w2).Write([]byte("x")); err == nil {
+	if _, err := pipeio.RequestWriter(w2).Write([]byte("x")); err == nil {
 		t.Fatal("write to a pipe with no reader succeeded")
 	}
 	if yields != 2 {
