@@ -59,27 +59,9 @@ func Reader(r io.Reader) io.Reader {
 // Writer is Reader for writes: each Write writes all of p (or fails),
 // waiting in the poller while the pipe is full.
 func Writer(w io.Writer) io.Writer {
-	return writerOf(w, false)
-}
-
-// RequestWriter is Writer for the pipe to a child that answers what is
-// written after a while (a relayed server): each Write that wrote all of p
-// then hands the processor to the reader it woke, with sched_yield(2).
-// Linux wakes a pipe's reader on the writer's processor when it can,
-// expecting the writer to sleep next; a Go writer's thread goes on for
-// several µs first (it parks its goroutine, looks at its timers, polls),
-// and the child waited for that. A writer whose reader answers at once (a
-// client) does not hand over: its own thread must be back in the poller
-// when the next line comes (docs/performance.md, "bulwark gateway",
-// session 10).
-func RequestWriter(w io.Writer) io.Writer {
-	return writerOf(w, true)
-}
-
-func writerOf(w io.Writer, handOver bool) io.Writer {
 	if f, ok := w.(*os.File); ok {
 		if x := wrap(f); x != nil {
-			return newWriter(x, handOver)
+			return newWriter(x)
 		}
 	}
 	return w

@@ -26,8 +26,6 @@ type file struct {
 	n     int        // read, or written so far
 	errno syscall.Errno
 	op    func(fd uintptr) bool // readOnce or writeSome, bound once
-
-	handOver bool // a writer's: yield after each whole write (RequestWriter)
 }
 
 type reader file
@@ -76,8 +74,8 @@ func newReader(x *file) *reader {
 	return (*reader)(x)
 }
 
-func newWriter(x *file, handOver bool) *writer {
-	x.op, x.handOver = x.writeSome, handOver
+func newWriter(x *file) *writer {
+	x.op = x.writeSome
 	return (*writer)(x)
 }
 
@@ -153,17 +151,8 @@ func (w *writer) Write(p []byte) (int, error) {
 	case errno != 0:
 		return n, pathError("write", w.f, errno)
 	}
-	if w.handOver {
-		handOver()
-	}
 	return n, nil
 }
-
-// handOver lets the thread that woke a pipe's reader give way to it
-// (RequestWriter): sched_yield(2) puts this thread behind the tasks ready
-// to run on its processor, and returns at once when there are none. A
-// variable so that a test can count the calls.
-var handOver = func() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // do runs x.op on p through the raw connection, one read or write at a
 // time, and returns what it read or wrote and the errors.

@@ -188,53 +188,6 @@ func TestWriteToAClosedPipeFails(t *testing.T) {
 	}
 }
 
-// A RequestWriter hands the processor over once it has written all it was
-// given (sched_yield, so the reader it woke runs at once): once a Write
-// however many write(2) calls it took, and not for an empty write or one
-// that failed, which woke no one. A Writer never does.
-func TestRequestWriterHandsOverTheProcessor(t *testing.T) {
-	yields := 0
-	defer pipeio.SetHandOver(func() { yields++ })()
-	r, w := osPipe(t)
-	if _, err := pipeio.Writer(w).Write([]byte("answer\n")); err != nil {
-		t.Fatal(err)
-	}
-	if yields != 0 {
-		t.Fatalf("a Writer's write: %d yields, want none", yields)
-	}
-	pw := pipeio.RequestWriter(w)
-	if _, err := pw.Write([]byte("line\n")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pw.Write(nil); err != nil {
-		t.Fatal(err)
-	}
-	if yields != 1 {
-		t.Fatalf("after one line and an empty write: %d yields, want 1", yields)
-	}
-	done := make(chan error, 1)
-	go func() { _, err := io.Copy(io.Discard, r); done <- err }()
-	big := bytes.Repeat([]byte("x"), 1<<20) // many times a pipe's buffer
-	if _, err := pw.Write(big); err != nil {
-		t.Fatal(err)
-	}
-	if yields != 2 {
-		t.Fatalf("after a 1 MiB write: %d yields, want 2 (one a Write)", yields)
-	}
-	w.Close()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	r2, w2 := osPipe(t)
-	r2.Close()
-	if _, err := pipeio.RequestWriter(w2).Write([]byte("x")); err == nil {
-		t.Fatal("write to a pipe with no reader succeeded")
-	}
-	if yields != 2 {
-		t.Fatalf("after a failed write: %d yields, want 2", yields)
-	}
-}
-
 // Reopen gives a blocking pipe a non-blocking descriptor of its own: the
 // original keeps its flags (its file description may be another
 // process's too), both name the same pipe, and the new one is wrapped.

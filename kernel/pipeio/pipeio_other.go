@@ -17,7 +17,7 @@ func wrap(*os.File) *file { return nil }
 
 func newReader(*file) *reader { return nil }
 
-func newWriter(*file, bool) *writer { return nil }
+func newWriter(*file) *writer { return nil }
 
 func (*reader) Read([]byte) (int, error)  { return 0, io.EOF }
 func (*writer) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }

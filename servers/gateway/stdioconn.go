@@ -41,7 +41,7 @@ type stdioTransport struct {
 func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &stdioConn{
 		w:        t.w,
-		out:      pipeio.RequestWriter(t.w),
+		out:      pipeio.Writer(t.w),
 		r:        t.r,
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
