@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 // groupsPolicy lets the ops group call anything, and holders of the
@@ -48,15 +48,7 @@ func authzHTTP(t *testing.T, auth identity.Authenticator) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: auth})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return ts.URL + kernel.MCPPath
+	return mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{Auth: auth})
 }
 
 // callAs calls tool with bearer credential cred and says whether it ran.

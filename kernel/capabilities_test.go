@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -37,15 +36,8 @@ func capServer(t *testing.T, opts kernel.Options) (*kernel.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return srv, ts.URL + kernel.MCPPath
+	endpoint := mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{})
+	return srv, endpoint
 }
 
 // TestCapabilitiesTellTheTruth: a tools-only server declares tools without

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 const byokSecret = "configured-s3cret-value"
@@ -67,15 +67,8 @@ func byokServer(t *testing.T) (url string, log *lockedBuffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return ts.URL + kernel.MCPPath, log
+	endpoint := mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{})
+	return endpoint, log
 }
 
 // callWith posts a use_credential call with the given headers and returns

@@ -66,15 +66,7 @@ func newHTTPFixture(t *testing.T, limit int, byok bool) *httpFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	f.url = ts.URL + kernel.MCPPath
+	f.url = mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{Auth: keys})
 	return f
 }
 
@@ -298,17 +290,10 @@ func TestHTTPTracePropagates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	defer ts.Close()
+	endpoint := mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{})
 	const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	for tp, want := range map[string]string{valid: valid, "00-00000000000000000000000000000000-00f067aa0ba902b7-01": "", "garbage": ""} {
-		resp, body := post(t, ts.URL+kernel.MCPPath, callBody("call_upstream", map[string]any{}), map[string]string{"Traceparent": tp})
+		resp, body := post(t, endpoint, callBody("call_upstream", map[string]any{}), map[string]string{"Traceparent": tp})
 		if resp.StatusCode != 200 || strings.Contains(body, "isError\":true") {
 			t.Fatalf("%d %s", resp.StatusCode, body)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -107,15 +106,7 @@ func newMRTRFixture(t testing.TB, opts kernel.Options) *mrtrFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	f.url = ts.URL + kernel.MCPPath
+	f.url = mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{Auth: keys})
 	return f
 }
 

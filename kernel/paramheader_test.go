@@ -3,13 +3,13 @@ package kernel_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 // TestParamHeaderRequiredOnFastPath: a 2026-07-28 call of a tool with an
@@ -29,16 +29,9 @@ func TestParamHeaderRequiredOnFastPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, disable := range []bool{false, true} {
-		ts := httptest.NewUnstartedServer(nil)
-		h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), DisableFastPath: disable})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts.Config.Handler = h
-		ts.Start()
+		endpoint := mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{DisableFastPath: disable})
 		params := map[string]any{"name": "mirror", "arguments": map[string]any{"region": "eu"}, "_meta": meta2026(map[string]any{}, nil)}
-		resp, body := post2026(t, ts.URL+kernel.MCPPath, "tools/call", "mirror", params)
-		ts.Close()
+		resp, body := post2026(t, endpoint, "tools/call", "mirror", params)
 		if resp.StatusCode != 400 || !strings.Contains(body, "-32020") || strings.Contains(body, "ran") {
 			t.Fatalf("fast path off %v: %d %s", disable, resp.StatusCode, body)
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,16 +96,8 @@ func newRefusalServer(t *testing.T, limit int, outage kernel.StoreOutage) *refus
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := rs.srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(),
+	rs.url = mcptest.ServeHTTP(t, rs.srv, kernel.HTTPOptions{
 		Guards: httpguard.PipelineOptions{Flood: &httpguard.FloodOptions{Limit: 1000, Setting: "--flood-limit"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	rs.url = ts.URL + kernel.MCPPath
 	return rs
 }
 
@@ -193,13 +184,8 @@ func TestFloodRefusalHasTheLimitShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, _ := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(),
+	url := mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{
 		Guards: httpguard.PipelineOptions{Flood: &httpguard.FloodOptions{Limit: 1, Window: time.Minute, Setting: "--flood-limit"}}})
-	ts.Config.Handler = h
-	ts.Start()
-	defer ts.Close()
-	url := ts.URL + kernel.MCPPath
 	post(t, url, callBody("get_item", map[string]any{"zone": "z", "name": "n"}), nil)
 	resp, body := post(t, url, callBody("get_item", map[string]any{"zone": "z", "name": "n"}), nil)
 	e := httpError(t, body)

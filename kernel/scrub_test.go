@@ -206,18 +206,11 @@ func TestBYOKCredentialEchoIsScrubbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
+	endpoint := mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{Auth: keys})
 	hdr := map[string]string{"Authorization": "Bearer " + apiKey, "X-Example-Token": byokToken}
 	for _, form := range []string{"json", "json_key", "json_escaped", "zero_width", "cut", "text", "error", "basic"} {
 		t.Run(form, func(t *testing.T) {
-			_, body := post(t, ts.URL+kernel.MCPPath, callBody("echo", map[string]any{"form": form}), hdr)
+			_, body := post(t, endpoint, callBody("echo", map[string]any{"form": form}), hdr)
 			lacksSecret(t, "HTTP body", body, byokToken)
 			if !strings.Contains(body, "[redacted]") {
 				t.Errorf("no [redacted] marker: %.400s", body)

@@ -3,7 +3,6 @@ package conformance_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/internal/conformance"
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 // serve starts the fixture behind the kernel's whole HTTP surface on a real
@@ -23,15 +23,7 @@ func serve(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return ts.URL + kernel.MCPPath
+	return mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{})
 }
 
 func connect(t *testing.T, url, version string) *mcp.ClientSession {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/errorid"
 )
@@ -445,4 +447,22 @@ func Post(t testing.TB, url, body string, header map[string]string) (*http.Respo
 		t.Fatal(err)
 	}
 	return resp, string(b)
+}
+
+// ServeHTTP serves srv's Streamable HTTP handler, built with opts, on a
+// loopback test server whose own address is the handler's Addr (the Host
+// check), closed when the test ends, and returns the MCP endpoint's URL.
+func ServeHTTP(t testing.TB, srv *kernel.Server, opts kernel.HTTPOptions) string {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	opts.Addr = ts.Listener.Addr().String()
+	h, err := srv.HTTPHandler(opts)
+	if err != nil {
+		ts.Close()
+		t.Fatal(err)
+	}
+	ts.Config.Handler = h
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return ts.URL + kernel.MCPPath
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
@@ -117,16 +118,7 @@ func newFixture(t *testing.T, obs kernel.Observer) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys,
-		Guards: httpguard.PipelineOptions{Flood: &httpguard.FloodOptions{Limit: 200, Window: time.Hour}, MaxBodyBytes: 4 << 10}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	f.url = ts.URL + kernel.MCPPath
+	f.url = mcptest.ServeHTTP(t, srv, kernel.HTTPOptions{Auth: keys, Guards: httpguard.PipelineOptions{Flood: &httpguard.FloodOptions{Limit: 200, Window: time.Hour}, MaxBodyBytes: 4 << 10}})
 	return f
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 )
 
@@ -87,16 +87,7 @@ func newAuthzFixture(t *testing.T, mk backendMaker, policy, entities string, zon
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := af.k.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys,
-		Guards: httpguard.PipelineOptions{Flood: &httpguard.FloodOptions{Limit: 1 << 20, Window: time.Second}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	af.url = ts.URL + kernel.MCPPath
+	af.url = mcptest.ServeHTTP(t, af.k, kernel.HTTPOptions{Auth: keys, Guards: httpguard.PipelineOptions{Flood: &httpguard.FloodOptions{Limit: 1 << 20, Window: time.Second}}})
 	return af
 }
 

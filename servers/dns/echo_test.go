@@ -127,17 +127,10 @@ func TestEchoedBYOKTokenIsScrubbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := f.k.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
+	endpoint := mcptest.ServeHTTP(t, f.k, kernel.HTTPOptions{Auth: keys})
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": "get_rrset", "arguments": rrsetArgs("example.com", "www", "TXT")}})
-	req, _ := http.NewRequest("POST", ts.URL+kernel.MCPPath, bytes.NewReader(body))
+	req, _ := http.NewRequest("POST", endpoint, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")

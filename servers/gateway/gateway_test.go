@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,20 +178,13 @@ func serveStdio(t *testing.T, ks *kernel.Server, copts *mcp.ClientOptions) *mcp.
 // loopback, as `bulwark gateway --http` serves, and returns its endpoint.
 func serveHTTP(t *testing.T, ks *kernel.Server, copts *mcp.ClientOptions) (*mcp.ClientSession, string) {
 	t.Helper()
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := ks.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + kernel.MCPPath}, nil)
+	endpoint := mcptest.ServeHTTP(t, ks, kernel.HTTPOptions{})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs, ts.URL + kernel.MCPPath
+	return cs, endpoint
 }
 
 // postLegacyCall posts a 2025-11-25 tools/call of name, without arguments

@@ -20,6 +20,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 )
 
@@ -91,16 +92,9 @@ func TestClientCredentialIsNotPassedThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := f.ks.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	defer ts.Close()
+	endpoint := mcptest.ServeHTTP(t, f.ks, kernel.HTTPOptions{Auth: keys})
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remote.whoami","arguments":{}}}`
-	req, _ := http.NewRequest("POST", ts.URL+kernel.MCPPath, strings.NewReader(body))
+	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -280,14 +279,7 @@ func TestRelayStatelessHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	h, err := f.ks.HTTPHandler(kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	defer ts.Close()
+	endpoint := mcptest.ServeHTTP(t, f.ks, kernel.HTTPOptions{Auth: keys})
 	call := func(responses map[string]any, state string) map[string]any {
 		params := map[string]any{"name": "fake.elicit", "arguments": map[string]any{"message": hostileAsk}, "_meta": map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
@@ -297,7 +289,7 @@ func TestRelayStatelessHTTP(t *testing.T) {
 			params["inputResponses"], params["requestState"] = responses, state
 		}
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-		resp, body := mcptest.Post(t, ts.URL+kernel.MCPPath, string(b), map[string]string{"Mcp-Protocol-Version": "2026-07-28",
+		resp, body := mcptest.Post(t, endpoint, string(b), map[string]string{"Mcp-Protocol-Version": "2026-07-28",
 			"Mcp-Method": "tools/call", "Mcp-Name": "fake.elicit", "Authorization": "Bearer " + key})
 		var m struct {
 			Result map[string]any `json:"result"`

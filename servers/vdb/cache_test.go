@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/fake/vdbapi"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 	"github.com/bulwarkmcp/bulwark/servers/vdb"
 )
@@ -64,19 +64,11 @@ func newHTTPFixtureWith(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	ho := kernel.HTTPOptions{Addr: ts.Listener.Addr().String(), Auth: keys}
+	ho := kernel.HTTPOptions{Auth: keys}
 	if !auth {
 		ho.Auth = nil
 	}
-	h, err := k.HTTPHandler(ho)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = h
-	ts.Start()
-	t.Cleanup(ts.Close)
-	f.url = ts.URL + kernel.MCPPath
+	f.url = mcptest.ServeHTTP(t, k, ho)
 	return f
 }
 
