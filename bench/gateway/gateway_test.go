@@ -429,11 +429,15 @@ func BenchmarkGatewayNode(b *testing.B) {
 	if relay, err := cRelay(); err == nil {
 		rcmd := exec.Command(relay, "--", up)
 		rcmd.Env = dcmd.Env
-		arms = append(arms, sessionArm(b, "c-relay", connect(b, rcmd), "echo", args))
+		arm := sessionArm(b, "c-relay", connect(b, rcmd), "echo", args)
+		arm.pid = rcmd.Process.Pid
+		arms = append(arms, arm)
 	} else {
 		b.Logf("no C relay arm: %v", err)
 	}
-	arms = append(arms, sessionArm(b, "gateway", connect(b, gcmd), "every.echo", args))
+	arm := sessionArm(b, "gateway", connect(b, gcmd), "every.echo", args)
+	arm.pid = gcmd.Process.Pid
+	arms = append(arms, arm)
 	floor(b, arms)
 }
 
@@ -517,10 +521,14 @@ func BenchmarkGatewayFloor(b *testing.B) {
 	floor(b, arms)
 }
 
-// floorArm is one arm of a floor benchmark: its name and one timed call.
+// floorArm is one arm of a floor benchmark: its name and one timed call,
+// and the process between the client and the upstream (a relay or the
+// gateway; 0 for none), whose CPU per call of this arm floor reports.
 type floorArm struct {
 	name   string
 	call   func() time.Duration
+	pid    int
+	cpu    time.Duration // the process's CPU over the timed rounds
 	times  []time.Duration
 	sum    time.Duration
 	rounds []float64 // each round's ratio to direct
@@ -545,6 +553,11 @@ func floor(b *testing.B, arms []*floorArm) {
 		}
 	}
 	round := make([]time.Duration, len(arms))
+	for _, a := range arms {
+		if a.pid != 0 {
+			a.cpu, _ = procCPU(a.pid)
+		}
+	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		for k := range arms { // each round starts with another arm
@@ -568,6 +581,9 @@ func floor(b *testing.B, arms []*floorArm) {
 		byName[a.name] = a
 		b.ReportMetric(float64(a.sum)/float64(len(a.times))/1e3, a.name+"-us/call")
 		b.ReportMetric(float64(pct(a.times, 0.99).Microseconds()), a.name+"-p99-us")
+		if end, ok := procCPU(a.pid); a.pid != 0 && ok && len(a.times) > 0 {
+			b.ReportMetric(float64((end-a.cpu).Microseconds())/float64(len(a.times)), a.name+"-cpu-us/call")
+		}
 		if a.name != "direct" {
 			slices.Sort(a.rounds)
 			b.ReportMetric(a.rounds[len(a.rounds)/2], "median-round-"+a.name+"/direct")

@@ -141,12 +141,13 @@ func BenchmarkGatewayLeanFloor(b *testing.B) {
 		rcmd := exec.Command(bin, "--", os.Args[0])
 		rcmd.Env = directCommand().Env
 		rc := startLean(b, rcmd)
-		arms = append(arms, &floorArm{name: "c-relay", call: func() time.Duration { return rc.call(b, "echo") }})
+		arms = append(arms, &floorArm{name: "c-relay", call: func() time.Duration { return rc.call(b, "echo") }, pid: rcmd.Process.Pid})
 	} else {
 		b.Logf("no C relay arm: %v", err)
 	}
-	gc := startLean(b, gatewayCommand(b))
-	arms = append(arms, &floorArm{name: "gateway", call: func() time.Duration { return gc.call(b, "fake.echo") }})
+	gcmd := gatewayCommand(b)
+	gc := startLean(b, gcmd)
+	arms = append(arms, &floorArm{name: "gateway", call: func() time.Duration { return gc.call(b, "fake.echo") }, pid: gcmd.Process.Pid})
 	floor(b, arms)
 }
 
