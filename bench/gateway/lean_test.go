@@ -129,11 +129,14 @@ func BenchmarkGatewayLeanClient(b *testing.B) {
 
 // BenchmarkGatewayLeanFloor is BenchmarkGatewayFloor with lean clients
 // (leanClient): the fake upstream directly, through the C relay (left out,
-// with a log line, where there is no C compiler) and through `bulwark
-// gateway`, in rotating blocks of 100 calls. c-relay/direct is what any
-// process between this client and the upstream costs on the machine;
-// gateway/c-relay what the gateway's own work adds to that. -benchtime 20x
-// is 2,000 calls each way.
+// with a log line, where there is no C compiler), through the Go relay
+// that reads and writes as the gateway does (pipeio-relay, since session
+// 11) and through `bulwark gateway`, in rotating blocks of 100 calls.
+// c-relay/direct is what any process between this client and the upstream
+// costs on the machine; gateway/c-relay what the gateway's own work adds to
+// that; gateway/pipeio-relay what it adds above Go's runtime and poller.
+// The middle processes' CPU per call is reported too. -benchtime 20x is
+// 2,000 calls each way.
 func BenchmarkGatewayLeanFloor(b *testing.B) {
 	dc := startLean(b, directCommand())
 	arms := []*floorArm{{name: "direct", call: func() time.Duration { return dc.call(b, "echo") }}}
@@ -145,6 +148,10 @@ func BenchmarkGatewayLeanFloor(b *testing.B) {
 	} else {
 		b.Logf("no C relay arm: %v", err)
 	}
+	pcmd := exec.Command(os.Args[0])
+	pcmd.Env = []string{relayVar + "=pipeio", "GOGC=100", "GOMAXPROCS=1"}
+	pc := startLean(b, pcmd)
+	arms = append(arms, &floorArm{name: "pipeio-relay", call: func() time.Duration { return pc.call(b, "echo") }, pid: pcmd.Process.Pid})
 	gcmd := gatewayCommand(b)
 	gc := startLean(b, gcmd)
 	arms = append(arms, &floorArm{name: "gateway", call: func() time.Duration { return gc.call(b, "fake.echo") }, pid: gcmd.Process.Pid})
