@@ -79,6 +79,7 @@ func MaybeServe() {
 	if os.Getenv(EnvVar) != "1" {
 		return
 	}
+	go sysmonBound()
 	out := &lockedWriter{w: os.Stdout}
 	if x := os.Getenv(ExtraVar); x != "" {
 		q, _ := json.Marshal(x)
@@ -105,6 +106,26 @@ func MaybeServe() {
 		select {}
 	}
 	os.Exit(0)
+}
+
+// sysmonBoundEvery is the longest the fake's runtime can leave a stop of
+// the world waiting on its stdin reader (sysmonBound).
+const sysmonBoundEvery = 100 * time.Millisecond
+
+// sysmonBound keeps a timer pending for the life of the process, so that
+// the runtime's monitor never sleeps longer than sysmonBoundEvery. The
+// go-sdk's stdio server reads os.Stdin with a blocking read, and Go 1.26's
+// runtime can begin a stop of the world (a collection ending) just as that
+// read begins: the stop takes processors back from system calls in one
+// pass, so the reader keeps its processor and only the monitor thread
+// retakes it — and the monitor sleeps until the next timer, or for up to
+// a minute when there is none, while the world is stopping. The fake then
+// answers nothing for that long (docs/performance.md, "bulwark gateway",
+// sessions 10 and 11); a pending timer bounds it. A channel timer is only
+// in the runtime's heap while a goroutine waits on it, hence the loop.
+func sysmonBound() {
+	for range time.Tick(sysmonBoundEvery) {
+	}
 }
 
 // lockedWriter lets the endless tool write raw bytes between messages.
