@@ -112,11 +112,18 @@ func throughRelay(tb testing.TB) *mcp.ClientSession {
 }
 
 // throughPipeIORelay is throughRelay with the relay reading and writing as
-// the gateway does (relayVar=pipeio) on one processor.
+// the gateway does (pipeIORelayCommand).
 func throughPipeIORelay(tb testing.TB) *mcp.ClientSession {
+	return connect(tb, pipeIORelayCommand())
+}
+
+// pipeIORelayCommand is the relay (this binary) reading and writing as the
+// gateway does (relayVar=pipeio), on one processor, in front of a
+// grandchild of the fake upstream.
+func pipeIORelayCommand() *exec.Cmd {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = []string{relayVar + "=pipeio", "GOGC=100", "GOMAXPROCS=1"}
-	return connect(tb, cmd)
+	return cmd
 }
 
 func getenv(n string) string {
@@ -498,9 +505,15 @@ func throughCRelay(tb testing.TB) *mcp.ClientSession {
 		tb.Logf("no C relay arm: %v", err)
 		return nil
 	}
+	return connect(tb, cRelayCommand(bin))
+}
+
+// cRelayCommand is the C relay bin in front of a grandchild of the fake
+// upstream.
+func cRelayCommand(bin string) *exec.Cmd {
 	cmd := exec.Command(bin, "--", os.Args[0])
 	cmd.Env = []string{mcpupstream.EnvVar + "=1", "GOGC=100"}
-	return connect(tb, cmd)
+	return cmd
 }
 
 // BenchmarkGatewayFloor runs its arms in rotating blocks of 100 calls, in
@@ -536,7 +549,6 @@ type floorArm struct {
 	name   string
 	call   func() time.Duration
 	pid    int
-	cpu    time.Duration // the process's CPU over the timed rounds
 	times  []time.Duration
 	sum    time.Duration
 	rounds []float64 // each round's ratio to direct
@@ -561,10 +573,10 @@ func floor(b *testing.B, arms []*floorArm) {
 		}
 	}
 	round := make([]time.Duration, len(arms))
-	for _, a := range arms {
-		if a.pid != 0 {
-			a.cpu, _ = procCPU(a.pid)
-		}
+	probes := make([]*cpuProbe, len(arms)) // each arm's, per call of that arm
+	for j, a := range arms {
+		probes[j] = &cpuProbe{name: a.name, pid: a.pid, gateway: true}
+		probes[j].begin()
 	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -585,13 +597,11 @@ func floor(b *testing.B, arms []*floorArm) {
 		}
 	}
 	byName := map[string]*floorArm{}
-	for _, a := range arms {
+	for j, a := range arms {
 		byName[a.name] = a
 		b.ReportMetric(float64(a.sum)/float64(len(a.times))/1e3, a.name+"-us/call")
 		b.ReportMetric(float64(pct(a.times, 0.99).Microseconds()), a.name+"-p99-us")
-		if end, ok := procCPU(a.pid); a.pid != 0 && ok && len(a.times) > 0 {
-			b.ReportMetric(float64((end-a.cpu).Microseconds())/float64(len(a.times)), a.name+"-cpu-us/call")
-		}
+		probes[j].report(b, 0, len(a.times))
 		if a.name != "direct" {
 			slices.Sort(a.rounds)
 			b.ReportMetric(a.rounds[len(a.rounds)/2], "median-round-"+a.name+"/direct")

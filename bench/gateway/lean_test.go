@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -141,15 +140,13 @@ func BenchmarkGatewayLeanFloor(b *testing.B) {
 	dc := startLean(b, directCommand())
 	arms := []*floorArm{{name: "direct", call: func() time.Duration { return dc.call(b, "echo") }}}
 	if bin, err := cRelay(); err == nil {
-		rcmd := exec.Command(bin, "--", os.Args[0])
-		rcmd.Env = directCommand().Env
+		rcmd := cRelayCommand(bin)
 		rc := startLean(b, rcmd)
 		arms = append(arms, &floorArm{name: "c-relay", call: func() time.Duration { return rc.call(b, "echo") }, pid: rcmd.Process.Pid})
 	} else {
 		b.Logf("no C relay arm: %v", err)
 	}
-	pcmd := exec.Command(os.Args[0])
-	pcmd.Env = []string{relayVar + "=pipeio", "GOGC=100", "GOMAXPROCS=1"}
+	pcmd := pipeIORelayCommand()
 	pc := startLean(b, pcmd)
 	arms = append(arms, &floorArm{name: "pipeio-relay", call: func() time.Duration { return pc.call(b, "echo") }, pid: pcmd.Process.Pid})
 	gcmd := gatewayCommand(b)
