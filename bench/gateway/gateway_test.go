@@ -39,8 +39,24 @@ func TestMain(m *testing.M) {
 		os.Exit(relay(v == "pipeio"))
 	}
 	mcpupstream.MaybeServe()
-	os.Exit(m.Run())
+	code := m.Run()
+	if scratchDir != "" {
+		os.RemoveAll(scratchDir)
+	}
+	os.Exit(code)
 }
+
+// scratch is the one directory this run builds its binaries into (the
+// gateway, the C relay), made on first use and removed by TestMain when the
+// run ends.
+var scratch = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "bulwark-bench")
+	scratchDir = dir
+	return dir, err
+})
+
+// scratchDir is scratch's directory once made.
+var scratchDir string
 
 // relayVar makes this test binary a relay (BenchmarkGatewayFloor): it
 // starts another copy of itself as the fake upstream and copies bytes both
@@ -315,7 +331,7 @@ var gatewayBinary = sync.OnceValues(func() (string, error) {
 	if bin := os.Getenv("BULWARK_BENCH_BINARY"); bin != "" {
 		return bin, nil
 	}
-	dir, err := os.MkdirTemp("", "bulwark-bench")
+	dir, err := scratch()
 	if err != nil {
 		return "", err
 	}
@@ -485,7 +501,7 @@ var cRelay = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "bulwark-bench-relay")
+	dir, err := scratch()
 	if err != nil {
 		return "", err
 	}
