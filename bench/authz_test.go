@@ -15,6 +15,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 var benchZone = authz.ResourceType{Name: "Dns::Zone", Attrs: map[string]authz.AttrType{"zone": authz.String, "id": authz.String, "nameLabels": authz.StringSet}}
@@ -37,11 +38,11 @@ const benchEntities = `[{"uid": {"type": "User", "id": "local"}, "parents": [{"t
 // authzKernelServer is kernelServer's tool with a target (the zone, put in
 // canonical form without a provider read) and, when policy is set, the
 // policy file in force.
-func authzKernelServer(tb testing.TB, policy bool) *mcp.Server {
+func authzKernelServer(tb testing.TB, policy bool) mcptest.Server {
 	if !policy {
-		return authzKernel(tb, "").MCP()
+		return authzKernel(tb, "")
 	}
-	return authzKernel(tb, benchPolicy).MCP()
+	return authzKernel(tb, benchPolicy)
 }
 
 // permitAllPolicy lets every call through without reading anything: the

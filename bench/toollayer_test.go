@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 type echoIn struct {
@@ -40,7 +41,7 @@ func bareServer() *mcp.Server {
 // kernelServer is the same tool through the whole tool layer: policy,
 // tier and rate-limit admission, validation, envelope on text and
 // structured content, audit (to a sink that drops records).
-func kernelServer(tb testing.TB) *mcp.Server {
+func kernelServer(tb testing.TB) mcptest.Server {
 	tool := kernel.NewTool(kernel.Spec[echoIn, echoOut]{
 		Name: "get_rrset", Description: "Get an RRSet.",
 		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.Yes, Confirm: kernel.Never, Tier: kernel.Open},
@@ -50,10 +51,10 @@ func kernelServer(tb testing.TB) *mcp.Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return s.MCP()
+	return s
 }
 
-func connect(tb testing.TB, s *mcp.Server) *mcp.ClientSession {
+func connect(tb testing.TB, s mcptest.Server) *mcp.ClientSession {
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(context.Background(), st, nil)
 	if err != nil {

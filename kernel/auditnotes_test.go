@@ -64,7 +64,7 @@ func TestAuditCarriesTheServersNotes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, srv.MCP(), nil)
+	sess := mcptest.Connect(t, srv, nil)
 	if res := sess.Call(t, "noted", map[string]any{}); res.IsError {
 		t.Fatal(mcptest.Text(res))
 	}

@@ -68,7 +68,7 @@ func TestResolverCannotChangeArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, srv.MCP(), nil)
+	sess := mcptest.Connect(t, srv, nil)
 	args := map[string]any{"zone": "example.com", "records": []any{map[string]any{"value": "198.51.100.1"}}}
 	tok := token(t, sess.Call(t, "set_records", args))
 	if res := sess.Call(t, "set_records", with(args, "confirmToken", tok)); res.IsError {

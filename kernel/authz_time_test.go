@@ -48,7 +48,7 @@ func TestAuthzTimeIsTheCallsTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess := mcptest.Connect(t, srv.MCP(), nil)
+		sess := mcptest.Connect(t, srv, nil)
 		res := sess.Call(t, "get_item", map[string]any{"zone": "example.com", "name": "www"})
 		records := log.Records()
 		if len(records) != 1 {

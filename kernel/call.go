@@ -12,6 +12,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
@@ -31,13 +32,14 @@ type Call struct {
 	req      *mcp.CallToolRequest
 	header   http.Header
 	preview  *Preview
-	secrets  *scrubber      // the credentials in play, never to leave the kernel
-	authzReq *authz.Request // step 12's question, for Permits
-	state    *requestState  // the verified requestState of this round (mrtr.go)
-	argsSum  string         // hex SHA-256 of the canonical arguments (mrtr.go): read it through sumArgs
-	canon    []byte         // the canonical arguments while the tool layer runs, for sumArgs
-	consent  string         // hex binding digest the person accepted (mrtr_consent.go)
-	notes    callNotes      // for the audit record: CacheHit, SetAuditAttr
+	secrets  *egress.Secrets // the secrets in play (scrub.go): never in a log line or audit record
+	scope    *egressScope    // the transport's egress scope, where RegisterSecrets adds
+	authzReq *authz.Request  // step 12's question, for Permits
+	state    *requestState   // the verified requestState of this round (mrtr.go)
+	argsSum  string          // hex SHA-256 of the canonical arguments (mrtr.go): read it through sumArgs
+	canon    []byte          // the canonical arguments while the tool layer runs, for sumArgs
+	consent  string          // hex binding digest the person accepted (mrtr_consent.go)
+	notes    callNotes       // for the audit record: CacheHit, SetAuditAttr
 
 	authzBuf authz.Request  // where authzReq points: step 12 allocates nothing of its own
 	meter    upstream.Meter // the call's upstream traffic, for the audit record
@@ -126,7 +128,7 @@ func (c *Call) Progress(ctx context.Context, done, total float64, message string
 		return
 	}
 	p := &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: done, Total: total,
-		Message: c.secrets.String(untrusted.CleanString(message))}
+		Message: untrusted.CleanString(message)} // the egress gate scrubs it
 	if st != nil { // the fast path's stream (fastpath_stream.go)
 		st.progress(p)
 		return
@@ -210,15 +212,9 @@ func (c *Call) progressTo(ctx context.Context) (*fastStream, any) {
 // the server's logger. data passes through the untrusted envelope's
 // sanitizer: redacted, cut and cleaned like a result.
 func (c *Call) Log(ctx context.Context, level slog.Level, message string, data any) {
-	message = c.secrets.String(untrusted.CleanString(message))
-	clean := c.server.sanitizeLogData(data)
-	if b, n := c.secrets.bytes(clean); n > 0 {
-		clean = json.RawMessage(b)
-		if !json.Valid(clean) {
-			clean = json.RawMessage(`"[redacted]"`)
-		}
-	}
-	c.server.logger.Log(ctx, level, message, "tool", c.Tool, "principal", c.Principal.ID)
+	message = untrusted.CleanString(message)
+	clean := c.server.sanitizeLogData(data) // what the client gets is gated (egress.go)
+	c.server.logger.Log(ctx, level, scrubText(c.secrets, message), "tool", c.Tool, "principal", c.Principal.ID)
 	params := &mcp.LoggingMessageParams{
 		Level:  mcpLevel(level),
 		Logger: c.server.name,

@@ -84,7 +84,7 @@ func TestCapabilitiesDeclaredFeatures(t *testing.T) {
 	srv.MCP().AddPrompt(&mcp.Prompt{Name: "p"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{}, nil
 	})
-	s := mcptest.Connect(t, srv.MCP(), nil)
+	s := mcptest.Connect(t, srv, nil)
 	caps := s.InitializeResult().Capabilities
 	if caps.Prompts == nil || caps.Prompts.ListChanged || caps.Resources != nil {
 		t.Fatalf("capabilities: prompts %+v resources %+v", caps.Prompts, caps.Resources)
@@ -170,7 +170,7 @@ func TestMissingClientCapabilityLegacySession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := mcptest.Connect(t, srv.MCP(), nil)
+	s := mcptest.Connect(t, srv, nil)
 	_, err = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "needs_sampling", Arguments: map[string]any{}})
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != -32021 {

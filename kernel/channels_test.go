@@ -59,7 +59,7 @@ func TestEveryChannelIsSanitized(t *testing.T) {
 		},
 	})
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := f.srv.MCP().Connect(context.Background(), st, nil)
+	ss, err := f.srv.Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

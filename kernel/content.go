@@ -1,7 +1,11 @@
 package kernel
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,10 +27,13 @@ type Content []mcp.Content
 // resources of one result.
 const maxBlobBytes = 4 << 20
 
-// shapeContent applies the envelope to each block of a Content result.
+// shapeContent applies the envelope to each block of a Content result, and
+// checks the metadata of the others (contentMeta): what is not what its
+// field says is dropped, and a note says so.
 func (s *Server) shapeContent(c Content) (*mcp.CallToolResult, error) {
 	out := make([]mcp.Content, 0, len(c)+1)
 	blobs, unwrapped := 0, len(c) == 0
+	var notes metaNotes
 	for _, block := range c {
 		switch b := block.(type) {
 		case *mcp.TextContent:
@@ -34,18 +41,29 @@ func (s *Server) shapeContent(c Content) (*mcp.CallToolResult, error) {
 			out = append(out, &mcp.TextContent{Text: s.envelope.Wrap(text, rep)})
 			continue
 		case *mcp.ImageContent:
+			mt, ok := notes.mediaType(b.MIMEType, true)
+			if !ok {
+				continue
+			}
 			blobs += len(b.Data)
-			out = append(out, b)
+			out = append(out, &mcp.ImageContent{Data: b.Data, MIMEType: mt, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)})
 		case *mcp.AudioContent:
+			mt, ok := notes.mediaType(b.MIMEType, true)
+			if !ok {
+				continue
+			}
 			blobs += len(b.Data)
-			out = append(out, b)
+			out = append(out, &mcp.AudioContent{Data: b.Data, MIMEType: mt, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)})
 		case *mcp.EmbeddedResource:
 			r := *b.Resource
 			if r.Text != "" {
 				r.Text, _ = s.envelope.Text(r.Text)
 			}
+			r.URI = notes.uri(r.URI)
+			r.MIMEType, _ = notes.mediaType(r.MIMEType, false)
+			r.Meta = notes.meta(r.Meta)
 			blobs += len(r.Blob)
-			out = append(out, &mcp.EmbeddedResource{Resource: &r})
+			out = append(out, &mcp.EmbeddedResource{Resource: &r, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)})
 		default:
 			return nil, fmt.Errorf("content block %T is not supported", block)
 		}
@@ -54,16 +72,100 @@ func (s *Server) shapeContent(c Content) (*mcp.CallToolResult, error) {
 	if blobs > maxBlobBytes {
 		return nil, &Error{Code: ResourceExhausted, Message: fmt.Sprintf("The result's images and files hold %d bytes, more than %d.", blobs, maxBlobBytes)}
 	}
-	if unwrapped { // text blocks carry the note in their envelope
-		out = append(out, &mcp.TextContent{Text: contentNote(s.envelope)})
+	if unwrapped || len(notes) > 0 { // text blocks carry the note in their envelope
+		out = append(out, &mcp.TextContent{Text: contentNote(s.envelope, notes)})
 	}
 	return &mcp.CallToolResult{Meta: mcp.Meta{"bulwark/untrusted": untrustedMeta(s.envelope.Source)}, Content: out}, nil
 }
 
+// Bounds of a content block's metadata.
+const (
+	maxBlockMeta = 8 << 10 // bytes of one _meta, encoded
+)
+
+// invalidURI stands for an upstream's resource URI that is not a URI.
+const invalidURI = "urn:bulwark:invalid-uri"
+
+// metaNotes collects what contentMeta dropped, for the result's final note.
+type metaNotes []string
+
+func (n *metaNotes) add(s string) {
+	if !slices.Contains(*n, s) {
+		*n = append(*n, s)
+	}
+}
+
+// mediaType returns mt in normal form when it is a media type (RFC 6838).
+// A block that needs one (an image, audio) and has none that is valid is
+// left out (ok false); a resource's invalid mimeType is dropped.
+func (n *metaNotes) mediaType(mt string, required bool) (string, bool) {
+	if out, ok := untrusted.MediaType(mt); ok {
+		return out, true
+	}
+	if !required {
+		if mt != "" {
+			n.add("a resource's mimeType that is not a media type (RFC 6838) was dropped")
+		}
+		return "", true
+	}
+	n.add("an image or audio block whose mimeType is not a media type (RFC 6838) was left out")
+	return "", false
+}
+
+// uri returns u when it is a URI (RFC 3986), else invalidURI.
+func (n *metaNotes) uri(u string) string {
+	if untrusted.URI(u) {
+		return u
+	}
+	n.add("a resource URI that is not a URI (RFC 3986) was replaced by " + invalidURI)
+	return invalidURI
+}
+
+// meta returns m, or nil when it holds more than maxBlockMeta bytes.
+func (n *metaNotes) meta(m mcp.Meta) mcp.Meta {
+	if len(m) == 0 {
+		return nil
+	}
+	if b, err := json.Marshal(m); err != nil || len(b) > maxBlockMeta {
+		n.add(fmt.Sprintf("a block's _meta larger than %d bytes was dropped", maxBlockMeta))
+		return nil
+	}
+	return m
+}
+
+// annotations keeps what the fields say they hold: the audiences "user"
+// and "assistant", a priority from 0 to 1, an RFC 3339 lastModified.
+func (n *metaNotes) annotations(a *mcp.Annotations) *mcp.Annotations {
+	if a == nil {
+		return nil
+	}
+	out := &mcp.Annotations{}
+	for _, r := range a.Audience {
+		if r == "user" || r == "assistant" {
+			out.Audience = append(out.Audience, r)
+		} else {
+			n.add("an annotation's audience that is neither user nor assistant was dropped")
+		}
+	}
+	if a.Priority >= 0 && a.Priority <= 1 {
+		out.Priority = a.Priority
+	}
+	if _, err := time.Parse(time.RFC3339, a.LastModified); err == nil {
+		out.LastModified = a.LastModified
+	} else if a.LastModified != "" {
+		n.add("an annotation's lastModified that is not an RFC 3339 time was dropped")
+	}
+	return out
+}
+
 // contentNote is the final text block of a Content result that holds more
 // than enveloped text.
-func contentNote(e *untrusted.Envelope) string {
-	return "The content above comes from " + e.Source + " and is untrusted. " + e.NoteText()
+func contentNote(e *untrusted.Envelope, notes metaNotes) string {
+	s := "The content above comes from " + e.Source + " and is untrusted. " + e.NoteText()
+	if len(notes) > 0 {
+		s += " Metadata the upstream wrote that was not what its field says: " + strings.Join(notes, "; ") + "."
+	}
+	return s
 }
 
 // textResult is the result of one text block with _meta meta, built in

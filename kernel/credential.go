@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 )
 
@@ -102,8 +103,17 @@ func checkCredential(c Credential, byok bool, before []credential) error {
 		return fmt.Errorf("header %s is used by another credential", header)
 	case c.Value != "" && !validCredential(c.Value):
 		return errors.New("the configured value is not 1 to 8192 bytes of printable ASCII, one token or a scheme, one space and a token (value not shown)")
+	case c.Value != "" && tooShort(c.Value):
+		return fmt.Errorf("the configured value's token is shorter than %d bytes, too short to be removed safely from what clients receive (value not shown)", egress.MinSecretLen)
 	}
 	return nil
+}
+
+// tooShort reports whether a credential's token (the value, or what
+// follows its scheme) is too short for the egress gate to remove safely.
+func tooShort(v string) bool {
+	parts := credentialParts(v)
+	return egress.CheckSecret(parts[len(parts)-1]) != nil
 }
 
 // validCredential reports whether v is 1 to 8192 bytes of printable ASCII
@@ -151,7 +161,7 @@ func (s *Server) credential(c *Call, name string) (string, error) {
 	switch {
 	case err != nil:
 		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Malformed %s credentials", cr.provider),
-			Hint:  fmt.Sprintf("Send exactly one %s request header: 1 to 8192 printable ASCII characters, a token or a scheme, one space and a token.", cr.header),
+			Hint:  fmt.Sprintf("Send exactly one %s request header: 1 to 8192 printable ASCII characters, a token of at least %d characters or a scheme, one space and such a token.", cr.header, egress.MinSecretLen),
 			Cause: err}
 	case v == "":
 		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Missing %s credentials", cr.provider),
@@ -173,6 +183,9 @@ func fromHeader(h http.Header, name string) (string, error) {
 	v := strings.TrimSpace(vals[0])
 	if v != "" && !validCredential(v) {
 		return "", fmt.Errorf("BYOK header %s: %d bytes, not printable ASCII in the shape of credentials, or over 8192", name, len(v))
+	}
+	if v != "" && tooShort(v) {
+		return "", fmt.Errorf("BYOK header %s: its token is shorter than %d bytes, too short to be removed safely from results", name, egress.MinSecretLen)
 	}
 	return v, nil
 }

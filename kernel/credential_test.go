@@ -127,6 +127,7 @@ func TestBYOKMalformedCredentialIsUnauthenticated(t *testing.T) {
 		{"tab", with("tab\there"), "Malformed Example credentials"},
 		{"non-ASCII", with("tökén-tökén"), "Malformed Example credentials"},
 		{"longer than 8 KiB", with(strings.Repeat("k", 8<<10+1)), "Malformed Example credentials"},
+		{"token too short to scrub", with("Bearer short-tok"), "Malformed Example credentials"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,6 +180,9 @@ func TestCredentialDeclarationsValidated(t *testing.T) {
 		{"configured value with a leading space", false, []kernel.Credential{{Name: "a", Provider: "P", Value: " s3cret"}}},
 		{"configured value with a newline", false, []kernel.Credential{{Name: "a", Provider: "P", Value: "s3cret\r\nX-Admin: 1"}}},
 		{"configured value too long", false, []kernel.Credential{{Name: "a", Provider: "P", Value: strings.Repeat("s", 8<<10+1)}}},
+		// a token the egress gate could not remove without removing words
+		{"configured value too short", false, []kernel.Credential{{Name: "a", Provider: "P", Value: "s3cret"}}},
+		{"configured token too short", false, []kernel.Credential{{Name: "a", Provider: "P", Value: "Bearer-long-scheme s3cret"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

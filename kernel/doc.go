@@ -49,9 +49,14 @@
 //	    declares it, else a token           handler.go             -> tool error confirmation_required /
 //	                                                                  store_unavailable
 //	15  the tool's handler, with its Call   the tool               -> its *Error, or internal + error id
-//	16  result shaping: untrusted envelope  handler.go, scrub.go   (every channel; an answer that
-//	    and credentials in play scrubbed                              cannot be scrubbed is upstream_error)
-//	17  audit record                        handler.go             (never argument values)
+//	16  result shaping: untrusted envelope  handler.go, content.go (every channel that carries
+//	                                                                  upstream text)
+//	17  audit record                        handler.go, scrub.go   (never argument values; the call's
+//	                                                                  secrets scrubbed)
+//	18  egress gate: every message to the   egress.go, egress_http.go, kernel/egress
+//	    client, on every transport — its      (the stdio writer, the HTTP response writer, Connect's
+//	    decoded strings scrubbed of the         transport: results, errors, lists, notifications,
+//	    registered secrets and cleaned          requests; no channel can go around it)
 //
 // Over stdio 10a runs before 10, so a refused call spends no rate-limit
 // slot; over HTTP admission comes first. Validation (11), authorization (12) and the preview (13) run before the

@@ -42,7 +42,7 @@ func TestDynamicToolPreviewBindsTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, ks.MCP(), nil)
+	sess := mcptest.Connect(t, ks, nil)
 	tok := mcptest.ConfirmToken(t, sess.Call(t, "reset_all", map[string]any{}))
 	version = "v2" // the definition changed between the two calls
 	res := sess.Call(t, "reset_all", map[string]any{"confirmToken": tok})

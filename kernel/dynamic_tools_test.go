@@ -55,7 +55,7 @@ func TestDynamicToolsAddAndWithdraw(t *testing.T) {
 	}
 	var mu sync.Mutex
 	changed := make(chan struct{}, 8)
-	sess := mcptest.Connect(t, ks.MCP(), &mcptest.Options{Client: &mcp.ClientOptions{
+	sess := mcptest.Connect(t, ks, &mcptest.Options{Client: &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -125,7 +125,7 @@ func TestStaticToolsRefuseChanges(t *testing.T) {
 	if err := ks.WithdrawTool("gone", kernel.Errorf(kernel.FailedPrecondition, "gone changed")); err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, ks.MCP(), nil)
+	sess := mcptest.Connect(t, ks, nil)
 	if res := sess.Call(t, "gone", map[string]any{}); !res.IsError || !strings.Contains(mcptest.Text(res), "gone changed") {
 		t.Fatalf("withdrawn unknown name: %s", mcptest.Text(res))
 	}
@@ -182,7 +182,7 @@ func TestDynamicToolsUnderAuthzOnlyTheToolsOfNew(t *testing.T) {
 	if _, err := ks.AddTools(runtimeTool("a", "A2", true)); err != nil {
 		t.Fatalf("a tool of New, added back: %v", err)
 	}
-	sess := mcptest.Connect(t, ks.MCP(), nil)
+	sess := mcptest.Connect(t, ks, nil)
 	if got := mcptest.Text(sess.Call(t, "a", map[string]any{})); !strings.Contains(got, "A2") {
 		t.Fatalf("a: %s", got)
 	}

@@ -61,7 +61,7 @@ func Example_server() {
 	// An in-process client; a real server would call srv.ServeStdio or serve HTTP.
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := srv.MCP().Connect(ctx, st, nil); err != nil {
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
 		fmt.Println(err)
 		return
 	}

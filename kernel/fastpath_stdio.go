@@ -135,7 +135,7 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	// without its system-call bookkeeping (kernel/pipeio: fewer thread
 	// wake-ups a call).
 	src, dst, own := ownPipes(in, out)
-	f.out = &stdioOut{w: pipeio.Writer(dst), d: d, front: f}
+	f.out = &stdioOut{w: pipeio.Writer(dst), s: s, ctx: ctx, d: d, front: f}
 	pr, pw := io.Pipe()
 	sdkDone := make(chan error, 1)
 	go func() {

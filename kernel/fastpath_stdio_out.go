@@ -16,6 +16,8 @@ import (
 type stdioOut struct {
 	mu     sync.Mutex
 	w      io.Writer
+	s      *Server         // its egress gate sees every line
+	ctx    context.Context // the session's
 	d      *drain
 	front  *stdioFront // nil without the fast path
 	err    error       // the first write error: every later write fails with it
@@ -27,6 +29,7 @@ func (o *stdioOut) write(p []byte) error {
 	if o.err != nil {
 		return o.err
 	}
+	p = o.s.gateLines(o.ctx, p, o.s.sessions) // pipeline step 18 (egress.go)
 	_, o.err = o.w.Write(p)
 	return o.err
 }

@@ -44,7 +44,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 			return nil, rpcErr
 		}
 		call.noteRecord(&rec)
-		res = s.scrub(ctx, call, res, &rec)
+		scrubRecord(call.secrets, &rec) // the result's are removed by the egress gate (egress.go)
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
 		st := meter.Stats()
@@ -56,7 +56,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 }
 
 func (s *Server) newCall(ctx context.Context, t *Tool, req *mcp.CallToolRequest) *Call {
-	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req}
+	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req, scope: s.scopeFor(ctx)}
 	if req.Extra != nil {
 		c.header = req.Extra.Header
 	}
@@ -386,7 +386,7 @@ func (s *Server) fail(ctx context.Context, call *Call, rec *audit.Record, err er
 	if internal {
 		id = newErrorID()
 		rec.Outcome, rec.ErrorID = audit.Internal, id
-		s.logger.ErrorContext(ctx, "tool call failed", "error_id", id, "tool", call.Tool, "principal", call.Principal.ID, "error", call.secrets.String(errorText(te)))
+		s.logger.ErrorContext(ctx, "tool call failed", "error_id", id, "tool", call.Tool, "principal", call.Principal.ID, "error", scrubText(call.secrets, errorText(te)))
 	} else if te.Cause != nil {
 		// Not our failure: a caller can cause as many as it calls, so never
 		// at error level; an upstream's fault is worth an info line.
@@ -394,7 +394,7 @@ func (s *Server) fail(ctx context.Context, call *Call, rec *audit.Record, err er
 		if te.Code == UpstreamError {
 			level = slog.LevelInfo
 		}
-		s.logger.Log(ctx, level, "tool error", "tool", call.Tool, "code", te.Code, "error", call.secrets.String(errorText(te)))
+		s.logger.Log(ctx, level, "tool error", "tool", call.Tool, "code", te.Code, "error", scrubText(call.secrets, errorText(te)))
 	}
 	return s.errorResult(te, id)
 }
@@ -481,27 +481,6 @@ func untrustedMeta(source string) map[string]any {
 	}
 	m, _ := sourceMetas.LoadOrStore(source, map[string]any{"source": source})
 	return m.(map[string]any)
-}
-
-// scrub removes the call's credentials from its result (step 15's last
-// act) and from its audit record. A result whose structured content cannot
-// be scrubbed without breaking it is withheld.
-func (s *Server) scrub(ctx context.Context, call *Call, res *mcp.CallToolResult, rec *audit.Record) *mcp.CallToolResult {
-	n, ok := call.secrets.result(res)
-	if n > 0 {
-		s.logger.WarnContext(ctx, "a credential appeared in a result and was removed; the upstream echoes credentials",
-			"tool", call.Tool, "principal", call.Principal.ID, "occurrences", n)
-	}
-	if !ok {
-		rec.Outcome, rec.ErrorCode = audit.ToolError, string(UpstreamError)
-		res = s.errorResult(&Error{Code: UpstreamError, Message: "The upstream's answer held a credential this server uses, in a form that could not be removed without breaking the answer; the answer was withheld.",
-			Hint: "The upstream echoes credentials: report it to the operator."}, "")
-	} else if n > 0 {
-		res.Content = append(res.Content, &mcp.TextContent{Text: fmt.Sprintf(
-			"%d occurrence(s) of a credential this server uses appeared in the upstream's answer and were replaced by %q.", n, untrusted.Redacted)})
-	}
-	call.secrets.record(rec)
-	return res
 }
 
 func resultSize(res *mcp.CallToolResult) int64 {

@@ -87,7 +87,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	if !opts.DisableFastPath && !g.ContentType.DisableAcceptCheck && !s.opts.DynamicTools { // else the go-sdk's Accept rule decides
 		endpoint = s.fastPath(endpoint)
 	}
-	mux.Handle(MCPPath, s.observeHTTP(pipe.Handler, s.admission(endpoint)))
+	mux.Handle(MCPPath, s.egressHTTP(s.observeHTTP(pipe.Handler, s.admission(endpoint))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")

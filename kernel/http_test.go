@@ -44,7 +44,7 @@ func newHTTPFixture(t *testing.T, limit int, byok bool) *httpFixture {
 	f := &httpFixture{audit: make(chan audit.Record, 100)}
 	opts := kernel.Options{Tiers: tiers, Limiter: lim, BYOK: byok,
 		Audit:       audit.Func(func(_ context.Context, r audit.Record) { f.audit <- r }),
-		Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Header: "X-Example-Token", Value: "configured"}}}
+		Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Header: "X-Example-Token", Value: "configured-token"}}}
 	tools := append(testTools(new([]string)), kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
 		Name: "whoami", Description: "Who is calling, and with which credential.", Policy: readPolicy,
 		Handle: func(ctx context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {

@@ -172,7 +172,7 @@ func newFixture(t *testing.T, opts kernel.Options) *fixture {
 		t.Fatal(err)
 	}
 	f.srv = srv
-	f.sess = mcptest.Connect(t, srv.MCP(), nil)
+	f.sess = mcptest.Connect(t, srv, nil)
 	return f
 }
 

@@ -28,7 +28,7 @@ func TestCollidingKeysStayDistinct(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, srv.MCP(), nil)
+	sess := mcptest.Connect(t, srv, nil)
 	res := sess.Call(t, "hostile_keys", map[string]any{})
 	if res.IsError {
 		t.Fatalf("error: %s", mcptest.Text(res))

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
 )
 
@@ -250,16 +251,15 @@ func (s *Server) inputRequired(ctx context.Context, call *Call, ir *InputRequire
 		return nil, Errorf(FailedPrecondition, "This tool needs to ask the client (%s), and the client did not declare that capability.", m).
 			WithHint("Use a client that declares it, or a tool that does not ask.")
 	}
-	// A question goes to the client as the handler wrote it (it cannot be
-	// rewritten field by field), so one that holds a credential in play,
-	// in any form the scrubber finds, is withheld like an unscrubbable
-	// result: the credential never leaves the kernel.
-	if call.secrets != nil {
+	// A question that holds a secret in play, in any form the egress gate
+	// finds, is withheld rather than sent with holes in it: a question
+	// with [redacted] in it could mislead the person who answers.
+	if call.secrets.Len() > 0 {
 		raw, err := json.Marshal(ir.Requests)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: encoding its input requests: %w", call.Tool, err)
 		}
-		if _, n := call.secrets.bytes(raw); n > 0 {
+		if _, rep, err := egress.Message(raw, call.secrets); err != nil || rep.Redacted > 0 {
 			return nil, Errorf(UpstreamError, "This tool's question to the client held a credential, so it was not sent.").
 				WithHint("Nothing was asked and nothing changed; report it to the operator.")
 		}

@@ -39,7 +39,7 @@ func ExampleAskInput() {
 	}
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := srv.MCP().Connect(ctx, st, nil); err != nil {
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -21,7 +21,7 @@ func FuzzRequestState(f *testing.F) {
 	f.Add("not base64 at all %%%")
 	f.Add("-TAMPERED")
 	fx := newMRTRFixture(f, kernel.Options{})
-	sess := mcptest.Connect(f, fx.srv.MCP(), &mcptest.Options{Client: &mcp.ClientOptions{
+	sess := mcptest.Connect(f, fx.srv, &mcptest.Options{Client: &mcp.ClientOptions{
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil

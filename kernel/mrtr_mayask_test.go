@@ -28,13 +28,13 @@ func TestCallMayAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"2025-11-25", ""} {
-		sess := mcptest.Connect(t, srv.MCP(), &mcptest.Options{ProtocolVersion: v, Client: &mcp.ClientOptions{
+		sess := mcptest.Connect(t, srv, &mcptest.Options{ProtocolVersion: v, Client: &mcp.ClientOptions{
 			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
 		}})
 		if got := mcptest.Text(sess.Call(t, "may", map[string]any{})); !strings.Contains(got, "elicit=true sample=false") {
 			t.Fatalf("%q: %s", v, got)
 		}
-		bare := mcptest.Connect(t, srv.MCP(), &mcptest.Options{ProtocolVersion: v})
+		bare := mcptest.Connect(t, srv, &mcptest.Options{ProtocolVersion: v})
 		if got := mcptest.Text(bare.Call(t, "may", map[string]any{})); !strings.Contains(got, "elicit=false sample=false") {
 			t.Fatalf("%q bare: %s", v, got)
 		}

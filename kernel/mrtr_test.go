@@ -322,7 +322,7 @@ func TestConfirmPaths(t *testing.T) {
 		t.Fatalf("elicit mode without elicitation: %+v", a)
 	}
 	el.ask(t, apiKey, item)
-	list, err := mcptest.Connect(t, el.srv.MCP(), nil).ListTools(context.Background(), nil)
+	list, err := mcptest.Connect(t, el.srv, nil).ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestConsentOverSession(t *testing.T) {
 		t.Run(c.version+action, func(t *testing.T) {
 			f := newMRTRFixture(t, kernel.Options{})
 			var asked []string
-			sess := mcptest.Connect(t, f.srv.MCP(), &mcptest.Options{Client: &mcp.ClientOptions{
+			sess := mcptest.Connect(t, f.srv, &mcptest.Options{Client: &mcp.ClientOptions{
 				ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked = append(asked, r.Params.Message)
 					return &mcp.ElicitResult{Action: action, Content: map[string]any{"confirm": action == "accept"}}, nil
@@ -420,7 +420,7 @@ func TestAskWithoutDeclaring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := mcptest.Connect(t, srv.MCP(), nil).Call(t, "sneaky", item)
+	res := mcptest.Connect(t, srv, nil).Call(t, "sneaky", item)
 	if !res.IsError || res.InputRequests != nil || !strings.Contains(mcptest.Text(res), "internal") {
 		t.Fatalf("%+v", res)
 	}
@@ -502,7 +502,7 @@ func TestQuestionWithCredentialIsWithheld(t *testing.T) {
 	}
 	for _, version := range []string{"2025-11-25", ""} {
 		asked := 0
-		sess := mcptest.Connect(t, srv.MCP(), &mcptest.Options{ProtocolVersion: version, Client: &mcp.ClientOptions{
+		sess := mcptest.Connect(t, srv, &mcptest.Options{ProtocolVersion: version, Client: &mcp.ClientOptions{
 			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 				asked++
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil

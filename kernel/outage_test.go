@@ -23,7 +23,7 @@ import (
 // resumes by itself.
 func TestStoreOutage(t *testing.T) {
 	rs := newRefusalServer(t, 1000, kernel.StoreOutage{Setting: "--store-outage"})
-	sess := mcptest.Connect(t, rs.srv.MCP(), nil)
+	sess := mcptest.Connect(t, rs.srv, nil)
 	read := map[string]any{"zone": "z", "name": "n"}
 	del := map[string]any{"zone": "z", "name": "www"}
 	tok := mcptest.ConfirmToken(t, sess.Call(t, "delete_item", del))
@@ -67,7 +67,7 @@ func TestStoreOutage(t *testing.T) {
 // on under a per-process limit while writes still fail closed.
 func TestStoreOutageServeReads(t *testing.T) {
 	rs := newRefusalServer(t, 2, kernel.StoreOutage{ServeReads: true, Setting: "--store-outage"})
-	sess := mcptest.Connect(t, rs.srv.MCP(), nil)
+	sess := mcptest.Connect(t, rs.srv, nil)
 	rs.store.down.Store(true)
 	read := map[string]any{"zone": "z", "name": "n"}
 	for i := range 2 {
@@ -98,7 +98,7 @@ func TestConfirmStoreOutageWithoutLimiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, srv.MCP(), nil)
+	sess := mcptest.Connect(t, srv, nil)
 	st.down.Store(true)
 	if res := sess.Call(t, "get_item", map[string]any{"zone": "z", "name": "n"}); res.IsError {
 		t.Fatalf("read refused: %s", mcptest.Text(res))

@@ -186,7 +186,7 @@ func TestTierCheckSpendsNoSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := mcptest.Connect(t, srv.MCP(), nil)
+	s := mcptest.Connect(t, srv, nil)
 	args := map[string]any{"zone": "z", "name": "n"}
 	for range 5 {
 		res := s.Call(t, "pro_tool", args)

@@ -136,7 +136,7 @@ func TestRefusalsSameOnEveryTransport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			viaHTTP, viaStdio := newRefusalServer(t, 1, kernel.StoreOutage{Setting: "--store-outage"}), newRefusalServer(t, 1, kernel.StoreOutage{Setting: "--store-outage"})
-			sess := mcptest.Connect(t, viaStdio.srv.MCP(), nil)
+			sess := mcptest.Connect(t, viaStdio.srv, nil)
 			tc.setup(viaHTTP, func() { post(t, viaHTTP.url, callBody(tc.tool, args), nil) })
 			tc.setup(viaStdio, func() { sess.Call(t, tc.tool, args) })
 
@@ -223,7 +223,7 @@ func (l *lockedWriter) String() string {
 // arguments and carries none, over HTTP and stdio alike.
 func TestAuditDigestOnlyOnceArgumentsAreRead(t *testing.T) {
 	rs := newRefusalServer(t, 1, kernel.StoreOutage{})
-	sess := mcptest.Connect(t, rs.srv.MCP(), nil)
+	sess := mcptest.Connect(t, rs.srv, nil)
 	args := map[string]any{"zone": "z", "name": "n"}
 	check := func(what string, outcome audit.Outcome, digest bool) {
 		t.Helper()
@@ -260,7 +260,7 @@ func TestGoldenRefusalTranscripts(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rs := newRefusalServer(t, 1, kernel.StoreOutage{Setting: "--store-outage"})
-			sess := mcptest.Connect(t, rs.srv.MCP(), nil)
+			sess := mcptest.Connect(t, rs.srv, nil)
 			if !c.down {
 				sess.Call(t, "get_item", item)
 			}

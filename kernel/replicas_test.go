@@ -57,7 +57,7 @@ func replica(t *testing.T, tg *storetest.Target, limit int, acted *atomic.Int32)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcptest.Connect(t, srv.MCP(), nil)
+	return mcptest.Connect(t, srv, nil)
 }
 
 func TestReplicasShareConfirmationTokens(t *testing.T) {

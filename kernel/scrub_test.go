@@ -133,7 +133,7 @@ func TestConfiguredCredentialEchoIsScrubbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, srv.MCP(), nil)
+	sess := mcptest.Connect(t, srv, nil)
 	for form := range echoForms {
 		t.Run(form, func(t *testing.T) {
 			res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"form": form},
@@ -167,30 +167,29 @@ func TestConfiguredCredentialEchoIsScrubbed(t *testing.T) {
 	a, _ := json.Marshal(auditLog.Records())
 	lacksSecret(t, "audit", string(a), serverToken)
 	lacksSecret(t, "server log", log.String(), serverToken)
-	if !strings.Contains(log.String(), "a credential appeared in a result") {
+	if !strings.Contains(log.String(), "secrets appeared in a message to the client") {
 		t.Errorf("the operator was not told: %s", log.String())
 	}
 }
 
-// A credential that matches JSON syntax (a numeric token echoed as a
-// number) cannot be scrubbed without breaking the JSON: the answer is
-// withheld, never passed on.
-func TestUnscrubbableAnswerIsWithheld(t *testing.T) {
+// A numeric credential echoed as a JSON number is found too: the number
+// becomes the string "[redacted]", and the rest of the answer passes.
+func TestNumericSecretIsScrubbed(t *testing.T) {
 	const numeric = "904412345678"
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{kernel.NewTool(kernel.Spec[echoArgs, json.RawMessage]{
 		Name: "echo_number", Description: "Echoes the token as a number.", Policy: readPolicy,
 		Handle: func(ctx context.Context, c *kernel.Call, in echoArgs) (json.RawMessage, error) {
 			tok, _ := c.Credential("upstream")
-			return json.RawMessage(`{"id":` + tok + `}`), nil
+			return json.RawMessage(`{"id":` + tok + `,"zone":"example.com"}`), nil
 		},
 	})}, &kernel.Options{Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: numeric}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := mcptest.Connect(t, srv.MCP(), nil).Call(t, "echo_number", map[string]any{"form": "n"})
+	res := mcptest.Connect(t, srv, nil).Call(t, "echo_number", map[string]any{"form": "n"})
 	wire := wireOf(res)
-	if !res.IsError || strings.Contains(wire, numeric) || !strings.Contains(wire, "upstream_error") {
-		t.Fatalf("want a withheld answer: %s", wire)
+	if res.IsError || strings.Contains(wire, numeric) || !strings.Contains(wire, "example.com") || !strings.Contains(wire, `"id":"[redacted]"`) {
+		t.Fatalf("want the number redacted and the rest passed: %s", wire)
 	}
 }
 
@@ -219,45 +218,51 @@ func TestBYOKCredentialEchoIsScrubbed(t *testing.T) {
 	}
 }
 
-// Call.Scrub is the one scrubber for a server's own use (an upstream
-// answer before it is decoded or cached): it removes the credentials the
-// kernel has in play and the values the server adds, in every form the
-// result scrubber finds, and leaves its input alone. Outside a call it
-// removes the added values only.
-func TestCallScrub(t *testing.T) {
+// RegisterSecrets is how a server adds a secret it brings into a call (a
+// key loaded for the caller, a credential's part it relays alone): the
+// egress gate removes it, in every form, from the result, the call's
+// notifications and the rest of the session, and the kernel from its log
+// lines and audit record — over stdio (in process) and over HTTP, on the
+// fast path and the go-sdk's.
+func TestRegisterSecrets(t *testing.T) {
 	const derived = "derived-PART-9f3k2m1x"
-	answer := fmt.Sprintf(`{"a":%q,"b":%q,"c":%q}`, serverToken, derived, base64.StdEncoding.EncodeToString([]byte("k="+derived)))
-	var got []string
 	tool := kernel.NewTool(kernel.Spec[struct{}, any]{
-		Name: "fetch", Description: "Scrubs an upstream answer.", Policy: readPolicy,
-		Handle: func(_ context.Context, c *kernel.Call, _ struct{}) (any, error) {
-			in := []byte(answer)
-			out, n := c.Scrub(in, derived)
-			got = append(got, string(out), fmt.Sprint(n), string(in))
-			return map[string]any{}, nil
+		Name: "fetch", Description: "Loads a key for the caller and echoes it.", Policy: readPolicy,
+		Handle: func(ctx context.Context, c *kernel.Call, _ struct{}) (any, error) {
+			c.RegisterSecrets(derived)
+			c.Log(ctx, slog.LevelInfo, "loaded "+derived, map[string]any{"k": derived})
+			return map[string]any{"a": derived, "b": base64.StdEncoding.EncodeToString([]byte("k=" + derived)),
+				"c": strings.Join(strings.Split(derived, ""), "\u00ad"), derived: 1}, nil
 		},
 	})
-	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool},
-		&kernel.Options{Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: serverToken}}})
+	var log bytes.Buffer
+	var auditLog mcptest.AuditLog
+	newServer := func() *kernel.Server {
+		srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool},
+			&kernel.Options{Logger: slog.New(slog.NewTextHandler(&log, nil)), Audit: &auditLog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+	sess := mcptest.Connect(t, newServer(), nil)
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, srv.MCP(), nil)
-	if _, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "fetch", Arguments: map[string]any{}}); err != nil {
-		t.Fatal(err)
+	lacksSecret(t, "in-process result", wireOf(res), derived)
+	lacksSecret(t, "in-process transcript", sess.Transcript(), derived)
+	for _, disable := range []bool{false, true} {
+		endpoint := mcptest.ServeHTTP(t, newServer(), kernel.HTTPOptions{DisableFastPath: disable})
+		_, body := post(t, endpoint, callBody("fetch", map[string]any{}), nil)
+		lacksSecret(t, fmt.Sprintf("HTTP body (sdk=%v)", disable), body, derived)
+		if !strings.Contains(body, "[redacted]") {
+			t.Errorf("no [redacted] marker: %.400s", body)
+		}
 	}
-	if len(got) != 3 {
-		t.Fatal("the handler did not run")
-	}
-	lacksSecret(t, "scrubbed answer", got[0], serverToken)
-	lacksSecret(t, "scrubbed answer", got[0], derived)
-	if got[1] != "3" || !json.Valid([]byte(got[0])) || got[2] != answer {
-		t.Errorf("Scrub = %s, %s replacements; input now %s", got[0], got[1], got[2])
-	}
-	out, n := (&kernel.Call{}).Scrub([]byte(answer), derived)
-	if n != 2 || !strings.Contains(string(out), serverToken) {
-		t.Errorf("outside a call: %s, %d replacements", out, n)
-	}
+	lacksSecret(t, "server log", log.String(), derived)
+	a, _ := json.Marshal(auditLog.Records())
+	lacksSecret(t, "audit", string(a), derived)
 }
 
 // TestFastPathStreamIsScrubbed: over HTTP, on the fast path and on the
@@ -301,4 +306,45 @@ func TestFastPathStreamIsScrubbed(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Options.Secrets and AddSecrets take values the egress gate can remove
+// safely, and refuse the others without quoting them.
+func TestServerSecretsChecked(t *testing.T) {
+	for _, v := range []string{"", "  ", "short-s3cret"[:8]} {
+		if _, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, nil, &kernel.Options{Secrets: []string{v}}); err == nil {
+			t.Errorf("Options.Secrets accepted a %d-byte value", len(v))
+		} else if v != "" && strings.Contains(err.Error(), v) {
+			t.Errorf("the error quotes the value: %v", err)
+		}
+	}
+	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{echoTool()}, &kernel.Options{Secrets: []string{"operator-ai-key-0123"},
+		Credentials: []kernel.Credential{{Name: "upstream", Provider: "Example", Value: serverToken}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddSecrets("tiny"); err == nil {
+		t.Error("AddSecrets accepted a 4-byte value")
+	}
+	if err := srv.AddSecrets("credential-file-value-42"); err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprintf("%v %+v %#v", srv, srv, srv); strings.Contains(s, "operator-ai-key") || strings.Contains(s, "credential-file-value") {
+		t.Fatalf("a printer shows a secret: %.300s", s)
+	}
+	// both reach no client, in any form the gate finds
+	leak := kernel.NewTool(kernel.Spec[struct{}, any]{Name: "leak", Description: "Echoes the operator's secrets.", Policy: readPolicy,
+		Handle: func(context.Context, *kernel.Call, struct{}) (any, error) {
+			return map[string]any{"a": "operator-ai-key-0123", "b": "credential-file-value-42\u200b", "c": base64.StdEncoding.EncodeToString([]byte("x:operator-ai-key-0123"))}, nil
+		}})
+	srv2, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{leak}, &kernel.Options{Secrets: []string{"operator-ai-key-0123"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv2.AddSecrets("credential-file-value-42"); err != nil {
+		t.Fatal(err)
+	}
+	wire := wireOf(mcptest.Connect(t, srv2, nil).Call(t, "leak", map[string]any{}))
+	lacksSecret(t, "result", wire, "operator-ai-key-0123")
+	lacksSecret(t, "result", wire, "credential-file-value-42")
 }

@@ -60,7 +60,7 @@ func (s *Server) serveStdioSDK(ctx context.Context, in io.ReadCloser, out io.Wri
 	d := newDrain(ctx)
 	err := s.mcp.Run(ctx, &mcp.IOTransport{
 		Reader:        &drainReader{ReadCloser: in, d: d},
-		Writer:        &sdkOut{out: &stdioOut{w: out, d: d}},
+		Writer:        &sdkOut{out: &stdioOut{w: out, s: s, ctx: ctx, d: d}},
 		MaxLineLength: maxStdioLine,
 	})
 	_ = out.Close()

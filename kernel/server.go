@@ -15,6 +15,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/argcheck"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
@@ -68,6 +69,12 @@ type Options struct {
 	StoreOutage StoreOutage
 	// Credentials are the provider credentials handlers may ask for.
 	Credentials []Credential
+	// Secrets are values the server holds beside its Credentials — an
+	// operator's AI key, the values a relay passes to its upstreams — that
+	// no client may receive: the egress gate removes them from every
+	// message (egress.go). Each must pass egress.CheckSecret. New keeps
+	// them only in the gate.
+	Secrets []string
 	// BYOK takes credentials from each HTTP request's own headers, never
 	// from Credential.Value. Over stdio it has no effect.
 	BYOK bool
@@ -104,7 +111,8 @@ type Server struct {
 	argDigest *argDigester // keyed hash of the arguments, for the audit (handler.go)
 	creds     []credential // declared credentials, values in closures
 	outage    outage
-	secrets   func() *scrubber // the configured credentials, scrubbed from every call; a closure, so a printer walking the Server never sees them
+	secrets   serverSecrets // what no client may receive: credentials, Options.Secrets, AddSecrets (egress.go)
+	sessions  *egressScope  // what the calls of stdio and in-process sessions registered
 	authz     *authz.Authorizer
 	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
 	dyn       dynamic        // tools added and withdrawn at run time (dynamic.go)
@@ -205,13 +213,20 @@ func (s *Server) setDefaults() error {
 		return err
 	}
 	s.creds = creds
-	var configured *scrubber
-	for _, c := range s.opts.Credentials {
-		configured = configured.with(c.Value)
+	for i, v := range s.opts.Secrets {
+		if err := egress.CheckSecret(v); err != nil {
+			return fmt.Errorf("kernel: Options.Secrets[%d]: %w", i, err)
+		}
 	}
-	s.secrets = func() *scrubber { return configured }
-	// The server keeps the values only in s.creds and the scrubber; its
-	// copy of the declarations carries none.
+	var configured []string
+	for _, c := range s.opts.Credentials {
+		configured = append(configured, credentialParts(c.Value)...)
+	}
+	s.secrets.add(append(configured, s.opts.Secrets...)...)
+	s.sessions = &egressScope{server: &s.secrets}
+	// The server keeps the values only in s.creds and the gate; its copy
+	// of the declarations and options carries none.
+	s.opts.Secrets = nil
 	s.opts.Credentials = slices.Clone(s.opts.Credentials)
 	for i := range s.opts.Credentials {
 		s.opts.Credentials[i].Value = ""
@@ -307,7 +322,10 @@ func (s *Server) prepare(t Tool) (Tool, *mcp.Tool, mcp.ToolHandler, error) {
 	return t, mt, s.handler(tp), nil
 }
 
-// MCP returns the underlying go-sdk server.
+// MCP returns the underlying go-sdk server, to register what the kernel
+// does not declare (prompts, resources) on it. Serve the Server itself
+// (ServeStdio, HTTPHandler, Connect): serving MCP() directly would bypass
+// the egress gate.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // Tools returns the registered tools, in declaration order.

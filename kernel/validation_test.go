@@ -44,7 +44,7 @@ func validationServer(t *testing.T) *mcptest.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcptest.Connect(t, srv.MCP(), nil)
+	return mcptest.Connect(t, srv, nil)
 }
 
 func ptr[T any](v T) *T { return &v }

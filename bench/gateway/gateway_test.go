@@ -150,7 +150,7 @@ func getenv(n string) string {
 }
 
 func upstreamConfig() gateway.Config {
-	return gateway.Config{Upstreams: []gateway.Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar}, ReadOnlyTools: []string{"echo"}}}}
+	return gateway.Config{Upstreams: []gateway.Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar}, PublicEnv: []string{mcpupstream.EnvVar}, ReadOnlyTools: []string{"echo"}}}}
 }
 
 // connect connects a go-sdk client over stdio to the child cmd starts,

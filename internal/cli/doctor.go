@@ -11,11 +11,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/internal/cli/bootenv"
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
 // doctor is `bulwark doctor [server] [flags]`: it builds the server exactly
@@ -130,14 +132,16 @@ func (d *doctorRun) report(w io.Writer) bool {
 // oneLine keeps a line printable: control characters (from an upstream's
 // error text, say) become spaces, and it is cut at 300 bytes.
 func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
+	s = untrusted.TerminalLine(s) // a check's detail may quote an upstream or a file
 	if len(s) > 300 {
-		s = s[:300] + "…"
+		cut := 300
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		if sp := strings.LastIndexByte(s[:cut], ' '); sp > cut-40 {
+			cut = sp // at a word's end
+		}
+		s = s[:cut] + "…"
 	}
 	return s
 }

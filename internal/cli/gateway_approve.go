@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/servers/gateway/pin"
 )
 
@@ -93,10 +94,14 @@ func (a *gatewayApprove) run(ctx context.Context, env Env, target string) error 
 		if err != nil {
 			return err
 		}
-		if err := pin.WriteReport(env.Stdout, p, findings); err != nil {
+		var report strings.Builder
+		if err := pin.WriteReport(&report, p, findings); err != nil {
 			return err
 		}
-		if !a.yes && !askApproval(env.Stdout, in, p.Upstream+"."+p.Tool) {
+		// the report quotes what an upstream wrote: no control or hidden
+		// character of it reaches the operator's terminal
+		fmt.Fprint(env.Stdout, untrusted.TerminalText(report.String()))
+		if !a.yes && !askApproval(env.Stdout, in, untrusted.TerminalLine(p.Upstream+"."+p.Tool)) {
 			fmt.Fprint(env.Stdout, "Skipped.\n\n")
 			continue
 		}

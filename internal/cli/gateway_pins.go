@@ -39,7 +39,7 @@ func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, cl
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := &pin.Options{Logger: logger}
+	opts := &pin.Options{Logger: logger, AllowFlaggedDefinitions: c.allowFlagged}
 	if c.requireApproval {
 		opts.Mode = pin.RequireApproval
 	}

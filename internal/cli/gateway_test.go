@@ -42,7 +42,7 @@ func TestGatewayOneServerEndToEnd(t *testing.T) {
 	env := &fakeEnv{vars: map[string]string{mcpupstream.EnvVar: "1"}}
 	var stderr syncBuffer
 	done := make(chan int, 1)
-	args := []string{"gateway", "-data-dir", t.TempDir(), "-env", mcpupstream.EnvVar, "-prefix", "fake", "-read-only-tools", "echo,inject", "-target-arg", "path", "--", os.Args[0]}
+	args := []string{"gateway", "-data-dir", t.TempDir(), "-env", mcpupstream.EnvVar, "-public-env", mcpupstream.EnvVar, "-prefix", "fake", "-read-only-tools", "echo,inject", "-target-arg", "path", "--", os.Args[0]}
 	go func() {
 		done <- Run(ctx, Env{Args: args, Getenv: env.Getenv, Unsetenv: env.Unsetenv, Stdin: sr, Stdout: sw, Stderr: &stderr})
 	}()
@@ -108,6 +108,9 @@ func gatewayTools(t *testing.T, vars map[string]string, tool string, args ...str
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(ctx, Env{Args: append([]string{"gateway"}, args...), Getenv: env.Getenv, Unsetenv: env.Unsetenv, Stdin: sr, Stdout: sw, Stderr: &stderr})
+		cancel() // a gateway that stopped (or never started) answers nothing more:
+		sr.Close()
+		sw.Close()
 	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cli-test"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {
@@ -141,7 +144,7 @@ func gatewayTools(t *testing.T, vars map[string]string, tool string, args ...str
 // changed; after `approve -yes` a third start shows it again.
 func TestGatewayPinsThroughTheCLI(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"-data-dir", dir, "-env", mcpupstream.EnvVar + "," + mcpupstream.DescriptionVar, "-prefix", "fake", "-read-only-tools", "echo", "--", os.Args[0]}
+	args := []string{"-data-dir", dir, "-env", mcpupstream.EnvVar + "," + mcpupstream.DescriptionVar, "-public-env", mcpupstream.EnvVar + "," + mcpupstream.DescriptionVar, "-prefix", "fake", "-read-only-tools", "echo", "--", os.Args[0]}
 	vars := map[string]string{mcpupstream.EnvVar: "1"}
 	names, _, log := gatewayTools(t, vars, "", args...)
 	if !slices.Contains(names, "fake.echo") || !strings.Contains(log, "pin: tool pinned on first use") {
@@ -186,7 +189,7 @@ func TestGatewayPinsInRedis(t *testing.T) {
 	url := filepath.Join(dir, "redis-url")
 	cfg := filepath.Join(dir, "gw.toml")
 	os.WriteFile(url, []byte("redis://"+mr.Addr()+"/0\n"), 0o600)
-	os.WriteFile(cfg, []byte(fmt.Sprintf("[[upstream]]\nname = \"fake\"\ncommand = %q\nenv = [%q, %q]\nread_only_tools = [\"echo\"]\n",
+	os.WriteFile(cfg, []byte(fmt.Sprintf("[[upstream]]\nname = \"fake\"\ncommand = %q\nenv = [%q, %q]\npublic_env = [%[2]q, %[3]q]\nread_only_tools = [\"echo\"]\n",
 		os.Args[0], mcpupstream.EnvVar, mcpupstream.DescriptionVar)), 0o600)
 	args := []string{"-data-dir", dir, "-redis-url-file", url, "-config", cfg}
 	vars := map[string]string{mcpupstream.EnvVar: "1"}
@@ -216,7 +219,7 @@ func TestGatewayPinsInRedis(t *testing.T) {
 // tool not yet approved says so.
 func TestGatewayRequireApproval(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"-data-dir", dir, "-require-approval", "-env", mcpupstream.EnvVar, "-prefix", "fake", "-read-only-tools", "echo", "--", os.Args[0]}
+	args := []string{"-data-dir", dir, "-require-approval", "-env", mcpupstream.EnvVar, "-public-env", mcpupstream.EnvVar, "-prefix", "fake", "-read-only-tools", "echo", "--", os.Args[0]}
 	vars := map[string]string{mcpupstream.EnvVar: "1"}
 	names, out, log := gatewayTools(t, vars, "fake.echo", args...)
 	if len(names) != 0 || !strings.Contains(out, "not yet approved") || !strings.Contains(log, `offers new tool \"echo\", not yet approved`) {

@@ -30,7 +30,7 @@ func TestRefinedSchemaIsEnforced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := mcptest.Connect(t, srv.MCP(), nil)
+	s := mcptest.Connect(t, srv, nil)
 	for _, c := range []struct {
 		args map[string]any
 		ok   bool

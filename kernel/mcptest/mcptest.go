@@ -58,9 +58,15 @@ type Options struct {
 	ProtocolVersion string
 }
 
+// Server is what Connect serves: a *kernel.Server (through its egress
+// gate, as its transports serve it) or a bare *mcp.Server.
+type Server interface {
+	Connect(ctx context.Context, t mcp.Transport, opts *mcp.ServerSessionOptions) (*mcp.ServerSession, error)
+}
+
 // Connect runs srv on an in-memory transport and returns a connected,
 // initialized client session. Both ends are closed when the test ends.
-func Connect(t testing.TB, srv *mcp.Server, opts *Options) *Session {
+func Connect(t testing.TB, srv Server, opts *Options) *Session {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()

@@ -63,7 +63,7 @@ func benchSession(b *testing.B, obs kernel.Observer) *mcp.ClientSession {
 	}
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	if _, err := srv.MCP().Connect(ctx, st, nil); err != nil {
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
 		b.Fatal(err)
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil)

@@ -66,7 +66,7 @@ func TestKernelFailsClosedWithoutRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess := mcptest.Connect(t, srv.MCP(), nil)
+		sess := mcptest.Connect(t, srv, nil)
 		res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: map[string]any{"name": "x"}})
 		switch {
 		case tc.opts.Limiter != nil:
@@ -108,7 +108,7 @@ func TestRedisStopsAndStartsMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, srv.MCP(), nil)
+	sess := mcptest.Connect(t, srv, nil)
 	ctx := context.Background()
 	args := map[string]any{"name": "x"}
 	tok := mcptest.ConfirmToken(t, sess.Call(t, "delete_thing", args))

@@ -3,6 +3,7 @@ package untrusted
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -62,6 +63,105 @@ func CleanString(s string) string {
 	}
 	var st stats
 	return string(cleanAppend(nil, s, &st))
+}
+
+// Clean is CleanString, and whether it changed s.
+func Clean(s string) (string, bool) {
+	if plainASCII(s) {
+		return s, false
+	}
+	var st stats
+	out := cleanAppend(nil, s, &st)
+	if st.removed == 0 && st.neutralized == 0 && len(out) == len(s) && string(out) == s {
+		return s, false
+	}
+	return string(out), true
+}
+
+// Envelope tags as Wrap writes them.
+const (
+	openTag  = `<untrusted-data source="`
+	closeTag = "</untrusted-data>"
+)
+
+// CleanEnveloped is Clean for text that holds envelopes Wrap wrote (a tool
+// result's text): the envelope's own tags are kept where Wrap writes them —
+// an opening tag <untrusted-data source="…"> at the start of a line,
+// followed by a newline, and then one closing tag </untrusted-data> at the
+// start of a later line — and every other tag, look-alike spelling, closing
+// tag without its opening and opening tag inside an open envelope is
+// neutralized, as CleanString does.
+func CleanEnveloped(s string) (string, bool) {
+	if plainASCII(s) {
+		return s, false
+	}
+	keep := envelopeTags(s)
+	if len(keep) == 0 {
+		return Clean(s)
+	}
+	var st stats
+	out := make([]byte, 0, len(s)+16)
+	last := 0
+	for _, t := range keep {
+		out = cleanAppend(out, s[last:t[0]], &st)
+		out = append(out, s[t[0]:t[1]]...)
+		last = t[1]
+	}
+	out = cleanAppend(out, s[last:], &st)
+	if st.removed == 0 && st.neutralized == 0 && string(out) == s {
+		return s, false
+	}
+	return string(out), true
+}
+
+// envelopeTags returns the [start, end) of each envelope tag of s that
+// CleanEnveloped keeps, in order: opening and closing tags alternate.
+func envelopeTags(s string) [][2]int {
+	var keep [][2]int
+	open := false
+	for i := 0; i < len(s); i++ {
+		if s[i] != '<' || i > 0 && s[i-1] != '\n' {
+			continue
+		}
+		if !open {
+			if n := openingTag(s[i:]); n > 0 {
+				keep = append(keep, [2]int{i, i + n})
+				open = true
+				i += n - 1
+			}
+			continue
+		}
+		if strings.HasPrefix(s[i:], closeTag) && (i+len(closeTag) == len(s) || s[i+len(closeTag)] == '\n') {
+			keep = append(keep, [2]int{i, i + len(closeTag)})
+			open = false
+			i += len(closeTag) - 1
+		}
+	}
+	if open { // an opening tag never closed is not the envelope's
+		keep = keep[:len(keep)-1]
+	}
+	return keep
+}
+
+// openingTag returns the length of the opening tag, with its newline, that
+// s starts with, as Wrap writes it (the source attribute as attr leaves it),
+// or 0.
+func openingTag(s string) int {
+	if !strings.HasPrefix(s, openTag) {
+		return 0
+	}
+	for i := len(openTag); i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			if strings.HasPrefix(s[i:], "\">\n") {
+				return i + 3
+			}
+			return 0
+		case c == '<' || c == '>' || c == '&' || c < 0x20 || c == 0x7f:
+			return 0
+		}
+	}
+	return 0
 }
 
 // plainASCII reports whether s is printable ASCII with no '<': such a string
@@ -171,16 +271,13 @@ const tagName = "untrusted-data"
 // tagAt reports whether the rune at s[i] — '<' or a look-alike of it (see
 // ltLike) — opens or closes an untrusted-data tag as a model could read it:
 // '<', an optional '/', then the name, with spaces and invisible characters
-// allowed anywhere between them. Each rune is folded first (see fold):
-// compatibility forms (full-width, small-form, ligatures, mathematical
-// letters) by NFKC, Unicode spaces to one space, and common confusables
-// (Cyrillic and Greek letters that look Latin, dashes and '_' for the
-// hyphen, look-alike slashes) to what they look like.
+// allowed anywhere between them. Each rune is compared by what it reads as
+// (fold): its Unicode skeleton (UTS #39), lower-cased.
 func tagAt(s string, i int) bool {
 	const want = "/" + tagName // the '/' is optional
 	_, n := utf8.DecodeRuneInString(s[i:])
 	p := 0
-	var buf [8]rune
+	var buf [16]rune
 	for j := i + n; j < len(s); {
 		r, size := utf8.DecodeRuneInString(s[j:])
 		j += size
@@ -202,21 +299,16 @@ func tagAt(s string, i int) bool {
 	return false
 }
 
-// fold appends what r looks like to a reader, in lower case: nothing for an
-// invisible character, ' ' for any space, '-' for '_', the confusable's
-// Latin letter or ASCII sign, or else r's NFKC form (folded the same way).
-// It runs only on the few runes after a '<' or its look-alike.
+// fold appends what r reads as, in lower case: nothing for an invisible
+// character or a combining mark, ' ' for any space, '-' for '_', and
+// otherwise r's skeleton — its compatibility decomposition (NFKD) without
+// combining marks, each character mapped to its prototype by Unicode's
+// confusables table (confusables_table.go, UTS #39) or the few look-alikes
+// of '<' and '-' it does not list (extraConfusable), decomposed again the
+// same way. It runs only on the few runes after a '<' or its look-alike.
 func fold(r rune, dst []rune) []rune {
 	if r < utf8.RuneSelf {
-		switch {
-		case r == '_':
-			return append(dst, '-')
-		case unicode.IsSpace(r):
-			return append(dst, ' ')
-		case r < 0x20 || r == 0x7f:
-			return dst
-		}
-		return append(dst, rune(lower(byte(r))))
+		return foldASCII(r, dst)
 	}
 	if classify(r) != keep {
 		return dst
@@ -224,58 +316,89 @@ func fold(r rune, dst []rune) []rune {
 	if unicode.IsSpace(r) || unicode.Is(unicode.Zs, r) {
 		return append(dst, ' ')
 	}
-	if c, ok := confusable(unicode.ToLower(r)); ok {
-		return append(dst, c)
-	}
-	var b [utf8.UTFMax * 4]byte
-	nf := norm.NFKC.AppendString(b[:0], string(r))
-	for _, x := range string(nf) {
-		x = unicode.ToLower(x)
-		if c, ok := confusable(x); ok {
-			x = c
-		} else if x == '_' {
-			x = '-'
+	var b [utf8.UTFMax * 8]byte
+	for _, c := range string(norm.NFKD.AppendString(b[:0], string(r))) {
+		if c < utf8.RuneSelf {
+			dst = foldASCII(c, dst)
+			continue
 		}
-		dst = append(dst, x)
+		if unicode.In(c, unicode.Mn, unicode.Me) || classify(c) != keep {
+			continue
+		}
+		if x, ok := extraConfusable(unicode.ToLower(c)); ok {
+			dst = append(dst, x)
+			continue
+		}
+		p, ok := prototype(c)
+		if !ok {
+			p, ok = prototype(unicode.ToLower(c))
+		}
+		if !ok {
+			dst = append(dst, unicode.ToLower(c))
+			continue
+		}
+		for _, x := range norm.NFKD.String(p) {
+			switch {
+			case x < utf8.RuneSelf:
+				dst = foldASCII(x, dst)
+			case !unicode.In(x, unicode.Mn, unicode.Me):
+				dst = append(dst, unicode.ToLower(x))
+			}
+		}
 	}
 	return dst
 }
 
-// ltLike reports '<' and the runes that look like it, NFKC's (small-form
-// and full-width) among them.
-func ltLike(r rune) bool {
-	c, ok := confusable(r)
-	return r == '<' || ok && c == '<'
+// foldASCII is fold of an ASCII character.
+func foldASCII(r rune, dst []rune) []rune {
+	switch {
+	case r == '_':
+		return append(dst, '-')
+	case unicode.IsSpace(r):
+		return append(dst, ' ')
+	case r < 0x20 || r == 0x7f:
+		return dst
+	}
+	return append(dst, rune(lower(byte(r))))
 }
 
-// confusable maps a (lower-case) rune that looks like a character of an
-// envelope tag to that character. It is not a full confusables table
-// (Unicode TR39): it covers the tag's own letters and signs.
-func confusable(r rune) (rune, bool) {
+// prototype is r's prototype in Unicode's confusables table.
+func prototype(r rune) (string, bool) {
+	i, ok := slices.BinarySearch(confSrc[:], r)
+	if !ok {
+		return "", false
+	}
+	return confTo[confOff[i]:confOff[i+1]], true
+}
+
+// ltLike reports '<' and the runes whose fold starts with '<' (ltRunes,
+// generated with the table; TestLtRunes holds the two equal).
+func ltLike(r rune) bool {
+	if r == '<' {
+		return true
+	}
+	if r < utf8.RuneSelf {
+		return false
+	}
+	if _, ok := slices.BinarySearch(ltRunes[:], r); ok {
+		return true
+	}
+	c, ok := extraConfusable(r)
+	return ok && c == '<'
+}
+
+// extraConfusable maps look-alikes that Unicode's confusables table does
+// not map to the tag's characters: angle brackets a reader takes for '<'
+// (and the forms that decompose to them), dashes and marks taken for a
+// hyphen, and letters a hostile review used (r with fishhook or long leg).
+func extraConfusable(r rune) (rune, bool) {
 	switch r {
-	case 0xfe64, 0xff1c, 0x2039, 0x02c2, 0x3008, 0x2329, 0x27e8, 0x276e, 0x276c, 0x29fc, 0x1438, 0x227a:
+	case 0x3008, 0x2329, 0x27e8, 0x276c, 0x29fc, 0x227a, 0x2280, 0xfe3f:
 		return '<', true
-	case 0xff0f, 0x2215, 0x2044, 0x29f8, 0x2571:
-		return '/', true
-	case 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212, 0x2043, 0x02d7, 0x2e3a, 0x2e3b,
-		0xfe58, 0xfe63, 0xff0d, 0x2796, 0x058a, 0x05be, 0x30fc, 0xff3f:
+	case 0x2014, 0x2015, 0x2e3a, 0x2e3b, 0x30fc, 0xff3f, 0x058a, 0x05be:
 		return '-', true
-	case 0x0430, 0x03b1, 0x0251, 0x237a: // а α ɑ ⍺
-		return 'a', true
-	case 0x0501, 0x217e: // ԁ ⅾ
-		return 'd', true
-	case 0x0435, 0x03b5, 0x0454, 0x04bd, 0x212e: // е ε є ҽ ℮
-		return 'e', true
-	case 0x0578, 0x03b7, 0x03bd, 0x043f, 0x0273: // ո η ν (Ν) п ɳ
-		return 'n', true
-	case 0x0433, 0x1d26, 0x2c85: // г ᴦ ⲅ
+	case 0x027e, 0x027c:
 		return 'r', true
-	case 0x0455, 0x01bd, 0xa731: // ѕ ƽ ꜱ
-		return 's', true
-	case 0x03c4, 0x0442, 0x1d1b: // τ т ᴛ
-		return 't', true
-	case 0x057d, 0x03c5, 0x028b, 0x1d1c, 0xa79f: // ս υ ʋ ᴜ ꞟ
-		return 'u', true
 	}
 	return 0, false
 }

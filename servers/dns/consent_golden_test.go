@@ -28,7 +28,7 @@ func TestGoldenConsentByElicitation(t *testing.T) {
 				kopts: kernel.Options{Confirm: confirm.NewIssuer(nil, &confirm.Options{Rand: &mcptest.CountingReader{}})}})
 			var mu sync.Mutex
 			answers := []string{"decline", "accept"}
-			sess := mcptest.Connect(t, f.k.MCP(), &mcptest.Options{ProtocolVersion: c.version, Client: &mcp.ClientOptions{
+			sess := mcptest.Connect(t, f.k, &mcptest.Options{ProtocolVersion: c.version, Client: &mcp.ClientOptions{
 				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					mu.Lock()
 					defer mu.Unlock()

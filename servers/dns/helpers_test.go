@@ -178,7 +178,7 @@ func (f *fixture) start(t *testing.T, su setup) {
 		t.Fatal(err)
 	}
 	f.srv, f.k = srv, k
-	f.sess = mcptest.Connect(t, k.MCP(), nil)
+	f.sess = mcptest.Connect(t, k, nil)
 }
 
 // call calls a tool and returns the result.

@@ -55,8 +55,12 @@ type Upstream struct {
 	Command string   `toml:"command"`
 	Args    []string `toml:"args"`
 	// Env names the gateway's environment variables the child receives;
-	// nothing else of the gateway's environment reaches it.
+	// nothing else of the gateway's environment reaches it. Every value
+	// passed is a secret the egress gate keeps from clients (secret.go),
+	// except those of PublicEnv and of the names publicEnv lists.
 	Env []string `toml:"env"`
+	// PublicEnv names variables of Env that hold no secret.
+	PublicEnv []string `toml:"public_env"`
 
 	// URL is a remote Streamable HTTP endpoint (https, or http to loopback).
 	URL string `toml:"url"`
@@ -202,6 +206,11 @@ func (u *Upstream) validate() error {
 	for _, e := range u.Env {
 		if !envRE().MatchString(e) {
 			return fmt.Errorf("env %q is not a variable name", e)
+		}
+	}
+	for _, e := range u.PublicEnv {
+		if !slices.Contains(u.Env, e) {
+			return fmt.Errorf("public_env %q is not passed to the server (it is not in env)", e)
 		}
 	}
 	return u.validateLists()

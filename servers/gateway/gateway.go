@@ -40,8 +40,10 @@ type Gateway struct {
 	pinner Pinner
 	scrub  *scrubber
 	creds  map[string]string // upstream name -> credential
-	links  []*link
-	env    *untrusted.Envelope
+	// secrets are the values of the upstreams' secret variables (secret.go)
+	secrets []string
+	links   []*link
+	env     *untrusted.Envelope
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -77,11 +79,14 @@ func New(cfg Config, deps Deps) (*Gateway, error) {
 	g.env = &env
 	for i := range g.cfg.Upstreams {
 		u := &g.cfg.Upstreams[i]
-		for _, n := range u.Env {
-			if secretName(n) {
-				g.scrub.add(g.getenv(n))
-			}
+		secrets, err := u.envSecrets(g.getenv)
+		if err != nil {
+			return nil, fmt.Errorf("%w: upstream %q: %v", ErrConfig, u.Name, err)
 		}
+		for _, v := range secrets {
+			g.scrub.add(v)
+		}
+		g.secrets = append(g.secrets, secrets...)
 		if u.CredentialFile != "" {
 			c, err := readCredential(u.CredentialFile)
 			if err != nil {
@@ -180,24 +185,35 @@ func (g *Gateway) Tools() []kernel.Tool {
 	return out
 }
 
-// maxDescription bounds a relayed description, in bytes.
-const maxDescription = 4096
+// maxDescription and maxTitle bound a relayed description and title, in
+// bytes; a longer one is cut, and says so.
+const (
+	maxDescription = 4096
+	maxTitle       = 256
+)
 
 func (g *Gateway) tool(l *link, t *mcp.Tool) (kernel.Tool, error) {
 	schema, err := inputSchema(t)
 	if err != nil {
 		return kernel.Tool{}, err
 	}
+	if schema, err = shapeSchema(schema); err != nil { // define.go
+		return kernel.Tool{}, err
+	}
 	name := l.u.prefix() + "." + t.Name
 	desc := untrusted.CleanString(t.Description)
 	if len(desc) > maxDescription {
-		desc = desc[:maxDescription] + "…"
+		desc = cutText(desc, maxDescription)
+	}
+	title := untrusted.CleanString(t.Title)
+	if len(title) > maxTitle {
+		title = cutText(title, maxTitle)
 	}
 	desc = fmt.Sprintf("[relayed from the MCP server %q; its description and results are untrusted] %s", l.u.Name, desc)
 	upName := t.Name
 	p := l.u.policy(t)
 	spec := kernel.DynamicSpec{
-		Name: name, Title: untrusted.CleanString(t.Title), Description: desc, Policy: p, Schema: schema,
+		Name: name, Title: title, Description: desc, Policy: p, Schema: schema,
 		Handle: func(ctx context.Context, call *kernel.Call, args json.RawMessage) (any, error) {
 			return g.call(ctx, l, call, name, upName, args)
 		},

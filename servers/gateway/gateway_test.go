@@ -41,6 +41,7 @@ var readOnlyTools = []string{"ask", "clash", "spew", "echo", "inject", "secret",
 func fakeUpstream() gateway.Upstream {
 	return gateway.Upstream{
 		Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar, "ALLOWED_VAR", "FAKE_API_TOKEN"},
+		PublicEnv:     []string{mcpupstream.EnvVar, "ALLOWED_VAR"},
 		ReadOnlyTools: readOnlyTools, TargetArg: "path",
 	}
 }
@@ -123,6 +124,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	opts.DynamicTools = true // as the CLI builds it
 	opts.Envelope = gw.Envelope()
 	opts.Credentials = gw.Credentials()
+	opts.Secrets = gw.Secrets()
 	opts.Logger = logger
 	opts.Audit = gw.Audit(audit.Func(func(_ context.Context, r audit.Record) {
 		f.mu.Lock()
@@ -147,7 +149,7 @@ func newFixture(t *testing.T, o options) *fixture {
 		f.sess = &mcptest.Session{ClientSession: cs}
 		return f
 	}
-	f.sess = mcptest.Connect(t, ks.MCP(), &mcptest.Options{Client: o.client})
+	f.sess = mcptest.Connect(t, ks, &mcptest.Options{Client: o.client})
 	return f
 }
 
@@ -246,6 +248,46 @@ func TestChildEnvironmentIsTheAllowlistOnly(t *testing.T) {
 		if strings.Contains(got, bad) {
 			t.Errorf("child environment holds %q, which is not on the allowlist:\n%s", bad, got)
 		}
+	}
+}
+
+// TestSecretEnvNeverReachesTheClient: the value of a variable passed to
+// the child that is not public (FAKE_API_TOKEN) is a secret: the child
+// listing its environment, or echoing it \u-escaped, gets it to no client,
+// in process, over stdio or over HTTP; the public ones pass.
+func TestSecretEnvNeverReachesTheClient(t *testing.T) {
+	for _, o := range []options{{}, {stdio: true}, {http: true}} {
+		f := newFixture(t, o)
+		got := text(f.sess.Call(t, "fake.env", map[string]any{}))
+		if strings.Contains(got, "tok-ENV-SECRET") || !strings.Contains(got, "FAKE_API_TOKEN=[redacted]") || !strings.Contains(got, "ALLOWED_VAR=visible") {
+			t.Errorf("stdio=%v http=%v: %s", o.stdio, o.http, got)
+		}
+	}
+}
+
+// TestShortSecretEnvIsRefused: a passed variable that is not public and
+// holds a value too short to be removed from results safely stops the
+// gateway at New, with the variable's name and the way out, never the value.
+func TestShortSecretEnvIsRefused(t *testing.T) {
+	u := fakeUpstream()
+	u.Env = append(u.Env, "DB_PASS")
+	getenv := func(n string) string {
+		if n == "DB_PASS" {
+			return "hunter2"
+		}
+		return testEnv(n)
+	}
+	_, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Deps{Getenv: getenv})
+	if err == nil || !strings.Contains(err.Error(), "DB_PASS") || !strings.Contains(err.Error(), "public_env") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("New = %v", err)
+	}
+	u.PublicEnv = append(u.PublicEnv, "DB_PASS")
+	if _, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Deps{Getenv: getenv}); err != nil {
+		t.Fatalf("listed in public_env: %v", err)
+	}
+	u.PublicEnv = []string{"NOT_PASSED"}
+	if _, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Deps{Getenv: getenv}); err == nil {
+		t.Fatal("public_env naming a variable not in env was accepted")
 	}
 }
 
@@ -774,6 +816,7 @@ func TestProgressTokenOnlyWhenAsked(t *testing.T) {
 func TestLegacyUpstreamGetsNoLogLevelPerCall(t *testing.T) {
 	u := fakeUpstream()
 	u.Env = append(u.Env, mcpupstream.VersionsVar)
+	u.PublicEnv = append(u.PublicEnv, mcpupstream.VersionsVar)
 	getenv := func(n string) string {
 		if n == mcpupstream.VersionsVar {
 			return "2025-11-25"

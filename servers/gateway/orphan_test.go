@@ -29,6 +29,7 @@ func init() {
 	}
 	u := fakeUpstream()
 	u.Env = append(u.Env, mcpupstream.StubbornVar)
+	u.PublicEnv = append(u.PublicEnv, mcpupstream.StubbornVar)
 	getenv := func(n string) string {
 		if n == mcpupstream.StubbornVar {
 			return "1"

@@ -24,6 +24,7 @@ func withEnv(vars map[string]string) (func(string) string, gateway.Upstream) {
 	u := fakeUpstream()
 	for k := range vars {
 		u.Env = append(u.Env, k)
+		u.PublicEnv = append(u.PublicEnv, k)
 	}
 	return func(n string) string {
 		if v, ok := vars[n]; ok {

@@ -18,7 +18,7 @@ import (
 // link's session and connection, and the params of a 1 KB echo call as
 // Gateway.call builds them.
 func hop(b *testing.B) (*mcp.ClientSession, *stdioConn, func() *mcp.CallToolParams) {
-	g, err := New(Config{Upstreams: []Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar}, ReadOnlyTools: []string{"echo"}}}},
+	g, err := New(Config{Upstreams: []Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar}, PublicEnv: []string{mcpupstream.EnvVar}, ReadOnlyTools: []string{"echo"}}}},
 		Deps{Getenv: func(n string) string {
 			if n == mcpupstream.EnvVar {
 				return "1"

@@ -32,7 +32,7 @@ func relayFixture(t *testing.T, elicit, sample bool, version string, client *mcp
 	u.ReadOnlyTools = slices.Concat(readOnlyTools, []string{"elicit", "sample"})
 	u.RelayElicitation, u.RelaySampling = elicit, sample
 	f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
-	return f, mcptest.Connect(t, f.ks.MCP(), &mcptest.Options{Client: client, ProtocolVersion: version})
+	return f, mcptest.Connect(t, f.ks, &mcptest.Options{Client: client, ProtocolVersion: version})
 }
 
 type asked struct {
@@ -332,7 +332,7 @@ func TestRelayAfterConsent(t *testing.T) {
 			f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
 			var mu sync.Mutex
 			var msgs []string
-			sess := mcptest.Connect(t, f.ks.MCP(), &mcptest.Options{ProtocolVersion: version, Client: &mcp.ClientOptions{
+			sess := mcptest.Connect(t, f.ks, &mcptest.Options{ProtocolVersion: version, Client: &mcp.ClientOptions{
 				ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					mu.Lock()
 					msgs = append(msgs, r.Params.Message)

@@ -36,7 +36,7 @@ func (c *countingLog) count(s string) int {
 // one listing at a time, not a goroutine and a listing each.
 func TestListChangedFloodIsCoalesced(t *testing.T) {
 	log := &countingLog{}
-	g, err := New(Config{Upstreams: []Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar}, ReadOnlyTools: []string{"echo"}}}},
+	g, err := New(Config{Upstreams: []Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar}, PublicEnv: []string{mcpupstream.EnvVar}, ReadOnlyTools: []string{"echo"}}}},
 		Deps{Logger: slog.New(slog.NewTextHandler(log, nil)), Getenv: func(n string) string {
 			if n == mcpupstream.EnvVar {
 				return "1"
@@ -75,7 +75,7 @@ func TestListChangedFloodIsCoalesced(t *testing.T) {
 // from the older one) is published by Attach.
 func TestAttachPublishesAChangeSinceTools(t *testing.T) {
 	log := &countingLog{}
-	g, err := New(Config{Upstreams: []Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar, mcpupstream.MutableVar},
+	g, err := New(Config{Upstreams: []Upstream{{Name: "fake", Command: os.Args[0], Env: []string{mcpupstream.EnvVar, mcpupstream.MutableVar}, PublicEnv: []string{mcpupstream.EnvVar, mcpupstream.MutableVar},
 		ReadOnlyTools: []string{"echo", "mutate", "fresh"}}}},
 		Deps{Logger: slog.New(slog.NewTextHandler(log, nil)), Getenv: func(n string) string {
 			if n == mcpupstream.EnvVar || n == mcpupstream.MutableVar {

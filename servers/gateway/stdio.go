@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
@@ -149,13 +149,13 @@ func readLine(br *bufio.Reader) (string, error) {
 }
 
 // scrubber removes the credentials the gateway knows (values of secret-named
-// variables it passes to children, upstream credentials) — through the
-// kernel's scrubber, so in every form the kernel finds them in results —
-// and anything a child writes as a secret-named key and a value, from text
+// variables it passes to children, upstream credentials) — with the egress
+// gate's matcher, so in every form the gate finds them in messages — and
+// anything a child writes as a secret-named key and a value, from text
 // bound for the log or an error.
 type scrubber struct {
 	mu    sync.RWMutex
-	known *kernel.Scrubber
+	known *egress.Secrets
 }
 
 // secretAssign is compiled on first use (lazyRE).
@@ -177,25 +177,14 @@ func (s *scrubber) add(v string) {
 func (s *scrubber) knows(t string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.known.String(t) != t
+	return s.known.Contains(t)
 }
 
 func (s *scrubber) text(t string) string {
 	s.mu.RLock()
-	t = s.known.String(t)
+	t, _ = s.known.Scrub(t)
 	s.mu.RUnlock()
 	return secretAssign().ReplaceAllString(t, "${1}"+untrusted.Redacted)
-}
-
-// secretName reports whether a variable's name says it holds a credential.
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // waitCtx waits for ch or ctx.

@@ -98,7 +98,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 		t.Fatal(err)
 	}
 	f.srv, f.k = srv, k
-	f.sess = mcptest.Connect(t, k.MCP(), nil)
+	f.sess = mcptest.Connect(t, k, nil)
 	return f
 }
 

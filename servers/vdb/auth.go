@@ -248,9 +248,11 @@ func (s *Server) redeem(ctx context.Context, call *kernel.Call, dc string, st *g
 	defer s.grants.mu.Unlock()
 	switch {
 	case resp.StatusCode == http.StatusOK && body.APIKey != "":
-		if _, err := parseCredential("ApiKey " + body.APIKey); err != nil {
+		c, err := parseCredential("ApiKey " + body.APIKey)
+		if err != nil {
 			return nil, kernel.Errorf(kernel.UpstreamError, "The Vulnetix sign-in site returned a key this server cannot use.")
 		}
+		call.RegisterSecrets(c.secrets...)
 		st.done = true
 		if err := s.keys.Put(call.Principal.ID, body.APIKey); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 )
 
 // Credential schemes, as the audit record names them (attrScheme).
@@ -28,10 +29,10 @@ type credential struct {
 	// shares that organisation's cached answers.
 	cacheID string
 	stored  bool // it came from a sign-in, not the configuration
-	// secrets are the parts scrubbed from every upstream answer (through
-	// kernel.Call.Scrub, beside the credentials the kernel knows): the
-	// credential after its scheme, and an ApiKey's digest alone, each when
-	// at least minScrub bytes long.
+	// secrets are the parts registered with the call (kernel.Call.
+	// RegisterSecrets), so that the egress gate removes each from
+	// everything the client receives: the header value, the credential
+	// after its scheme, and an ApiKey's digest alone.
 	secrets []string
 }
 
@@ -85,20 +86,19 @@ func parseCredential(v string) (credential, error) {
 		h = "ApiKey " + rest
 	}
 	sum := sha256.Sum256([]byte(h))
-	c := credential{header: h, scheme: scheme, cacheID: hex.EncodeToString(sum[:16])}
-	if len(rest) >= minScrub {
-		c.secrets = append(c.secrets, rest)
-	}
-	if _, digest, ok := strings.Cut(rest, ":"); ok && scheme == schemeAPIKey && len(digest) >= minScrub {
+	c := credential{header: h, scheme: scheme, cacheID: hex.EncodeToString(sum[:16]), secrets: []string{h, rest}}
+	if _, digest, ok := strings.Cut(rest, ":"); ok && scheme == schemeAPIKey {
 		c.secrets = append(c.secrets, digest)
+	}
+	for _, part := range c.secrets[1:] {
+		// a part too short to be removed from answers safely would leave
+		// the credential unscrubbed: such a credential is refused
+		if egress.CheckSecret(part) != nil {
+			return credential{}, errBadCredential
+		}
 	}
 	return c, nil
 }
-
-// minScrub is the shortest credential part scrubbed from answers: a
-// shorter one would match ordinary text (and a made-up one-character token
-// cannot be a real credential anyway).
-const minScrub = 8
 
 // looksLikeOrg reports a UUID-shaped organisation id.
 func looksLikeOrg(s string) bool {
@@ -144,8 +144,9 @@ func (s *Server) credentialFor(call *kernel.Call) (credential, error) {
 		c, perr := parseCredential(v)
 		if perr != nil {
 			return credential{}, kernel.Errorf(kernel.Unauthenticated, "The Vulnetix credential is malformed.").
-				WithHint("Use \"ApiKey <org>:<key>\", \"Bearer <token>\" or the key as the console shows it.")
+				WithHint("Use \"ApiKey <org>:<key>\", \"Bearer <token>\" or the key as the console shows it; the key and the token are at least %d characters long.", egress.MinSecretLen)
 		}
+		call.RegisterSecrets(c.secrets...)
 		return c, nil
 	}
 	if s.keys != nil {
@@ -157,6 +158,7 @@ func (s *Server) credentialFor(call *kernel.Call) (credential, error) {
 			c, perr := parseCredential("ApiKey " + key)
 			if perr == nil {
 				c.stored = true
+				call.RegisterSecrets(c.secrets...)
 				return c, nil
 			}
 		}

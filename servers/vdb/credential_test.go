@@ -93,12 +93,13 @@ func TestUpstreamHostility(t *testing.T) {
 	lacks(t, mcptest.Text(res), hex)
 }
 
-// TestEchoThatWouldBreakJSON: a credential echoed where removing it breaks
-// the JSON (here a number) makes the answer refused, not passed on.
-func TestEchoThatWouldBreakJSON(t *testing.T) {
-	f := newFixture(t, setup{credential: "Bearer 9876543210"})
-	f.fake.AddBearer(vdbapi.OrgA, "9876543210")
-	f.fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultRaw, ContentType: "application/json", Body: `{"n":9876543210}`, Times: 1})
-	text := f.fails(t, "vdb_kev_status", map[string]any{"id": vdbapi.Log4Shell}, kernel.UpstreamError)
-	lacks(t, text, "9876543210")
+// TestNumericEcho: a credential echoed as a JSON number is found too: the
+// number becomes the string "[redacted]" and the rest of the answer passes.
+func TestNumericEcho(t *testing.T) {
+	const token = "98765432109876"
+	f := newFixture(t, setup{credential: "Bearer " + token})
+	f.fake.AddBearer(vdbapi.OrgA, token)
+	f.fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultRaw, ContentType: "application/json", Body: `{"n":` + token + `,"id":"CVE-2021-44228"}`, Times: 1})
+	res := f.call(t, "vdb_kev_status", map[string]any{"id": vdbapi.Log4Shell})
+	lacks(t, mcptest.Text(res), token)
 }

@@ -101,7 +101,7 @@ func (e *enricher) analyse(ctx context.Context, enveloped string) (map[string]an
 	}
 	resp, err := e.http.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: e.url, Header: h, Body: body})
 	if err != nil {
-		return nil, fmt.Errorf("the model endpoint: %w", err)
+		return nil, endpointError(err)
 	}
 	if !resp.OK() {
 		return nil, fmt.Errorf("the model endpoint answered HTTP %d", resp.StatusCode)
@@ -119,6 +119,23 @@ func (e *enricher) analyse(ctx context.Context, enveloped string) (map[string]an
 }
 
 var errAnswer = errors.New("the model's answer is not a schema-valid JSON object")
+
+// endpointError says why the model endpoint could not be used, in the
+// server's own words: the client error's text names the endpoint's address,
+// which is the operator's, not the caller's to see.
+func endpointError(err error) error {
+	switch {
+	case errors.Is(err, upstream.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return errors.New("the model endpoint did not answer in time")
+	case errors.Is(err, upstream.ErrResponseTooLarge):
+		return errors.New("the model endpoint's answer was too large")
+	case errors.Is(err, upstream.ErrRedirect):
+		return errors.New("the model endpoint answered with a redirect, which is never followed")
+	case errors.Is(err, context.Canceled):
+		return errors.New("the call was cancelled")
+	}
+	return errors.New("the model endpoint could not be reached")
+}
 
 // answerContent takes the message content of a chat completion; tool and
 // function calls, refusals and empty answers are refused.

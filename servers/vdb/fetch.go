@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,11 +70,13 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	if !isJSON(resp.Header.Get("Content-Type")) {
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API answered with %s, not JSON.", safeType(resp.Header.Get("Content-Type")))
 	}
-	body, echoed := call.Scrub(resp.Body, cred.secrets...)
-	if echoed > 0 && !json.Valid(body) {
-		// The credential sat where removing it breaks the JSON (a number,
-		// a key): refuse the answer rather than pass any of it on.
-		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API echoed the credential in its answer; the answer was dropped.")
+	// The egress gate removes an echoed credential from what the client
+	// receives (credentialFor registered every part of it); the answer is
+	// scrubbed of it here too, in every decoding, so that the cache (keyed
+	// by principal and credential besides) never keeps it.
+	body, _, err := call.ScrubJSON(resp.Body)
+	if err != nil {
+		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API answered with a body that is not JSON.")
 	}
 	f := &fetched{body: body, header: resp.Header}
 	s.cache.put(key, f, resp.Header)
@@ -95,13 +98,23 @@ func isJSON(ct string) bool {
 	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
-// safeType names a content type without echoing arbitrary upstream text.
+// knownTypes are the content types safeType names; a media type is
+// upstream-written text (a subtype can carry anything, a credential's
+// digest among it), so no other is ever quoted.
+var knownTypes = []string{"text/html", "text/plain", "text/xml", "application/xml", "application/octet-stream",
+	"application/x-www-form-urlencoded", "multipart/form-data", "application/problem+xml"}
+
+// safeType names a content type without echoing upstream text: one of
+// knownTypes, or "another content type".
 func safeType(ct string) string {
 	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil || len(mt) > 64 {
+	switch {
+	case err != nil:
 		return "an unreadable content type"
+	case slices.Contains(knownTypes, mt):
+		return strconv.Quote(mt)
 	}
-	return strconv.Quote(mt)
+	return "another content type"
 }
 
 // transportError maps the upstream client's failures to tool errors.
@@ -142,7 +155,6 @@ func upstreamMessage(resp *upstream.Response) string {
 // statusError maps a non-2xx answer to a tool error. The upstream's own
 // message travels only inside the envelope (WithUpstream); headers never do.
 func (s *Server) statusError(call *kernel.Call, resp *upstream.Response, cred credential) error {
-	resp.Body, _ = call.Scrub(resp.Body, cred.secrets...)
 	msg := upstreamMessage(resp)
 	var e *kernel.Error
 	switch st := resp.StatusCode; {

@@ -2,15 +2,17 @@ package vdb
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 )
 
 // FuzzParseCredential: an accepted credential is a single-line header of
-// one of the two schemes, and scrubbing removes it from any body.
+// one of the two schemes, each of its secret parts can be registered, and
+// the egress gate removes them from a message.
 func FuzzParseCredential(f *testing.F) {
 	for _, s := range []string{"11111111-1111-4111-8111-111111111111:abcdef", "ApiKey o:h", "Bearer t", "bearer  x",
 		"11111111-1111-4111-8111-111111111111:11111111-1111-4111-8111-111111111111:ab", "Basic x", "a\nb", `tok"en`} {
@@ -27,14 +29,20 @@ func FuzzParseCredential(f *testing.F) {
 		if strings.ContainsAny(c.header[7:], " \r\n\t\"\\") || strings.ContainsFunc(c.header, func(r rune) bool { return r < 0x20 || r >= 0x7f }) {
 			t.Fatalf("%q: header %q", v, c.header)
 		}
-		body := []byte(`{"echo":"` + c.header + `"}`)
-		clean, _ := (&kernel.Call{}).Scrub(body, c.secrets...)
-		for _, sec := range c.secrets {
-			if len(sec) < minScrub {
-				t.Fatalf("%q: secret part %q is shorter than %d bytes", v, sec, minScrub)
+		sec := egress.NewSecrets(c.secrets...)
+		for _, part := range c.secrets {
+			if err := egress.CheckSecret(part); err != nil {
+				t.Fatalf("%q: secret part of %d bytes: %v", v, len(part), err)
 			}
-			if !strings.Contains("[redacted]", sec) && strings.Contains(string(clean), sec) {
-				t.Fatalf("%q: scrub left %q", v, sec)
+		}
+		msg := `{"result":{"structuredContent":{"echo":` + strconv.Quote(c.header) + `}}}`
+		clean, _, err := egress.Message([]byte(msg), sec)
+		if err != nil {
+			t.Fatalf("gate: %v", err)
+		}
+		for _, part := range c.secrets {
+			if !strings.Contains(egress.Redacted, part) && strings.Contains(string(clean), part) {
+				t.Fatalf("%q: the gate left %q", v, part)
 			}
 		}
 	})

@@ -116,7 +116,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.sess = mcptest.Connect(t, k.MCP(), nil)
+	f.sess = mcptest.Connect(t, k, nil)
 	return f
 }
 

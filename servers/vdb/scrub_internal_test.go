@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,10 +15,11 @@ import (
 
 // TestEchoNeverReachesTheCache: an upstream answer that echoes the
 // credential — as it is, base64-encoded (an "Authorization" value quoted
-// back), or cut to a prefix before "…" — is scrubbed by the kernel's one
-// scrubber (kernel.Call.Scrub) before the fetch layer decodes or caches it.
-// What get returns is what the cache keeps. The key's digest alone is a
-// secret only the server knows; the kernel learns it from the call.
+// back), cut to a prefix before "…", or written with JSON escapes — is
+// scrubbed with the egress gate's matcher (kernel.Call.ScrubJSON) before the
+// fetch layer decodes or caches it. What get returns is what the cache
+// keeps. The key's digest alone is a secret only the server knows; the
+// server registers it with the call.
 func TestEchoNeverReachesTheCache(t *testing.T) {
 	fake := vdbapi.Start(t, nil)
 	key := fake.AddKey(vdbapi.OrgA, "secret-a")
@@ -29,6 +31,11 @@ func TestEchoNeverReachesTheCache(t *testing.T) {
 		digest[:12] + "…",
 	}
 	body, _ := json.Marshal(map[string]any{"id": vdbapi.Log4Shell, "notes": echoes})
+	var escaped strings.Builder // the whole key, every character a \u escape
+	for _, r := range key {
+		fmt.Fprintf(&escaped, `\u%04x`, r)
+	}
+	body = append(body[:len(body)-1], `,"escaped":"`+escaped.String()+`","split":"`+strings.Join(strings.Split(digest, ""), `\u200b`)+`"}`...)
 	fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultRaw, ContentType: "application/json", Body: string(body), Times: 1})
 	s := overFake(t, fake, key, 0)
 	call := &kernel.Call{Principal: identity.Principal{ID: "alice"}}
@@ -45,7 +52,7 @@ func TestEchoNeverReachesTheCache(t *testing.T) {
 			t.Errorf("the answer kept for the cache holds %q: %s", e, got)
 		}
 	}
-	if n := strings.Count(got, "[redacted]"); n < len(echoes) {
+	if n := strings.Count(got, "[redacted]"); n < len(echoes)+2 {
 		t.Errorf("%d redactions in %s", n, got)
 	}
 }

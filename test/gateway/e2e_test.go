@@ -74,6 +74,7 @@ target_arg = "path"
 name = "mem"
 command = %q
 env = ["PATH", "MEMORY_FILE_PATH"]
+public_env = ["MEMORY_FILE_PATH"]
 read_only_tools = ["read_graph", "search_nodes", "open_nodes"]
 
 [[upstream]]

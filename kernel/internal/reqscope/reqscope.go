@@ -27,6 +27,9 @@ type Scope struct {
 	// Kernel is the kernel's per-request state (the client's network, the
 	// call's admission).
 	Kernel any
+	// Egress is the kernel's egress gate's per-request state: the secrets
+	// the request's call registered, removed from its response.
+	Egress any
 }
 
 // From returns the request's Scope, or nil.

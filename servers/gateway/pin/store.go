@@ -42,6 +42,45 @@ type Options struct {
 	MaxUpstreamBytes int
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
+	// AllowFlaggedDefinitions pins a new tool on first use even when the
+	// description scan flags its definition (FlagKinds). By default, under
+	// TrustOnFirstUse, such a tool is hidden until approved, as under
+	// RequireApproval, and the log says why.
+	AllowFlaggedDefinitions bool
+}
+
+// FlagKinds are the findings that hide a new tool under TrustOnFirstUse:
+// text that addresses the model or hides from the person who approves.
+// URLs, other tools' names and words about secrets are advice shown at
+// approval, not reasons to hide a tool that may legitimately have them.
+var FlagKinds = []Kind{HiddenInstruction, PromptTag, Invisible, Bidi, EnvelopeTag}
+
+// flags returns the findings of d's scan that hide it on first use.
+func flags(d *Definition, maxDefinition int) []Finding {
+	all, err := Scan(d.Canonical, &ScanOptions{MaxDefinition: maxDefinition})
+	if err != nil {
+		return []Finding{{Where: "definition", Kind: Invisible, Detail: "the definition could not be scanned"}}
+	}
+	var out []Finding
+	for _, f := range all {
+		if slices.Contains(FlagKinds, f.Kind) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// flagReason says why a new definition is hidden: how many findings, of
+// which kinds, and the first one's place.
+func flagReason(upstream string, d *Definition, found []Finding) string {
+	var kinds []string
+	for _, f := range found {
+		if !slices.Contains(kinds, string(f.Kind)) {
+			kinds = append(kinds, string(f.Kind))
+		}
+	}
+	return fmt.Sprintf("upstream %q offers new tool %s whose definition the description scan flags (%d finding(s): %s; first at %s); hidden until approved (bulwark gateway approve %s)",
+		upstream, quoteName(d.Name), len(found), strings.Join(kinds, ", "), cleanName(found[0].Where), approveArg(upstream, d.Name))
 }
 
 // Store decides, tool by tool, whether an upstream's definition matches
@@ -241,6 +280,11 @@ func (s *Store) decide(st *State, upstream string, d *Definition, listed map[str
 		return verdict{reason: fmt.Sprintf("upstream %q offers tool %s with the pinned definition of %s under a new name (a rename); hidden until approved (bulwark gateway approve %s)", upstream, name, quoteName(old), approveArg(upstream, d.Name)), pending: record(entry)}
 	}
 	if s.opts.Mode == TrustOnFirstUse {
+		if !s.opts.AllowFlaggedDefinitions {
+			if found := flags(d, s.opts.MaxDefinition); len(found) > 0 {
+				return verdict{reason: flagReason(upstream, d, found), pending: record(entry)}
+			}
+		}
 		return verdict{allowed: true, pin: true}
 	}
 	return verdict{reason: fmt.Sprintf("upstream %q offers new tool %s, not yet approved (bulwark gateway approve %s)", upstream, name, approveArg(upstream, d.Name)), pending: record(entry)}
