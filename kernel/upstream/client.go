@@ -43,6 +43,10 @@ type Options struct {
 	RootCAs *x509.CertPool
 	// UserAgent is sent unless the request sets one. "" means "bulwark".
 	UserAgent string
+	// CheckURL, when set, is asked about every request's final URL just
+	// before it is sent (see urlcheck.go); an error refuses the request,
+	// wrapped in ErrURLRefused, and nothing is sent.
+	CheckURL func(u *url.URL) error
 
 	// Now, Sleep and Jitter are injected by tests. Jitter returns a duration
 	// in [0, ceiling]. nil means the real clock, a context-aware timer and
@@ -61,6 +65,7 @@ type Client struct {
 	maxErrBody int64
 	retry      RetryPolicy
 	userAgent  string
+	checkURL   func(*url.URL) error
 	now        func() time.Time
 	sleep      func(context.Context, time.Duration) error
 	jitter     func(time.Duration) time.Duration
@@ -116,6 +121,7 @@ func New(opts *Options) *Client {
 		maxErrBody: positive(o.MaxErrorBodyBytes, defaultMaxErrorBodyBytes),
 		retry:      o.Retry.withDefaults(),
 		userAgent:  o.UserAgent,
+		checkURL:   o.CheckURL,
 		now:        o.Now,
 		sleep:      o.Sleep,
 		jitter:     o.Jitter,
@@ -173,11 +179,14 @@ func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 
 // Do sends req, retrying as RetryPolicy allows, and returns the final
 // response of any status. An error means no usable response: ErrTimeout,
-// ErrRedirect, ErrResponseTooLarge, ErrTransport, ErrRequest, or the
+// ErrRedirect, ErrResponseTooLarge, ErrTransport, ErrRequest, ErrURLRefused, or the
 // context's own error; error texts carry neither headers nor the URL.
 func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	if req == nil || req.URL == nil || !validMethod(req.method()) {
 		return nil, fmt.Errorf("%w: missing url or bad method", ErrRequest)
+	}
+	if err := c.check(req.URL); err != nil {
+		return nil, err
 	}
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {

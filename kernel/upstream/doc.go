@@ -4,6 +4,9 @@
 // The upstream is treated as hostile input. A Client therefore
 //
 //   - refuses redirects, so credentials are never replayed to another host;
+//   - asks Options.CheckURL, when set, about every request's final URL
+//     before sending it (ErrURLRefused), so a server's route rules hold for
+//     every request it makes, whichever code built the URL;
 //   - bounds every attempt with a timeout (default 30 s);
 //   - reads success bodies through a hard cap (default 8 MiB) and error bodies
 //     through a smaller one, never trusting Content-Length;

@@ -124,6 +124,18 @@ func (s *Server) siteURL(endpoint string) *url.URL {
 	return &u
 }
 
+// checkSiteURL is the sign-in client's last check on every request
+// (upstream.Options.CheckURL): only the two device endpoints a sign-in
+// uses, authorize and token, on the sign-in site; never /approve.
+func (s *Server) checkSiteURL(u *url.URL) error {
+	for _, ep := range []string{"authorize", "token"} {
+		if *u == *s.siteURL(ep) {
+			return nil
+		}
+	}
+	return errors.New("not a device endpoint of the sign-in site")
+}
+
 func (s *Server) sitePost(ctx context.Context, endpoint string, body any) (*upstream.Response, error) {
 	b, err := json.Marshal(body)
 	if err != nil {

@@ -34,30 +34,38 @@ func apiPath(segments ...string) (string, string) {
 	return p.String(), raw.String()
 }
 
-// get sends one credentialed GET to the API (/v2/<segs>), through the
-// per-principal cache. The routes no tool may reach are refused here, for
-// every tool, before the credential is even looked up.
-func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q url.Values) (*fetched, error) {
-	if len(segs) == 0 || denied(segs) {
-		return nil, kernel.Errorf(kernel.InvalidArgument, "This route is never reachable: CLI-only, credential, upload and binary routes are refused.")
-	}
+// apiURL is the URL of /v2/<segs>?<q> on the API.
+func (s *Server) apiURL(segs []string, q url.Values) *url.URL {
 	path, raw := apiPath(segs...)
+	u := *s.api
+	u.Path = s.api.Path + "/v2" + path
+	u.RawPath = s.api.EscapedPath() + "/v2" + raw
+	u.RawQuery = q.Encode()
+	return &u
+}
+
+// get sends one credentialed GET to the API (/v2/<segs>), through the
+// per-principal cache. The URL is checked against the route rule
+// (checkAPIURL) before the credential is even looked up, so a refused
+// route answers invalid_argument whoever calls; the outbound client checks
+// it once more as the last step before sending.
+func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q url.Values) (*fetched, error) {
+	u := s.apiURL(segs, q)
+	if len(segs) == 0 || s.checkAPIURL(u) != nil {
+		return nil, errRoute()
+	}
 	cred, err := s.credentialFor(call)
 	if err != nil {
 		return nil, err
 	}
 	call.SetAuditAttr(attrScheme, cred.scheme)
-	u := *s.api
-	u.Path = s.api.Path + "/v2" + path
-	u.RawPath = s.api.EscapedPath() + "/v2" + raw
-	u.RawQuery = q.Encode()
 	key := cacheKey(call.Principal.ID, cred.cacheID, u.EscapedPath()+"?"+u.RawQuery)
 	if f, ok := s.cache.get(key); ok {
 		call.CacheHit()
 		notePlan(call, f.header.Get("X-VDB-Plan"))
 		return f, nil
 	}
-	resp, err := s.http.Do(ctx, &upstream.Request{URL: &u, Header: http.Header{
+	resp, err := s.http.Do(ctx, &upstream.Request{URL: u, Header: http.Header{
 		"Authorization": {cred.header}, "Accept": {"application/json"}}})
 	if err != nil {
 		return nil, transportError(err)
@@ -104,9 +112,17 @@ func safeType(ct string) string {
 	return strconv.Quote(mt)
 }
 
+// errRoute is the refusal of a request whose URL the route rule refuses.
+func errRoute() *kernel.Error {
+	return kernel.Errorf(kernel.InvalidArgument, "This route is never reachable: CLI-only, credential, upload and binary routes, and paths that leave the read prefixes once decoded, are refused.").
+		WithHint("Give plain names and identifiers, without path syntax or encodings.")
+}
+
 // transportError maps the upstream client's failures to tool errors.
 func transportError(err error) error {
 	switch {
+	case errors.Is(err, upstream.ErrURLRefused):
+		return errRoute().WithCause(err)
 	case errors.Is(err, upstream.ErrResponseTooLarge):
 		return kernel.Errorf(kernel.ResourceExhausted, "The VDB answer is larger than %d bytes, the most this server holds in memory; it was not passed on.", MaxBufferedBytes).
 			WithHint("Ask for less: detail \"summary\", a narrower filter or a smaller limit.").WithCause(err)

@@ -159,11 +159,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if o.Retry.MaxAttempts == 0 {
 		o.Retry.MaxAttempts = 3 // the CLI's: at most 2 retries
 	}
-	s.http = upstream.New(&o)
+	ao := o
+	ao.CheckURL = s.checkAPIURL
+	s.http = upstream.New(&ao)
 	so := o
 	so.Timeout = min(o.Timeout, 10*time.Second) // the CLI's per-call sign-in timeout
 	so.Retry.MaxAttempts = 1                    // a poll is one /token call
 	so.MaxBodyBytes = 64 << 10
+	so.CheckURL = s.checkSiteURL
 	s.siteHTTP = upstream.New(&so)
 	s.cache = newCache(cfg.CacheEntries, cfg.CacheBytes, s.now)
 	var err error

@@ -84,22 +84,6 @@ func validID(id string) bool {
 	return true
 }
 
-// checkSegment refuses a path segment that could change the path's shape:
-// empty, a dot segment, or control characters. Slashes are escaped by
-// apiPath, so they stay inside the segment.
-func checkSegment(name, v string) error {
-	bad := v == "" || v == "." || v == ".." || len(v) > maxArgLen
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f || r == '\\' {
-			bad = true
-		}
-	}
-	if bad {
-		return kernel.Errorf(kernel.InvalidArgument, "%s must be 1 to %d printable characters, not \".\" or \"..\".", name, maxArgLen)
-	}
-	return nil
-}
-
 // set adds non-empty values to q.
 func set(q url.Values, kv ...string) url.Values {
 	for i := 0; i+1 < len(kv); i += 2 {

@@ -373,3 +373,9 @@ func (s *Server) serveTripWire(w http.ResponseWriter, r *http.Request, rec *Requ
 		writeJSON(w, http.StatusOK, map[string]any{"success": true, "written": r.Method == http.MethodPost})
 	}
 }
+
+// TripWire reports whether a request would trip a wire (doc.go,
+// "Trip-wires"): a method that could write, or a listed route in any
+// spelling a server or CDN might normalise to it. Tests of a client use it
+// as an oracle independent of the client's own rules.
+func TripWire(method string, u *url.URL) bool { return isTripWire(method, u) }

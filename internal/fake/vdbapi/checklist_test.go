@@ -256,6 +256,7 @@ func TestPagination(t *testing.T) {
 // Reference §11 fixtures.
 func TestFixtures(t *testing.T) {
 	f := start(t, &Options{TolerateTripWires: true})
+	f.AddVuln(Vuln{ID: "CVE-2099-0001", Affected: []Affected{{Ecosystem: "npm", Package: "@scope/pkg", Introduced: "1.0.0"}}})
 	for _, tc := range []struct {
 		path string
 		want int
@@ -277,6 +278,9 @@ func TestFixtures(t *testing.T) {
 		{"/packages/search?q=log4j", 200},
 		{"/maven/org.apache.logging.log4j/log4j-core", 200},
 		{"/notaneco/org.apache.logging.log4j/log4j-core", 404},
+		{"/npm/@scope/pkg", 200},   // an npm scope as its own segment
+		{"/npm/scope/pkg", 404},    // without "@" it is a Maven-style group:artifact
+		{"/maven/@scope/pkg", 404}, // only npm reads "@scope" as a scope
 		{"/log4j-core/vulns", 200},
 		{"/deb/xz-utils/versions", 200},
 		{"/eol/products/python/releases/3.8", 200},

@@ -24,7 +24,8 @@
 //   - The GET routes of reference §2 (the whole §10.2 tool surface, plus
 //     /cloud-locators, /vuln/{id}/tree-sitter, /raw/…, /spec). Root-level
 //     routes /{eco}/{pkg}[/versions] and /{eco}/{group}/{artifact} match only
-//     a known ecosystem; /{package}/vulns and /{package}/versions any name.
+//     a known ecosystem ({group}/{artifact} is Maven's group:artifact, or
+//     npm's @scope/name); /{package}/vulns and /{package}/versions any name.
 //     Routing is on the escaped path; parameters are unescaped after
 //     matching. Unknown path → 404; a non-GET method → 405 (and a trip-wire).
 //   - Auth (reference §7): "Authorization: ApiKey <org>:<hex>" for keys from
