@@ -46,11 +46,17 @@ func newHTTPFixtureAuth(t testing.TB, auth bool) *httpFixture {
 // newHTTPFixtureWith is newHTTPFixtureAuth with the fake's options (nil:
 // defaults) and the server's configuration (its URLs are set here).
 func newHTTPFixtureWith(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.Config) *httpFixture {
+	return newHTTPFixtureDeps(t, auth, fopts, cfg, vdb.Deps{})
+}
+
+// newHTTPFixtureDeps is newHTTPFixtureWith with the server's Deps (its HTTP
+// options are set here).
+func newHTTPFixtureDeps(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.Config, deps vdb.Deps) *httpFixture {
 	t.Helper()
 	f := &httpFixture{fake: vdbapi.Start(t, fopts)}
 	cfg.APIBaseURL, cfg.SiteBaseURL = f.fake.APIURL(), f.fake.SiteURL()
-	srv, err := vdb.New(cfg,
-		vdb.Deps{HTTP: &upstream.Options{Timeout: 5 * time.Second, Sleep: func(context.Context, time.Duration) error { return nil }}})
+	deps.HTTP = &upstream.Options{Timeout: 5 * time.Second, Sleep: func(context.Context, time.Duration) error { return nil }}
+	srv, err := vdb.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +81,11 @@ func newHTTPFixtureWith(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.
 type headerRT map[string]string
 
 func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
+	m := headersRT{}
 	for k, v := range h {
-		r.Header.Set(k, v)
+		m[k] = []string{v}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return m.RoundTrip(r)
 }
 
 // session connects as the MCP principal with mcpKey, relaying vdbCred.
