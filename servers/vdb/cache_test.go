@@ -227,3 +227,30 @@ func TestRelayedAuthorization(t *testing.T) {
 		t.Fatalf("the client's Authorization was relayed: %d requests", n)
 	}
 }
+
+// TestCacheControlEveryLineCounts: Cache-Control sent as several header
+// lines counts every line, the strictest winning: max-age on one line and
+// no-store (or no-cache) on the next is never cached; two max-ages keep the
+// shorter. Through the protocol, against the fake sending the lines.
+func TestCacheControlEveryLineCounts(t *testing.T) {
+	f := newFixture(t, setup{})
+	args := map[string]any{"id": vdbapi.Log4Shell}
+	for _, lines := range [][]string{{"max-age=300", "no-store"}, {"private, max-age=300", "no-cache"}, {"no-store", "max-age=300"}} {
+		f.fake.SetCacheControl("/v2/vuln/", lines...)
+		f.fake.ResetRequests()
+		for range 2 {
+			if out := f.ok(t, "vdb_kev_status", args); out["cached"] != false {
+				t.Fatalf("%q: an answer the lines forbid keeping was cached: %v", lines, out)
+			}
+		}
+		if n := f.apiCalls(); n != 2 {
+			t.Fatalf("%q: %d upstream requests, want 2", lines, n)
+		}
+	}
+	f.fake.SetCacheControl("/v2/vuln/", "max-age=3600", "max-age=10")
+	f.ok(t, "vdb_workarounds", args)
+	f.clock.Advance(11 * time.Second)
+	if out := f.ok(t, "vdb_workarounds", args); out["cached"] != false {
+		t.Fatalf("kept past the shorter max-age: %v", out)
+	}
+}

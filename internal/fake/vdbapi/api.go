@@ -277,22 +277,27 @@ func (s *Server) cacheHeaders(h http.Header, r *http.Request, a answer) {
 	} else {
 		h.Set("X-Cache", "MISS")
 	}
-	h.Set("Cache-Control", cc)
+	h.Del("Cache-Control")
+	for _, v := range cc {
+		h.Add("Cache-Control", v)
+	}
 	if !a.modified.IsZero() {
 		h.Set("Last-Modified", a.modified.UTC().Format(http.TimeFormat))
 	}
 }
 
 // SetCacheControl makes answers whose path starts with prefix (escaped,
-// e.g. "/v2/vuln/") carry Cache-Control: value. Longest prefix wins.
-func (s *Server) SetCacheControl(prefix, value string) {
+// e.g. "/v2/vuln/") carry Cache-Control: each value on its own header line
+// (several values: several lines, as a proxy adding its own would send).
+// Longest prefix wins.
+func (s *Server) SetCacheControl(prefix string, values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cacheCtl[prefix] = value
+	s.cacheCtl[prefix] = values
 }
 
-func (s *Server) cacheControlLocked(path string) string {
-	best, val := -1, ""
+func (s *Server) cacheControlLocked(path string) []string {
+	best, val := -1, []string(nil)
 	for p, v := range s.cacheCtl {
 		if strings.HasPrefix(path, p) && len(p) > best {
 			best, val = len(p), v
@@ -303,11 +308,11 @@ func (s *Server) cacheControlLocked(path string) string {
 	}
 	switch {
 	case isEnumeration(path):
-		return "public, max-age=3600"
+		return []string{"public, max-age=3600"}
 	case strings.HasPrefix(path, APIVersion+"/vex") || strings.HasSuffix(path, "/vex"):
-		return "private, no-store"
+		return []string{"private, no-store"}
 	}
-	return "private, max-age=300"
+	return []string{"private, max-age=300"}
 }
 
 // enumerations are the static catalogue routes the CLI revalidates with

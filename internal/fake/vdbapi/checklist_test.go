@@ -3,6 +3,7 @@ package vdbapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -207,6 +208,10 @@ func TestCacheHeaders(t *testing.T) {
 	f.SetCacheControl("/v2/vuln/", "no-cache")
 	if v := f.get(t, "/vuln/"+Log4Shell); v.header.Get("Cache-Control") != "no-cache" {
 		t.Fatal("SetCacheControl ignored")
+	}
+	f.SetCacheControl("/v2/vuln/", "max-age=300", "no-store")
+	if v := f.get(t, "/vuln/"+Log4Shell); fmt.Sprint(v.header.Values("Cache-Control")) != "[max-age=300 no-store]" {
+		t.Fatalf("two Cache-Control lines: %q", v.header.Values("Cache-Control"))
 	}
 }
 

@@ -49,7 +49,8 @@
 //     /fix-distributions, /summary, /exploit-sources, /exploit-types) carry
 //     an ETag and answer If-None-Match with 304. Cache-Control (R): "public,
 //     max-age=3600" on enumerations, "private, no-store" on /vex,
-//     "private, max-age=300" elsewhere (SetCacheControl overrides);
+//     "private, max-age=300" elsewhere (SetCacheControl overrides, and can
+//     send several header lines);
 //     Last-Modified on /vuln/{id}.
 //   - Paging (reference §2): limit and offset; default limit 20, max 100
 //     (/triage: 50 and 200); a limit outside the range, a negative or

@@ -90,7 +90,7 @@ type Server struct {
 	vulns     map[string]*Vuln    // by upper-case id
 	big       map[string]int      // upper-case id -> size of a generated huge record
 	seen      map[string]bool     // cache keys already served (X-Cache)
-	cacheCtl  map[string]string   // path prefix -> Cache-Control
+	cacheCtl  map[string][]string // path prefix -> Cache-Control lines
 	faults    []*faultRule        // hostile switches
 	injection string              // appended to every prose field
 	grants    map[[32]byte]*grant // by SHA-256 of device_code
@@ -122,7 +122,7 @@ func New(opts *Options) *Server {
 	}
 	s := &Server{opts: o, done: make(chan struct{}), orgs: map[string]*org{}, keys: map[string]string{},
 		bearers: map[string]string{}, vulns: map[string]*Vuln{}, big: map[string]int{},
-		seen: map[string]bool{}, cacheCtl: map[string]string{}, grants: map[[32]byte]*grant{}}
+		seen: map[string]bool{}, cacheCtl: map[string][]string{}, grants: map[[32]byte]*grant{}}
 	s.seed()
 	s.api = loopback(s.handler(HostAPI, s.serveAPI))
 	s.site = loopback(s.handler(HostSite, s.serveSite))
