@@ -54,7 +54,16 @@ func newHTTPFixtureWith(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.
 func newHTTPFixtureDeps(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.Config, deps vdb.Deps) *httpFixture {
 	t.Helper()
 	f := &httpFixture{fake: vdbapi.Start(t, fopts)}
-	cfg.APIBaseURL, cfg.SiteBaseURL = f.fake.APIURL(), f.fake.SiteURL()
+	f.url = serveHTTP(t, f.fake, auth, cfg, deps)
+	return f
+}
+
+// serveHTTP serves a VDB server over fake on Streamable HTTP, with API-key
+// authentication (alice and bob) or, without auth, none (loopback), and
+// returns its endpoint. The server's URLs and HTTP options are set here.
+func serveHTTP(t testing.TB, fake *vdbapi.Server, auth bool, cfg vdb.Config, deps vdb.Deps) string {
+	t.Helper()
+	cfg.APIBaseURL, cfg.SiteBaseURL = fake.APIURL(), fake.SiteURL()
 	deps.HTTP = &upstream.Options{Timeout: 5 * time.Second, Sleep: func(context.Context, time.Duration) error { return nil }}
 	srv, err := vdb.New(cfg, deps)
 	if err != nil {
@@ -74,8 +83,7 @@ func newHTTPFixtureDeps(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.
 	if !auth {
 		ho.Auth = nil
 	}
-	f.url = mcptest.ServeHTTP(t, k, ho)
-	return f
+	return mcptest.ServeHTTP(t, k, ho)
 }
 
 type headerRT map[string]string

@@ -68,7 +68,7 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	resp, err := s.http.Do(ctx, &upstream.Request{URL: u, Header: http.Header{
 		"Authorization": {cred.header}, "Accept": {"application/json"}}})
 	if err != nil {
-		return nil, transportError(err)
+		return nil, apiOrigin.transportError(err)
 	}
 	notePlan(call, resp.Header.Get("X-VDB-Plan"))
 	if !resp.OK() {
@@ -118,22 +118,38 @@ func errRoute() *kernel.Error {
 		WithHint("Give plain names and identifiers, without path syntax or encodings.")
 }
 
-// transportError maps the upstream client's failures to tool errors.
-func transportError(err error) error {
+// origin is one upstream as errors name it: the VDB API or the sign-in
+// site, each with the most of one answer this server holds.
+type origin struct {
+	name  string // "The VDB API", as a sentence starts
+	limit int64
+	hint  string // what to do about an answer over limit
+}
+
+var (
+	apiOrigin = origin{name: "The VDB API", limit: MaxBufferedBytes,
+		hint: "Ask for less: detail \"summary\", a narrower filter or a smaller limit."}
+	siteOrigin = origin{name: "The Vulnetix sign-in site", limit: maxSiteBody,
+		hint: "The sign-in site's answers are small; this one is not what the site sends. Try again later."}
+)
+
+// transportError maps the upstream client's failures to tool errors that
+// name the upstream that failed.
+func (o origin) transportError(err error) error {
 	switch {
 	case errors.Is(err, upstream.ErrURLRefused):
 		return errRoute().WithCause(err)
 	case errors.Is(err, upstream.ErrResponseTooLarge):
-		return kernel.Errorf(kernel.ResourceExhausted, "The VDB answer is larger than %d bytes, the most this server holds in memory; it was not passed on.", MaxBufferedBytes).
-			WithHint("Ask for less: detail \"summary\", a narrower filter or a smaller limit.").WithCause(err)
+		return kernel.Errorf(kernel.ResourceExhausted, "%s answered with more than %d bytes, the most this server holds in memory; it was not passed on.", o.name, o.limit).
+			WithHint("%s", o.hint).WithCause(err)
 	case errors.Is(err, upstream.ErrTimeout):
-		return kernel.Errorf(kernel.Timeout, "The VDB API did not answer in time.").WithCause(err)
+		return kernel.Errorf(kernel.Timeout, "%s did not answer in time.", o.name).WithCause(err)
 	case errors.Is(err, upstream.ErrRedirect):
-		return kernel.Errorf(kernel.UpstreamError, "The VDB API answered with a redirect, which this server never follows.").WithCause(err)
+		return kernel.Errorf(kernel.UpstreamError, "%s answered with a redirect, which this server never follows.", o.name).WithCause(err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return kernel.Errorf(kernel.Cancelled, "The call was cancelled.").WithCause(err)
 	}
-	return kernel.Errorf(kernel.UpstreamUnavailable, "The VDB API could not be reached.").WithCause(err)
+	return kernel.Errorf(kernel.UpstreamUnavailable, "%s could not be reached.", o.name).WithCause(err)
 }
 
 // upstreamMessage is the "error" of a VDB error body, or "".

@@ -21,6 +21,8 @@ const (
 	// MaxBufferedBytes is the most of one upstream body held in memory; a
 	// longer body is refused with resource_exhausted.
 	MaxBufferedBytes = 3 << 20
+	// maxSiteBody is the most of one sign-in site answer held in memory.
+	maxSiteBody = 64 << 10
 	// DefaultTimeout bounds one upstream request (the CLI's 30 s).
 	DefaultTimeout = 30 * time.Second
 )
@@ -165,7 +167,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	so := o
 	so.Timeout = min(o.Timeout, 10*time.Second) // the CLI's per-call sign-in timeout
 	so.Retry.MaxAttempts = 1                    // a poll is one /token call
-	so.MaxBodyBytes = 64 << 10
+	so.MaxBodyBytes = maxSiteBody
 	so.CheckURL = s.checkSiteURL
 	s.siteHTTP = upstream.New(&so)
 	s.cache = newCache(cfg.CacheEntries, cfg.CacheBytes, s.now)

@@ -94,12 +94,12 @@ func (s *Server) vuln(ctx context.Context, call *kernel.Call, in vulnArgs) (out,
 	if err := checkID("id", in.ID); err != nil {
 		return nil, err
 	}
+	if in.Analyze && in.Detail != "" && in.Detail != "summary" {
+		return nil, kernel.Errorf(kernel.InvalidArgument, "analyze works with detail summary only.")
+	}
 	f, err := s.get(ctx, call, []string{"vuln", in.ID}, nil)
 	if err != nil {
 		return nil, err
-	}
-	if in.Analyze && in.Detail != "" && in.Detail != "summary" {
-		return nil, kernel.Errorf(kernel.InvalidArgument, "analyze works with detail summary only.")
 	}
 	switch in.Detail {
 	case "raw":
