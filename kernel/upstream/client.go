@@ -43,6 +43,11 @@ type Options struct {
 	RootCAs *x509.CertPool
 	// UserAgent is sent unless the request sets one. "" means "bulwark".
 	UserAgent string
+	// DialContext, when set, replaces the transport's dialer: tests inside
+	// a testing/synctest bubble connect to an in-memory fake with it (a
+	// goroutine waiting on a loopback socket would stop the bubble's
+	// clock). nil means a net.Dialer with a 30 s connect timeout.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// CheckURL, when set, is asked about every request's final URL just
 	// before it is sent (see urlcheck.go); an error refuses the request,
 	// wrapped in ErrURLRefused, and nothing is sent.
@@ -151,9 +156,13 @@ func positive[T int64 | time.Duration](v, def T) T {
 }
 
 func newTransport(o *Options) *http.Transport {
+	dial := o.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	return &http.Transport{
 		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:            dial,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           32,
 		IdleConnTimeout:        90 * time.Second,

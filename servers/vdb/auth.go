@@ -144,12 +144,12 @@ func (s *Server) authTools() []kernel.Tool {
 	poll := kernel.NewTool(kernel.Spec[authPollArgs, out]{Name: "vdb_auth_poll",
 		Description: "Finish signing in: poll the grant from vdb_auth_start once the user has approved the code in the browser. " +
 			"On success the key is stored for you on the server and never shown; the result says only signed_in.",
-		Policy: signIn, Handle: s.authPoll})
+		Policy: signIn, Handle: bounded(s, s.authPoll)})
 	return []kernel.Tool{
 		kernel.NewTool(kernel.Spec[authStartArgs, out]{Name: "vdb_auth_start",
 			Description: "Start signing in to Vulnetix (device grant): returns a link and a code for the user to approve in a browser, and a sealed grant handle for vdb_auth_poll. " +
 				"The model cannot approve; a person must.",
-			Policy: signIn, Handle: s.authStart}),
+			Policy: signIn, Handle: bounded(s, s.authStart)}),
 		argschema.Refine(poll, map[string]argschema.Rule{"grant": argschema.All(argschema.MinLen(1), argschema.MaxLen(1024))}),
 		kernel.NewTool(kernel.Spec[authLogoutArgs, out]{Name: "vdb_auth_logout",
 			Description: "Sign out: delete the Vulnetix key a sign-in stored for you on this server.",

@@ -204,6 +204,11 @@ func (s *Server) statusError(call *kernel.Call, resp *upstream.Response, cred cr
 	return e
 }
 
+// maxReset is the furthest reset a rate-limit error reports; one at or
+// beyond it is reported as unknown (upstream.RetryAfter caps a delta at a
+// day, so a day means "a day or more").
+const maxReset = 24 * time.Hour
+
 // rateLimited reports the limit and its reset from the headers. The server
 // never retries with another credential.
 func (s *Server) rateLimited(h http.Header) *kernel.Error {
@@ -218,9 +223,15 @@ func (s *Server) rateLimited(h http.Header) *kernel.Error {
 	}
 	b.WriteString(".")
 	e := kernel.Errorf(kernel.RateLimited, "%s", b.String())
-	if d, ok := upstream.RetryAfter(h, s.now()); ok {
+	switch d, ok := upstream.RetryAfter(h, s.now()); {
+	case ok && d < maxReset:
 		reset := s.now().Add(d).UTC().Truncate(time.Second)
 		e.Message += fmt.Sprintf(" It resets in %d seconds (%s).", int(d.Round(time.Second).Seconds()), reset.Format(time.RFC3339))
+	case ok:
+		// A daily quota resets within a day; anything further is a value
+		// that cannot be right (a RateLimit-Reset of 9223372036854775807
+		// read as 9223372036 seconds), not a time to repeat.
+		e.Message += " When it resets is unknown."
 	}
 	return e.WithHint("Wait for the reset; this server never switches to another credential.")
 }

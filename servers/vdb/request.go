@@ -114,7 +114,7 @@ func (s *Server) requestTool() kernel.Tool {
 			"/vuln/…, /kev, /exploits, /packages/…, /cloud-locators, /raw/sources, /spec, …). GET only; " +
 			"the CLI-only /cli.* routes, /auth/*, proof-of-concept and raw archives are refused, as are URLs, " +
 			"dot segments and encoded slashes or dots. JSON answers only, shaped and cut like every other tool's.",
-		Policy: readOnly, Handle: s.request})
+		Policy: readOnly, Handle: bounded(s, s.request)})
 	return argschema.Refine(t, map[string]argschema.Rule{"path": argschema.All(argschema.MinLen(1), argschema.MaxLen(MaxRequestPath))})
 }
 

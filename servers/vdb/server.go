@@ -25,6 +25,11 @@ const (
 	maxSiteBody = 64 << 10
 	// DefaultTimeout bounds one upstream request (the CLI's 30 s).
 	DefaultTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds one whole tool call: every attempt, every
+	// wait between them and the AI enrichment.
+	DefaultCallTimeout = 45 * time.Second
+	// maxTimeout is the longest Timeout, AITimeout or CallTimeout accepted.
+	maxTimeout = 5 * time.Minute
 )
 
 // ErrConfig wraps every error Validate reports.
@@ -39,6 +44,9 @@ type Config struct {
 	SiteBaseURL string
 	// Timeout bounds one upstream request.
 	Timeout time.Duration
+	// CallTimeout bounds one tool call as a whole, retries and the waits
+	// before them included (DefaultCallTimeout when zero).
+	CallTimeout time.Duration
 	// CacheEntries and CacheBytes bound the response cache (0: defaults;
 	// negative CacheEntries turns it off).
 	CacheEntries int
@@ -57,8 +65,10 @@ func (c Config) Validate() error {
 	if err == nil {
 		_, err = newEnricher(c, "", upstream.Options{})
 	}
-	if c.Timeout < 0 || c.Timeout > 5*time.Minute || c.AITimeout < 0 || c.AITimeout > 5*time.Minute {
-		return fmt.Errorf("%w: Timeout %v is outside 0..5m", ErrConfig, c.Timeout)
+	for name, d := range map[string]time.Duration{"Timeout": c.Timeout, "AITimeout": c.AITimeout, "CallTimeout": c.CallTimeout} {
+		if d < 0 || d > maxTimeout {
+			return fmt.Errorf("%w: %s %v is outside 0..%v", ErrConfig, name, d, maxTimeout)
+		}
 	}
 	return err
 }
@@ -128,6 +138,7 @@ type Server struct {
 	sealer    *seal.Sealer
 	keys      KeyStore
 	now       func() time.Time
+	callLimit time.Duration // CallTimeout
 	cache     *cache
 	grants    *grants
 	ai        *enricher
@@ -143,6 +154,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		now: deps.Now}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.callLimit = cfg.CallTimeout
+	if s.callLimit == 0 {
+		s.callLimit = DefaultCallTimeout
 	}
 	if s.cred == nil {
 		s.cred = func(call *kernel.Call) (string, error) { return call.Credential("vdb") }

@@ -105,10 +105,11 @@ var commonRules = map[string]argschema.Rule{
 	"cursor": argschema.All(argschema.Pattern(`^[0-9]{1,6}$`)),
 }
 
-// declare builds a read-only data tool, its schema bounded: every string
-// at most maxArgLen, the shared rules, then the tool's own.
-func declare[In any](name, desc string, h func(ctx context.Context, call *kernel.Call, in In) (out, error), rules map[string]argschema.Rule) kernel.Tool {
-	t := kernel.NewTool(kernel.Spec[In, out]{Name: name, Description: desc, Policy: readOnly, Handle: h})
+// declare builds a read-only data tool of s, its handler under the call's
+// deadline (bounded) and its schema bounded: every string at most
+// maxArgLen, the shared rules, then the tool's own.
+func declare[In any](s *Server, name, desc string, h handler[In], rules map[string]argschema.Rule) kernel.Tool {
+	t := kernel.NewTool(kernel.Spec[In, out]{Name: name, Description: desc, Policy: readOnly, Handle: bounded(s, h)})
 	sc := t.InputSchema()
 	if sc == nil {
 		return t

@@ -70,17 +70,17 @@ var (
 func (s *Server) catalogTools() []kernel.Tool {
 	eco := map[string]argschema.Rule{"ecosystem": argschema.Enum(ecosystems)}
 	return []kernel.Tool{
-		declare("vdb_package_search", "Search packages by name or text, optionally in one ecosystem.", s.packageSearch,
+		declare(s, "vdb_package_search", "Search packages by name or text, optionally in one ecosystem.", s.packageSearch,
 			map[string]argschema.Rule{"q": argschema.MinLen(1)}),
-		declare("vdb_package", "Get a package's vulnerability overview, or its versions. An npm scoped name is @scope/name; a Go module or a Composer name keeps its slashes.", s.pkg, eco),
-		declare("vdb_package_vulns", "List the vulnerabilities of a package.", s.packageVulns, nil),
-		declare("vdb_product", "Get a product's vulnerabilities, optionally for one version (and ecosystem).", s.product, eco),
-		declare("vdb_eol", "Get end-of-life status: of a product (and release), or of a package version.", s.eol, eco),
-		declare("vdb_identifiers", "List vulnerability identifiers or GCVE issuances, by prefix, month or date range.", s.identifiers,
+		declare(s, "vdb_package", "Get a package's vulnerability overview, or its versions. An npm scoped name is @scope/name; a Go module or a Composer name keeps its slashes.", s.pkg, eco),
+		declare(s, "vdb_package_vulns", "List the vulnerabilities of a package.", s.packageVulns, nil),
+		declare(s, "vdb_product", "Get a product's vulnerabilities, optionally for one version (and ecosystem).", s.product, eco),
+		declare(s, "vdb_eol", "Get end-of-life status: of a product (and release), or of a package version.", s.eol, eco),
+		declare(s, "vdb_identifiers", "List vulnerability identifiers or GCVE issuances, by prefix, month or date range.", s.identifiers,
 			map[string]argschema.Rule{"source": argschema.Enum([]string{"identifiers", "gcve"}), "year": argschema.Between(1999, 2100), "month": argschema.Between(1, 12)}),
-		declare("vdb_catalog", "Get one of the VDB's enumerations: ecosystems, sources, metric types, exploit sources and types, fix distributions, or the database summary.", s.catalog,
+		declare(s, "vdb_catalog", "Get one of the VDB's enumerations: ecosystems, sources, metric types, exploit sources and types, fix distributions, or the database summary.", s.catalog,
 			map[string]argschema.Rule{"kind": argschema.Enum(catalogKinds)}),
-		declare("vdb_trends", "Get a trend feed: vendor or exploit trends, Microsoft Patch Tuesdays, or the AI-related exploit and malware feeds.", s.trends,
+		declare(s, "vdb_trends", "Get a trend feed: vendor or exploit trends, Microsoft Patch Tuesdays, or the AI-related exploit and malware feeds.", s.trends,
 			map[string]argschema.Rule{"feed": argschema.Enum(mapKeys(trendFeeds)), "year": argschema.Between(1999, 2100),
 				"date": argschema.Pattern(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)}),
 	}

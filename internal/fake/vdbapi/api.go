@@ -153,6 +153,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f *Fault) bo
 
 // applyAuthedFault answers the faults that come after authentication.
 func (s *Server) applyAuthedFault(w http.ResponseWriter, r *http.Request, f *Fault, o *org) bool {
+	if (f.Kind == FaultError || f.Kind == FaultRateLimited) && f.Delay > 0 && !s.wait(r.Context(), f.Delay) {
+		return true // the client went away while the failure was slow
+	}
 	switch f.Kind {
 	case FaultError:
 		writeErrorShape(w, f, r.URL.EscapedPath())
@@ -175,6 +178,9 @@ func (s *Server) applyAuthedFault(w http.ResponseWriter, r *http.Request, f *Fau
 func (s *Server) writeRateLimited(w http.ResponseWriter, f *Fault) {
 	secs := or(f.RetryAfterSecs, 30)
 	w.Header().Set("RateLimit-Remaining", "0")
+	if f.Reset != "" {
+		w.Header().Set("RateLimit-Reset", f.Reset)
+	}
 	switch f.RetryAfter {
 	case RetryAfterSeconds:
 		w.Header().Set("Retry-After", strconv.Itoa(secs))

@@ -42,7 +42,8 @@
 //     Each org has a daily quota (Options.DayLimit, SetQuota); when it is used
 //     up → 429 with Retry-After in seconds until the reset. Scripted 429s:
 //     Fault{Kind: FaultRateLimited, RetryAfter: RetryAfterSeconds |
-//     RetryAfterDate | RetryAfterAbsent}.
+//     RetryAfterDate | RetryAfterAbsent}, with Reset for a RateLimit-Reset
+//     of the test's choosing.
 //   - Cache (reference §5): X-Cache MISS the first time a URL (without _t)
 //     is served and HIT after; Cache-Control: no-cache on the request forces
 //     MISS. The enumeration routes (/ecosystems, /sources, /metric-types,
@@ -107,7 +108,7 @@
 // AddFault installs a Fault for matching requests (host, method, path
 // prefix, a number of times): FaultError (any status, every error-body
 // shape of reference §3: standard, error-only, v1 404, empty error,
-// non-JSON, HTML), FaultRateLimited, FaultHTML, FaultRedirect (same-host
+// non-JSON, HTML; slow with Delay), FaultRateLimited (slow with Delay), FaultHTML, FaultRedirect (same-host
 // with a path, off-host with ElsewhereURL), FaultSlow (before the answer),
 // FaultSlowBody (a trickled body), FaultEndless (a body that never ends),
 // FaultHuge (Size bytes of valid JSON, 60 MiB by default, streamed),
@@ -140,7 +141,9 @@
 //
 // (R) marks the fake's reconstructions where the reference gives no shape
 // (record and list bodies, Cache-Control values); flip them after a live
-// check. Everything listens on 127.0.0.1 only. The clock is Options.Now.
+// check. Everything listens on 127.0.0.1 only, or, with Options.InMemory,
+// on nothing: Dial connects in memory, for tests inside a testing/synctest
+// bubble. The clock is Options.Now.
 // Options.Latency delays every API answer by a fixed time on the real clock
 // (an internet round trip, for benchmarks); an abandoned request stops
 // waiting.

@@ -17,11 +17,13 @@ type FaultKind int
 const (
 	// FaultError answers Status (default 500) with an error body of Shape,
 	// after authentication and rate limiting: scripted 500/502/503/504 and
-	// every error-body shape of reference §3.
+	// every error-body shape of reference §3. With Delay it waits that
+	// long first (a slow failure).
 	FaultError FaultKind = iota + 1
 	// FaultRateLimited answers 429 after authentication, with the
-	// rate-limit headers, RateLimit-Remaining 0 (quota exhausted) and
-	// Retry-After as RetryAfter says.
+	// rate-limit headers, RateLimit-Remaining 0 (quota exhausted),
+	// Retry-After as RetryAfter says and RateLimit-Reset as Reset says.
+	// With Delay it waits that long first.
 	FaultRateLimited
 	// FaultHTML answers an HTML page (proxy-like; Status default 502, Body
 	// default DefaultHTMLPage).
@@ -106,6 +108,10 @@ type Fault struct {
 	// RetryAfterSecs is the delta of RetryAfterSeconds / RetryAfterDate;
 	// 30 when zero.
 	RetryAfterSecs int
+	// Reset, when set, is the RateLimit-Reset a FaultRateLimited sends
+	// instead of the next UTC midnight, verbatim (a hostile or broken
+	// upstream's value, such as "9223372036854775807").
+	Reset string
 }
 
 type faultRule struct {
