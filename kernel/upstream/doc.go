@@ -25,5 +25,10 @@
 // https only (http only to loopback hosts), no userinfo, no query or fragment.
 // Its errors never echo the value, which may contain a secret.
 //
-// The package imports no other bulwark package.
+// JSONBudget.Check bounds what decoding an answer would build — values and
+// nesting, counted by the kernel's one JSON scanner before anything is
+// built — since memory follows values, not bytes.
+//
+// The package imports no other bulwark package but kernel/internal/jsonscan,
+// the kernel's JSON grammar.
 package upstream

@@ -83,6 +83,9 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 		// a key): refuse the answer rather than pass any of it on.
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API echoed the credential in its answer; the answer was dropped.")
 	}
+	if _, err := decoded(ctx, body, checkBudget); err != nil {
+		return nil, err // never cached: what the cache holds decodes within the budget
+	}
 	f := &fetched{body: body, header: resp.Header}
 	s.cache.put(key, f, resp.Header)
 	return f, nil
@@ -94,7 +97,7 @@ func (s *Server) getJSON(ctx context.Context, call *kernel.Call, segs []string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := decode(f.body)
+	v, err := decoded(ctx, f.body, decode)
 	return f, v, err
 }
 

@@ -57,6 +57,7 @@ type fixture struct {
 	fake   *vdbapi.Server
 	srv    *vdb.Server
 	sess   *mcptest.Session
+	kern   *kernel.Server // for more sessions: mcptest.Connect(t, f.kern.MCP(), nil)
 	clock  *clock
 	sealer *seal.Sealer
 	keys   vdb.KeyStore
@@ -122,7 +123,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.sess = mcptest.Connect(t, k.MCP(), nil)
+	f.kern, f.sess = k, mcptest.Connect(t, k.MCP(), nil)
 	return f
 }
 

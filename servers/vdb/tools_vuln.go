@@ -107,13 +107,13 @@ func (s *Server) vuln(ctx context.Context, call *kernel.Call, in vulnArgs) (out,
 		res["raw"] = string(f.body[:min(len(f.body), rawCap)])
 		return result(f, res), nil
 	case "full":
-		v, err := decode(f.body)
+		v, err := decoded(ctx, f.body, decode)
 		if err != nil {
 			return nil, err
 		}
 		return result(f, out{"id": in.ID, "detail": "full", "bytes": len(f.body), "record": compact(v, 0)}), nil
 	}
-	sum, err := summarize(f.body)
+	sum, err := decoded(ctx, f.body, summarize)
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,8 @@
 // with a path, off-host with ElsewhereURL), FaultSlow (before the answer),
 // FaultSlowBody (a trickled body), FaultEndless (a body that never ends),
 // FaultHuge (Size bytes of valid JSON, 60 MiB by default, streamed),
+// FaultWide (Size bytes of {"cwe":[{},{},…]}, just under 3 MiB by default,
+// streamed: the most values per byte),
 // FaultReset (a TCP reset), FaultEchoCredential (a 200 record quoting the
 // request's Authorization header and org id), FaultRaw. FailNext(n, status)
 // is the short form for "502 once, then success". SetInjection(Injection)
