@@ -15,6 +15,13 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 )
 
+// ErrMalformedCredential is the cause (errors.Is) of the unauthenticated
+// error Call.Credential returns when the request sent the credential's
+// header malformed or more than once — as against not at all. A server that
+// falls back to another credential of the caller when none was sent must
+// not fall back when one was sent malformed.
+var ErrMalformedCredential = errors.New("kernel: malformed credential header")
+
 // maxCredentialBytes caps one credential value.
 const maxCredentialBytes = 8 << 10
 
@@ -162,7 +169,7 @@ func (s *Server) credential(c *Call, name string) (string, error) {
 	case err != nil:
 		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Malformed %s credentials", cr.provider),
 			Hint:  fmt.Sprintf("Send exactly one %s request header: 1 to 8192 printable ASCII characters, a token of at least %d characters or a scheme, one space and such a token.", cr.header, egress.MinSecretLen),
-			Cause: err}
+			Cause: fmt.Errorf("%w: %w", ErrMalformedCredential, err)}
 	case v == "":
 		return "", &Error{Code: Unauthenticated, Message: fmt.Sprintf("Missing %s credentials", cr.provider),
 			Hint: fmt.Sprintf("Send it in the %s request header.", cr.header)}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,6 +25,7 @@ type vdbFlags struct {
 	keyFile           string
 	aiURL, aiModel    string
 	aiKey             secret
+	callTimeout       time.Duration
 }
 
 // vdbForwardHeader carries a request's own Vulnetix credential over HTTP
@@ -56,6 +58,8 @@ func setupVDB(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	f.String(&c.aiURL, "ai-url", "BULWARK_VDB_AI_URL", "", "optional AI enrichment: an OpenAI-compatible endpoint's base URL (…/v1)")
 	f.String(&c.aiModel, "ai-model", "BULWARK_VDB_AI_MODEL", "", "the model name for -ai-url")
 	f.Secret(&c.aiKey, "ai-key-file", "BULWARK_VDB_AI_KEY", "the bearer key of -ai-url")
+	f.Duration(&c.callTimeout, "call-timeout", "BULWARK_VDB_CALL_TIMEOUT", vdbsrv.DefaultCallTimeout,
+		"how long one tool call may take, every upstream attempt and the waits between them included (at most 5m)")
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {
 			return err
@@ -84,7 +88,8 @@ func runVDB(ctx context.Context, c *vdbFlags, env Env) error {
 		}
 		opts.Secrets = append(opts.Secrets, deps.AIKey)
 	}
-	cfg := vdbsrv.Config{APIBaseURL: c.apiBase, SiteBaseURL: c.siteBase, AIURL: c.aiURL, AIModel: c.aiModel}
+	cfg := vdbsrv.Config{APIBaseURL: c.apiBase, SiteBaseURL: c.siteBase, AIURL: c.aiURL, AIModel: c.aiModel,
+		CallTimeout: c.callTimeout}
 	srv, err := vdbsrv.New(cfg, deps)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

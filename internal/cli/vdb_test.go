@@ -102,6 +102,8 @@ func TestVDBInvalidConfigurationStops(t *testing.T) {
 		{"credentials in the URL", map[string]string{"VULNETIX_SITE_BASE_URL": "https://u:s3cr3t@www.example.com"}, nil, "credentials in the url"},
 		{"key over http", map[string]string{"VULNETIX_API_KEY": "org:s3cr3t"}, []string{"-http", "127.0.0.1:0"}, "over HTTP each caller brings its own"},
 		{"weak sealing key", map[string]string{"MCP_AEAD_KEY": "s3cr3t"}, nil, "MCP_AEAD_KEY"},
+		{"call timeout over 5m", nil, []string{"-call-timeout", "10m"}, "CallTimeout 10m0s is outside 0..5m"},
+		{"call timeout not a duration", map[string]string{"BULWARK_VDB_CALL_TIMEOUT": "soon"}, nil, "BULWARK_VDB_CALL_TIMEOUT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := run(t, tc.vars, append([]string{"vdb"}, tc.args...)...)

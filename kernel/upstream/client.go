@@ -43,6 +43,15 @@ type Options struct {
 	RootCAs *x509.CertPool
 	// UserAgent is sent unless the request sets one. "" means "bulwark".
 	UserAgent string
+	// DialContext, when set, replaces the transport's dialer: tests inside
+	// a testing/synctest bubble connect to an in-memory fake with it (a
+	// goroutine waiting on a loopback socket would stop the bubble's
+	// clock). nil means a net.Dialer with a 30 s connect timeout.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// CheckURL, when set, is asked about every request's final URL just
+	// before it is sent (see urlcheck.go); an error refuses the request,
+	// wrapped in ErrURLRefused, and nothing is sent.
+	CheckURL func(u *url.URL) error
 
 	// Now, Sleep and Jitter are injected by tests. Jitter returns a duration
 	// in [0, ceiling]. nil means the real clock, a context-aware timer and
@@ -61,6 +70,7 @@ type Client struct {
 	maxErrBody int64
 	retry      RetryPolicy
 	userAgent  string
+	checkURL   func(*url.URL) error
 	now        func() time.Time
 	sleep      func(context.Context, time.Duration) error
 	jitter     func(time.Duration) time.Duration
@@ -116,6 +126,7 @@ func New(opts *Options) *Client {
 		maxErrBody: positive(o.MaxErrorBodyBytes, defaultMaxErrorBodyBytes),
 		retry:      o.Retry.withDefaults(),
 		userAgent:  o.UserAgent,
+		checkURL:   o.CheckURL,
 		now:        o.Now,
 		sleep:      o.Sleep,
 		jitter:     o.Jitter,
@@ -145,9 +156,13 @@ func positive[T int64 | time.Duration](v, def T) T {
 }
 
 func newTransport(o *Options) *http.Transport {
+	dial := o.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	return &http.Transport{
 		Proxy:                  http.ProxyFromEnvironment,
-		DialContext:            (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:            dial,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           32,
 		IdleConnTimeout:        90 * time.Second,
@@ -173,11 +188,14 @@ func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 
 // Do sends req, retrying as RetryPolicy allows, and returns the final
 // response of any status. An error means no usable response: ErrTimeout,
-// ErrRedirect, ErrResponseTooLarge, ErrTransport, ErrRequest, or the
+// ErrRedirect, ErrResponseTooLarge, ErrTransport, ErrRequest, ErrURLRefused, or the
 // context's own error; error texts carry neither headers nor the URL.
 func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	if req == nil || req.URL == nil || !validMethod(req.method()) {
 		return nil, fmt.Errorf("%w: missing url or bad method", ErrRequest)
+	}
+	if err := c.check(req.URL); err != nil {
+		return nil, err
 	}
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {

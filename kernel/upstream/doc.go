@@ -4,6 +4,9 @@
 // The upstream is treated as hostile input. A Client therefore
 //
 //   - refuses redirects, so credentials are never replayed to another host;
+//   - asks Options.CheckURL, when set, about every request's final URL
+//     before sending it (ErrURLRefused), so a server's route rules hold for
+//     every request it makes, whichever code built the URL;
 //   - bounds every attempt with a timeout (default 30 s);
 //   - reads success bodies through a hard cap (default 8 MiB) and error bodies
 //     through a smaller one, never trusting Content-Length;
@@ -22,5 +25,10 @@
 // https only (http only to loopback hosts), no userinfo, no query or fragment.
 // Its errors never echo the value, which may contain a secret.
 //
-// The package imports no other bulwark package.
+// JSONBudget.Check bounds what decoding an answer would build — values and
+// nesting, counted by the kernel's one JSON scanner before anything is
+// built — since memory follows values, not bytes.
+//
+// The package imports no other bulwark package but kernel/internal/jsonscan,
+// the kernel's JSON grammar.
 package upstream

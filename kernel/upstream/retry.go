@@ -83,7 +83,8 @@ func safeMethod(m string) bool {
 // RetryAfter reports when the upstream said to try again: the Retry-After
 // header (delta seconds or an HTTP date), else RateLimit-Reset (a Unix time in
 // seconds, as the Hetzner API sends it; values below 10^9 are read as delta
-// seconds, as in the IETF draft). Times in the past give 0.
+// seconds, as in the IETF draft). Times in the past give 0; a wait of a day
+// or more is reported as exactly a day.
 func RetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	if d, ok := retryAfterHeader(h, now); ok {
 		return d, true
@@ -115,13 +116,20 @@ func rateLimitReset(h http.Header, now time.Time) (time.Duration, bool) {
 	if secs < 1e9 {
 		return secondsDuration(secs), true
 	}
+	if delta := secs - now.Unix(); delta > day {
+		// Saturate like a delta, before time.Unix overflows: a reset of
+		// 9223372036854775807 is a day or more away, not in the past.
+		return secondsDuration(delta), true
+	}
 	return max(time.Unix(secs, 0).Sub(now), 0), true
 }
+
+// day is a day in seconds: the most RetryAfter reports.
+const day = 24 * 60 * 60
 
 // secondsDuration converts without overflow; absurd values saturate at a day,
 // which no retry budget accepts anyway.
 func secondsDuration(secs int64) time.Duration {
-	const day = 24 * 60 * 60
 	return time.Duration(min(max(secs, 0), day)) * time.Second
 }
 

@@ -25,6 +25,8 @@ func TestRetryAfter(t *testing.T) {
 		{"reset unix past", map[string]string{"RateLimit-Reset": "1759999000"}, 0, true},
 		{"reset delta", map[string]string{"RateLimit-Reset": "3"}, 3 * time.Second, true},
 		{"reset junk", map[string]string{"RateLimit-Reset": "x"}, 0, false},
+		{"reset unix far away saturates", map[string]string{"RateLimit-Reset": "1790000000"}, 24 * time.Hour, true},
+		{"reset unix max saturates", map[string]string{"RateLimit-Reset": "9223372036854775807"}, 24 * time.Hour, true},
 		{"retry-after wins", map[string]string{"Retry-After": "2", "RateLimit-Reset": "1760000012"}, 2 * time.Second, true},
 	}
 	for _, tt := range tests {

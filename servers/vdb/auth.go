@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,13 +26,16 @@ const purposeDeviceGrant = "device-grant"
 // Device-grant timing (reference §8): the fallbacks the CLI uses, the
 // step slow_down adds, and the longest grant this server will hold.
 const (
-	defaultGrantTTL  = 5 * time.Minute
-	maxGrantTTL      = 15 * time.Minute
-	defaultInterval  = 5 * time.Second
-	slowDownStep     = 5 * time.Second
-	maxInterval      = time.Minute
-	maxGrants        = 10_000
-	minDeviceCodeLen = 16
+	defaultGrantTTL = 5 * time.Minute
+	maxGrantTTL     = 15 * time.Minute
+	defaultInterval = 5 * time.Second
+	slowDownStep    = 5 * time.Second
+	maxInterval     = time.Minute
+	maxGrants       = 10_000
+	// maxGrantsPerPrincipal is one principal's share of maxGrants: no
+	// caller can fill the table and lock everyone else out of signing in.
+	maxGrantsPerPrincipal = 32
+	minDeviceCodeLen      = 16
 )
 
 // grantBody is what a handle seals: never shown to the client.
@@ -41,44 +47,79 @@ type grantBody struct {
 
 // grantState is what the server remembers of a grant between polls.
 type grantState struct {
-	next     time.Time     // no /token call before this
-	interval time.Duration // the current interval
-	done     bool          // redeemed, denied or expired: never polled again
-	expires  time.Time
+	next      time.Time     // no /token call before this
+	interval  time.Duration // the current interval
+	done      bool          // redeemed, denied or expired: never polled again
+	expires   time.Time
+	principal string // who polls it, for the per-principal share
 }
 
 // grants remembers polled grants by the SHA-256 of their device code, until
-// they expire.
+// they expire: at most maxGrants in all, and maxGrantsPerPrincipal of one
+// principal.
 type grants struct {
 	mu  sync.Mutex
 	m   map[[32]byte]*grantState
+	per map[string]int // live states per principal
 	now func() time.Time
 }
 
-func newGrants(now func() time.Time) *grants { return &grants{m: map[[32]byte]*grantState{}, now: now} }
+func newGrants(now func() time.Time) *grants {
+	return &grants{m: map[[32]byte]*grantState{}, per: map[string]int{}, now: now}
+}
 
-// state returns the grant's state, creating it; expired states are dropped.
-func (g *grants) state(dc string, interval time.Duration, issued, expires time.Time) (*grantState, bool) {
+// state returns the grant's state, creating it for principal. It refuses
+// (resource_exhausted) a new state when the principal's share, or the
+// table, is full of states that have not expired.
+func (g *grants) state(principal, dc string, interval time.Duration, issued, expires time.Time) (*grantState, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	k := sha256.Sum256([]byte(dc))
+	if st, ok := g.m[k]; ok {
+		return st, nil
+	}
+	if len(g.m) >= maxGrants || g.per[principal] >= maxGrantsPerPrincipal {
+		g.dropExpired()
+	}
+	hint := fmt.Sprintf("Pending sign-ins end within %d minutes; finish or abandon yours.", int(maxGrantTTL/time.Minute))
+	switch {
+	case g.per[principal] >= maxGrantsPerPrincipal:
+		return nil, kernel.Errorf(kernel.ResourceExhausted, "You have %d sign-ins pending, the most one caller may have.", maxGrantsPerPrincipal).WithHint("%s", hint)
+	case len(g.m) >= maxGrants:
+		return nil, kernel.Errorf(kernel.ResourceExhausted, "Too many sign-ins are pending on this server.").WithHint("%s", hint)
+	}
+	st := &grantState{interval: interval, expires: expires, next: issued.Add(interval), principal: principal}
+	g.m[k] = st
+	g.per[principal]++
+	return st, nil
+}
+
+// dropExpired forgets the states whose grants have expired.
+func (g *grants) dropExpired() {
 	now := g.now()
-	if len(g.m) >= maxGrants {
-		for k, st := range g.m {
-			if !now.Before(st.expires) {
-				delete(g.m, k)
+	for k, st := range g.m {
+		if !now.Before(st.expires) {
+			delete(g.m, k)
+			if g.per[st.principal]--; g.per[st.principal] <= 0 {
+				delete(g.per, st.principal)
 			}
 		}
-		if len(g.m) >= maxGrants {
-			return nil, false
-		}
 	}
-	k := sha256.Sum256([]byte(dc))
-	st, ok := g.m[k]
-	if !ok {
-		st = &grantState{interval: interval, expires: expires, next: issued.Add(interval)}
-		g.m[k] = st
+}
+
+// grantBinding is what a grant handle is bound to besides its purpose: the
+// principal, how it authenticated, the transport the call came over and
+// the sign-in site the device code belongs to. A grant started over stdio
+// (principal "local") therefore does not open on an HTTP server without
+// authentication (also "local") that shares MCP_AEAD_KEY, and no server
+// configured with another sign-in site sends the device code there.
+func (s *Server) grantBinding(call *kernel.Call) string {
+	transport := "http"
+	if call.Header() == nil {
+		transport = "stdio"
 	}
-	return st, true
+	p := call.Principal
+	return strings.Join([]string{"vdb-grant", transport, p.Scheme, s.site.String(), strconv.Itoa(len(p.ID)), p.ID}, "\x00")
 }
 
 type (
@@ -103,12 +144,12 @@ func (s *Server) authTools() []kernel.Tool {
 	poll := kernel.NewTool(kernel.Spec[authPollArgs, out]{Name: "vdb_auth_poll",
 		Description: "Finish signing in: poll the grant from vdb_auth_start once the user has approved the code in the browser. " +
 			"On success the key is stored for you on the server and never shown; the result says only signed_in.",
-		Policy: signIn, Handle: s.authPoll})
+		Policy: signIn, Handle: bounded(s, s.authPoll)})
 	return []kernel.Tool{
 		kernel.NewTool(kernel.Spec[authStartArgs, out]{Name: "vdb_auth_start",
 			Description: "Start signing in to Vulnetix (device grant): returns a link and a code for the user to approve in a browser, and a sealed grant handle for vdb_auth_poll. " +
 				"The model cannot approve; a person must.",
-			Policy: signIn, Handle: s.authStart}),
+			Policy: signIn, Handle: bounded(s, s.authStart)}),
 		argschema.Refine(poll, map[string]argschema.Rule{"grant": argschema.All(argschema.MinLen(1), argschema.MaxLen(1024))}),
 		kernel.NewTool(kernel.Spec[authLogoutArgs, out]{Name: "vdb_auth_logout",
 			Description: "Sign out: delete the Vulnetix key a sign-in stored for you on this server.",
@@ -124,6 +165,18 @@ func (s *Server) siteURL(endpoint string) *url.URL {
 	return &u
 }
 
+// checkSiteURL is the sign-in client's last check on every request
+// (upstream.Options.CheckURL): only the two device endpoints a sign-in
+// uses, authorize and token, on the sign-in site; never /approve.
+func (s *Server) checkSiteURL(u *url.URL) error {
+	for _, ep := range []string{"authorize", "token"} {
+		if *u == *s.siteURL(ep) {
+			return nil
+		}
+	}
+	return errors.New("not a device endpoint of the sign-in site")
+}
+
 func (s *Server) sitePost(ctx context.Context, endpoint string, body any) (*upstream.Response, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -132,7 +185,7 @@ func (s *Server) sitePost(ctx context.Context, endpoint string, body any) (*upst
 	resp, err := s.siteHTTP.Do(ctx, &upstream.Request{Method: http.MethodPost, URL: s.siteURL(endpoint), Body: b,
 		Header: http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}})
 	if err != nil {
-		return nil, transportError(err)
+		return nil, siteOrigin.transportError(err)
 	}
 	return resp, nil
 }
@@ -162,7 +215,7 @@ func (s *Server) authStart(ctx context.Context, call *kernel.Call, _ authStartAr
 	ttl := clampDuration(time.Duration(a.ExpiresIn)*time.Second, defaultGrantTTL, maxGrantTTL)
 	iv := clampDuration(time.Duration(a.Interval)*time.Second, defaultInterval, maxInterval)
 	body, _ := json.Marshal(grantBody{DeviceCode: a.DeviceCode, Interval: int(iv / time.Second), Issued: s.now().UnixMilli()})
-	handle, err := s.sealer.SealFor(purposeDeviceGrant, call.Principal.ID, body, ttl)
+	handle, err := s.sealer.SealFor(purposeDeviceGrant, s.grantBinding(call), body, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +252,7 @@ func errGrant(err error) error {
 }
 
 func (s *Server) authPoll(ctx context.Context, call *kernel.Call, in authPollArgs) (out, error) {
-	b, err := s.sealer.OpenFor(purposeDeviceGrant, call.Principal.ID, in.Grant)
+	b, err := s.sealer.OpenFor(purposeDeviceGrant, s.grantBinding(call), in.Grant)
 	if err != nil {
 		return nil, errGrant(err)
 	}
@@ -208,9 +261,9 @@ func (s *Server) authPoll(ctx context.Context, call *kernel.Call, in authPollArg
 		return nil, errGrant(seal.ErrInvalid)
 	}
 	now := s.now()
-	st, ok := s.grants.state(g.DeviceCode, time.Duration(g.Interval)*time.Second, time.UnixMilli(g.Issued), now.Add(maxGrantTTL))
-	if !ok {
-		return nil, kernel.Errorf(kernel.ResourceExhausted, "Too many sign-ins are pending on this server.").WithHint("Try again in a few minutes.")
+	st, err := s.grants.state(call.Principal.ID, g.DeviceCode, time.Duration(g.Interval)*time.Second, time.UnixMilli(g.Issued), now.Add(maxGrantTTL))
+	if err != nil {
+		return nil, err
 	}
 	s.grants.mu.Lock()
 	switch {

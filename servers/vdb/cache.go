@@ -82,21 +82,30 @@ func (c *cache) get(key string) (*fetched, bool) {
 }
 
 // ttl is the lifetime the answer's headers allow; 0 means do not keep it.
+// Every Cache-Control line counts (a proxy may add its own), and the
+// strictest directive wins: no-store or no-cache anywhere, or an unreadable
+// max-age, keeps nothing; several max-ages keep the shortest.
 func ttl(h http.Header) time.Duration {
-	cc := strings.ToLower(h.Get("Cache-Control"))
-	d := DefaultCacheTTL
-	for _, dir := range strings.Split(cc, ",") {
-		dir = strings.TrimSpace(dir)
-		switch {
-		case dir == "no-store" || dir == "no-cache":
-			return 0
-		case strings.HasPrefix(dir, "max-age="):
-			n, err := strconv.Atoi(strings.TrimPrefix(dir, "max-age="))
-			if err != nil || n <= 0 {
+	d := time.Duration(-1) // no max-age yet
+	for _, line := range h.Values("Cache-Control") {
+		for _, dir := range strings.Split(strings.ToLower(line), ",") {
+			dir = strings.TrimSpace(dir)
+			switch {
+			case dir == "no-store" || dir == "no-cache":
 				return 0
+			case strings.HasPrefix(dir, "max-age="):
+				n, err := strconv.Atoi(strings.TrimPrefix(dir, "max-age="))
+				if err != nil || n <= 0 {
+					return 0
+				}
+				if age := min(time.Duration(n)*time.Second, maxCacheTTL); d < 0 || age < d {
+					d = age
+				}
 			}
-			d = min(time.Duration(n)*time.Second, maxCacheTTL)
 		}
+	}
+	if d < 0 {
+		return DefaultCacheTTL
 	}
 	return d
 }

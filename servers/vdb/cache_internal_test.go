@@ -41,3 +41,32 @@ func TestCacheBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestTTL: one row per Cache-Control case; every line counts and the
+// strictest wins.
+func TestTTL(t *testing.T) {
+	for _, tc := range []struct {
+		lines []string
+		want  time.Duration
+	}{
+		{nil, DefaultCacheTTL},
+		{[]string{"private"}, DefaultCacheTTL},
+		{[]string{"public, max-age=3600"}, time.Hour},
+		{[]string{"max-age=86400"}, maxCacheTTL},
+		{[]string{"max-age=300", "no-store"}, 0},
+		{[]string{"no-cache", "max-age=300"}, 0},
+		{[]string{"max-age=3600", "max-age=10"}, 10 * time.Second},
+		{[]string{"max-age=10, max-age=3600"}, 10 * time.Second},
+		{[]string{"max-age=300", "max-age=bogus"}, 0},
+		{[]string{"max-age=0"}, 0},
+		{[]string{"MAX-AGE=60", "Private"}, time.Minute},
+	} {
+		h := http.Header{}
+		for _, l := range tc.lines {
+			h.Add("Cache-Control", l)
+		}
+		if got := ttl(h); got != tc.want {
+			t.Errorf("ttl(%q) = %v, want %v", tc.lines, got, tc.want)
+		}
+	}
+}

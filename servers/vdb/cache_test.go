@@ -46,11 +46,26 @@ func newHTTPFixtureAuth(t testing.TB, auth bool) *httpFixture {
 // newHTTPFixtureWith is newHTTPFixtureAuth with the fake's options (nil:
 // defaults) and the server's configuration (its URLs are set here).
 func newHTTPFixtureWith(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.Config) *httpFixture {
+	return newHTTPFixtureDeps(t, auth, fopts, cfg, vdb.Deps{})
+}
+
+// newHTTPFixtureDeps is newHTTPFixtureWith with the server's Deps (its HTTP
+// options are set here).
+func newHTTPFixtureDeps(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.Config, deps vdb.Deps) *httpFixture {
 	t.Helper()
 	f := &httpFixture{fake: vdbapi.Start(t, fopts)}
-	cfg.APIBaseURL, cfg.SiteBaseURL = f.fake.APIURL(), f.fake.SiteURL()
-	srv, err := vdb.New(cfg,
-		vdb.Deps{HTTP: &upstream.Options{Timeout: 5 * time.Second, Sleep: func(context.Context, time.Duration) error { return nil }}})
+	f.url = serveHTTP(t, f.fake, auth, cfg, deps)
+	return f
+}
+
+// serveHTTP serves a VDB server over fake on Streamable HTTP, with API-key
+// authentication (alice and bob) or, without auth, none (loopback), and
+// returns its endpoint. The server's URLs and HTTP options are set here.
+func serveHTTP(t testing.TB, fake *vdbapi.Server, auth bool, cfg vdb.Config, deps vdb.Deps) string {
+	t.Helper()
+	cfg.APIBaseURL, cfg.SiteBaseURL = fake.APIURL(), fake.SiteURL()
+	deps.HTTP = &upstream.Options{Timeout: 5 * time.Second, Sleep: func(context.Context, time.Duration) error { return nil }}
+	srv, err := vdb.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,18 +83,17 @@ func newHTTPFixtureWith(t testing.TB, auth bool, fopts *vdbapi.Options, cfg vdb.
 	if !auth {
 		ho.Auth = nil
 	}
-	f.url = mcptest.ServeHTTP(t, k, ho)
-	return f
+	return mcptest.ServeHTTP(t, k, ho)
 }
 
 type headerRT map[string]string
 
 func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
+	m := headersRT{}
 	for k, v := range h {
-		r.Header.Set(k, v)
+		m[k] = []string{v}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return m.RoundTrip(r)
 }
 
 // session connects as the MCP principal with mcpKey, relaying vdbCred.
@@ -219,5 +233,32 @@ func TestRelayedAuthorization(t *testing.T) {
 	}
 	if n := len(f.fake.Requests()); n != 0 {
 		t.Fatalf("the client's Authorization was relayed: %d requests", n)
+	}
+}
+
+// TestCacheControlEveryLineCounts: Cache-Control sent as several header
+// lines counts every line, the strictest winning: max-age on one line and
+// no-store (or no-cache) on the next is never cached; two max-ages keep the
+// shorter. Through the protocol, against the fake sending the lines.
+func TestCacheControlEveryLineCounts(t *testing.T) {
+	f := newFixture(t, setup{})
+	args := map[string]any{"id": vdbapi.Log4Shell}
+	for _, lines := range [][]string{{"max-age=300", "no-store"}, {"private, max-age=300", "no-cache"}, {"no-store", "max-age=300"}} {
+		f.fake.SetCacheControl("/v2/vuln/", lines...)
+		f.fake.ResetRequests()
+		for range 2 {
+			if out := f.ok(t, "vdb_kev_status", args); out["cached"] != false {
+				t.Fatalf("%q: an answer the lines forbid keeping was cached: %v", lines, out)
+			}
+		}
+		if n := f.apiCalls(); n != 2 {
+			t.Fatalf("%q: %d upstream requests, want 2", lines, n)
+		}
+	}
+	f.fake.SetCacheControl("/v2/vuln/", "max-age=3600", "max-age=10")
+	f.ok(t, "vdb_workarounds", args)
+	f.clock.Advance(11 * time.Second)
+	if out := f.ok(t, "vdb_workarounds", args); out["cached"] != false {
+		t.Fatalf("kept past the shorter max-age: %v", out)
 	}
 }

@@ -119,6 +119,13 @@ func looksLikeOrg(s string) bool {
 	return true
 }
 
+// errMalformed is the refusal of a credential given malformed.
+func errMalformed() *kernel.Error {
+	return kernel.Errorf(kernel.Unauthenticated, "The Vulnetix credential given is malformed; no other credential was used in its place.").
+		WithHint("Give \"ApiKey <org>:<key>\" (or the key as the console shows it) or \"Bearer <token>\": in VULNETIX_API_KEY over stdio, " +
+			"in one X-Vulnetix-Authorization header per request over HTTP; or send no header to use the key you signed in with.")
+}
+
 // signInHint names every way to give the server a credential.
 func (s *Server) signInHint() string {
 	h := "Set VULNETIX_API_KEY (or -api-key-file) where the server runs over stdio, or send " +
@@ -130,12 +137,19 @@ func (s *Server) signInHint() string {
 }
 
 // credentialFor finds the call's credential: the configured or relayed one,
-// else the key a sign-in stored for the principal. There is no fallback.
+// else — only when none was given at all — the key a sign-in stored for
+// the principal. A credential given malformed (a relayed header sent twice
+// or not in the shape of credentials, or a value that is neither an ApiKey
+// nor a Bearer token) is refused as such: it is never replaced by the
+// stored key, which would answer with another identity's data.
 func (s *Server) credentialFor(call *kernel.Call) (credential, error) {
 	v, err := s.cred(call)
 	if err != nil {
 		var ke *kernel.Error
-		if !errors.As(err, &ke) || ke.Code != kernel.Unauthenticated {
+		switch {
+		case errors.Is(err, kernel.ErrMalformedCredential):
+			return credential{}, errMalformed().WithCause(err)
+		case !errors.As(err, &ke) || ke.Code != kernel.Unauthenticated:
 			return credential{}, err
 		}
 		v = ""
@@ -143,8 +157,7 @@ func (s *Server) credentialFor(call *kernel.Call) (credential, error) {
 	if v != "" {
 		c, perr := parseCredential(v)
 		if perr != nil {
-			return credential{}, kernel.Errorf(kernel.Unauthenticated, "The Vulnetix credential is malformed.").
-				WithHint("Use \"ApiKey <org>:<key>\", \"Bearer <token>\" or the key as the console shows it; the key and the token are at least %d characters long.", egress.MinSecretLen)
+			return credential{}, errMalformed()
 		}
 		call.RegisterSecrets(c.secrets...)
 		return c, nil

@@ -1,12 +1,18 @@
 package vdb_test
 
 import (
+	"context"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/vdbapi"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/kernel/seal"
+	"github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
 // TestNoCredentialNoAccess: with no credential every data tool answers
@@ -102,4 +108,70 @@ func TestNumericEcho(t *testing.T) {
 	f.fake.AddFault(vdbapi.Fault{Kind: vdbapi.FaultRaw, ContentType: "application/json", Body: `{"n":` + token + `,"id":"CVE-2021-44228"}`, Times: 1})
 	res := f.call(t, "vdb_kev_status", map[string]any{"id": vdbapi.Log4Shell})
 	lacks(t, mcptest.Text(res), token)
+}
+
+// TestMalformedRelayedCredentialIsNotReplaced: a caller who signed in (a
+// key stored for alice) and then sends a malformed X-Vulnetix-Authorization
+// — twice, with two spaces, with a byte that is not ASCII, in an unknown
+// scheme — is told that the header is malformed; the stored key is never
+// used in its place, and nothing goes upstream. Without the header the
+// stored key serves her.
+func TestMalformedRelayedCredentialIsNotReplaced(t *testing.T) {
+	sealer, err := seal.New(testMaster, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := vdb.NewMemoryKeys(sealer)
+	f := newHTTPFixtureDeps(t, true, nil, vdb.Config{}, vdb.Deps{Sealer: sealer, Keys: keys})
+	stored := f.fake.AddKey(vdbapi.OrgA, "secret-a")
+	if err := keys.Put("alice", stored); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"id": vdbapi.Log4Shell}
+	for name, hdr := range map[string][]string{
+		"sent twice":     {"ApiKey " + stored, "ApiKey " + stored},
+		"two spaces":     {"ApiKey  " + stored},
+		"not ASCII":      {"ApiKey caf\u00e9:" + stored},
+		"unknown scheme": {"Basic " + stored},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f.fake.ResetRequests()
+			hc := &http.Client{Transport: headersRT{"Authorization": {"Bearer " + aliceMCPKey}, fwdHeader: hdr}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: f.url, HTTPClient: hc}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "vdb_kev_status", Arguments: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := mcptest.Text(res)
+			if !res.IsError || !strings.Contains(text, "unauthenticated") || !strings.Contains(text, "malformed") ||
+				strings.Contains(text, "No Vulnetix credential") {
+				t.Fatalf("a malformed header: %s", text)
+			}
+			if n := len(f.fake.Requests()); n != 0 {
+				t.Fatalf("%d upstream requests: the stored key was used in the header's place", n)
+			}
+		})
+	}
+	if out, isErr := callHTTP(t, f.session(t, aliceMCPKey, ""), "vdb_kev_status", args); isErr {
+		t.Fatalf("without the header the stored key does not serve: %v", out)
+	}
+}
+
+// headersRT sets each header to its values on every request.
+type headersRT map[string][]string
+
+func (h headersRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, vs := range h {
+		r.Header.Del(k)
+		for _, v := range vs {
+			r.Header.Add(k, v)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -35,33 +35,41 @@ func apiPath(segments ...string) (string, string) {
 	return p.String(), raw.String()
 }
 
-// get sends one credentialed GET to the API (/v2/<segs>), through the
-// per-principal cache. The routes no tool may reach are refused here, for
-// every tool, before the credential is even looked up.
-func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q url.Values) (*fetched, error) {
-	if len(segs) == 0 || denied(segs) {
-		return nil, kernel.Errorf(kernel.InvalidArgument, "This route is never reachable: CLI-only, credential, upload and binary routes are refused.")
-	}
+// apiURL is the URL of /v2/<segs>?<q> on the API.
+func (s *Server) apiURL(segs []string, q url.Values) *url.URL {
 	path, raw := apiPath(segs...)
+	u := *s.api
+	u.Path = s.api.Path + "/v2" + path
+	u.RawPath = s.api.EscapedPath() + "/v2" + raw
+	u.RawQuery = q.Encode()
+	return &u
+}
+
+// get sends one credentialed GET to the API (/v2/<segs>), through the
+// per-principal cache. The URL is checked against the route rule
+// (checkAPIURL) before the credential is even looked up, so a refused
+// route answers invalid_argument whoever calls; the outbound client checks
+// it once more as the last step before sending.
+func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q url.Values) (*fetched, error) {
+	u := s.apiURL(segs, q)
+	if len(segs) == 0 || s.checkAPIURL(u) != nil {
+		return nil, errRoute()
+	}
 	cred, err := s.credentialFor(call)
 	if err != nil {
 		return nil, err
 	}
 	call.SetAuditAttr(attrScheme, cred.scheme)
-	u := *s.api
-	u.Path = s.api.Path + "/v2" + path
-	u.RawPath = s.api.EscapedPath() + "/v2" + raw
-	u.RawQuery = q.Encode()
 	key := cacheKey(call.Principal.ID, cred.cacheID, u.EscapedPath()+"?"+u.RawQuery)
 	if f, ok := s.cache.get(key); ok {
 		call.CacheHit()
 		notePlan(call, f.header.Get("X-VDB-Plan"))
 		return f, nil
 	}
-	resp, err := s.http.Do(ctx, &upstream.Request{URL: &u, Header: http.Header{
+	resp, err := s.http.Do(ctx, &upstream.Request{URL: u, Header: http.Header{
 		"Authorization": {cred.header}, "Accept": {"application/json"}}})
 	if err != nil {
-		return nil, transportError(err)
+		return nil, apiOrigin.transportError(err)
 	}
 	notePlan(call, resp.Header.Get("X-VDB-Plan"))
 	if !resp.OK() {
@@ -78,6 +86,9 @@ func (s *Server) get(ctx context.Context, call *kernel.Call, segs []string, q ur
 	if err != nil {
 		return nil, kernel.Errorf(kernel.UpstreamError, "The VDB API answered with a body that is not JSON.")
 	}
+	if _, err := decoded(ctx, body, checkBudget); err != nil {
+		return nil, err // never cached: what the cache holds decodes within the budget
+	}
 	f := &fetched{body: body, header: resp.Header}
 	s.cache.put(key, f, resp.Header)
 	return f, nil
@@ -89,7 +100,7 @@ func (s *Server) getJSON(ctx context.Context, call *kernel.Call, segs []string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := decode(f.body)
+	v, err := decoded(ctx, f.body, decode)
 	return f, v, err
 }
 
@@ -117,20 +128,44 @@ func safeType(ct string) string {
 	return "another content type"
 }
 
-// transportError maps the upstream client's failures to tool errors.
-func transportError(err error) error {
+// errRoute is the refusal of a request whose URL the route rule refuses.
+func errRoute() *kernel.Error {
+	return kernel.Errorf(kernel.InvalidArgument, "This route is never reachable: CLI-only, credential, upload and binary routes, and paths that leave the read prefixes once decoded, are refused.").
+		WithHint("Give plain names and identifiers, without path syntax or encodings.")
+}
+
+// origin is one upstream as errors name it: the VDB API or the sign-in
+// site, each with the most of one answer this server holds.
+type origin struct {
+	name  string // "The VDB API", as a sentence starts
+	limit int64
+	hint  string // what to do about an answer over limit
+}
+
+var (
+	apiOrigin = origin{name: "The VDB API", limit: MaxBufferedBytes,
+		hint: "Ask for less: detail \"summary\", a narrower filter or a smaller limit."}
+	siteOrigin = origin{name: "The Vulnetix sign-in site", limit: maxSiteBody,
+		hint: "The sign-in site's answers are small; this one is not what the site sends. Try again later."}
+)
+
+// transportError maps the upstream client's failures to tool errors that
+// name the upstream that failed.
+func (o origin) transportError(err error) error {
 	switch {
+	case errors.Is(err, upstream.ErrURLRefused):
+		return errRoute().WithCause(err)
 	case errors.Is(err, upstream.ErrResponseTooLarge):
-		return kernel.Errorf(kernel.ResourceExhausted, "The VDB answer is larger than %d bytes, the most this server holds in memory; it was not passed on.", MaxBufferedBytes).
-			WithHint("Ask for less: detail \"summary\", a narrower filter or a smaller limit.").WithCause(err)
+		return kernel.Errorf(kernel.ResourceExhausted, "%s answered with more than %d bytes, the most this server holds in memory; it was not passed on.", o.name, o.limit).
+			WithHint("%s", o.hint).WithCause(err)
 	case errors.Is(err, upstream.ErrTimeout):
-		return kernel.Errorf(kernel.Timeout, "The VDB API did not answer in time.").WithCause(err)
+		return kernel.Errorf(kernel.Timeout, "%s did not answer in time.", o.name).WithCause(err)
 	case errors.Is(err, upstream.ErrRedirect):
-		return kernel.Errorf(kernel.UpstreamError, "The VDB API answered with a redirect, which this server never follows.").WithCause(err)
+		return kernel.Errorf(kernel.UpstreamError, "%s answered with a redirect, which this server never follows.", o.name).WithCause(err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return kernel.Errorf(kernel.Cancelled, "The call was cancelled.").WithCause(err)
 	}
-	return kernel.Errorf(kernel.UpstreamUnavailable, "The VDB API could not be reached.").WithCause(err)
+	return kernel.Errorf(kernel.UpstreamUnavailable, "%s could not be reached.", o.name).WithCause(err)
 }
 
 // upstreamMessage is the "error" of a VDB error body, or "".
@@ -184,6 +219,11 @@ func (s *Server) statusError(call *kernel.Call, resp *upstream.Response, cred cr
 	return e
 }
 
+// maxReset is the furthest reset a rate-limit error reports; one at or
+// beyond it is reported as unknown (upstream.RetryAfter caps a delta at a
+// day, so a day means "a day or more").
+const maxReset = 24 * time.Hour
+
 // rateLimited reports the limit and its reset from the headers. The server
 // never retries with another credential.
 func (s *Server) rateLimited(h http.Header) *kernel.Error {
@@ -198,9 +238,15 @@ func (s *Server) rateLimited(h http.Header) *kernel.Error {
 	}
 	b.WriteString(".")
 	e := kernel.Errorf(kernel.RateLimited, "%s", b.String())
-	if d, ok := upstream.RetryAfter(h, s.now()); ok {
+	switch d, ok := upstream.RetryAfter(h, s.now()); {
+	case ok && d < maxReset:
 		reset := s.now().Add(d).UTC().Truncate(time.Second)
 		e.Message += fmt.Sprintf(" It resets in %d seconds (%s).", int(d.Round(time.Second).Seconds()), reset.Format(time.RFC3339))
+	case ok:
+		// A daily quota resets within a day; anything further is a value
+		// that cannot be right (a RateLimit-Reset of 9223372036854775807
+		// read as 9223372036 seconds), not a time to repeat.
+		e.Message += " When it resets is unknown."
 	}
 	return e.WithHint("Wait for the reset; this server never switches to another credential.")
 }

@@ -57,6 +57,7 @@ type fixture struct {
 	fake   *vdbapi.Server
 	srv    *vdb.Server
 	sess   *mcptest.Session
+	kern   *kernel.Server // for more sessions: mcptest.Connect(t, f.kern, nil)
 	clock  *clock
 	sealer *seal.Sealer
 	keys   vdb.KeyStore
@@ -71,7 +72,8 @@ type setup struct {
 	fopts      *vdbapi.Options
 	cfg        vdb.Config
 	keys       vdb.KeyStore
-	aiKey      string // with cfg.AIURL: the model endpoint's key
+	aiKey      string            // with cfg.AIURL: the model endpoint's key
+	http       *upstream.Options // the upstream client's options (default: 5 s attempts, no waits, the manual clock)
 }
 
 func newFixture(t testing.TB, su setup) *fixture {
@@ -90,8 +92,13 @@ func newFixture(t testing.TB, su setup) *fixture {
 	case !su.noKey:
 		f.key = key
 	}
-	deps := vdb.Deps{Now: f.clock.Now, Keys: su.keys, AIKey: su.aiKey,
-		HTTP: &upstream.Options{Timeout: 5 * time.Second, Now: f.clock.Now, Sleep: func(context.Context, time.Duration) error { return nil }}}
+	deps := vdb.Deps{Now: f.clock.Now, Keys: su.keys, AIKey: su.aiKey, HTTP: su.http}
+	if deps.HTTP == nil {
+		deps.HTTP = &upstream.Options{Timeout: 5 * time.Second, Now: f.clock.Now, Sleep: func(context.Context, time.Duration) error { return nil }}
+	}
+	if fo.InMemory {
+		deps.HTTP.DialContext = f.fake.Dial
+	}
 	if !su.noSeal {
 		s, err := seal.New(testMaster, &seal.Options{Now: f.clock.Now})
 		if err != nil {
@@ -116,7 +123,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.sess = mcptest.Connect(t, k, nil)
+	f.kern, f.sess = k, mcptest.Connect(t, k, nil)
 	return f
 }
 

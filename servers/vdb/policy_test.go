@@ -94,7 +94,14 @@ func TestToolTable(t *testing.T) {
 		"     Regenerate: UPDATE_GOLDEN=1 go test ./servers/vdb -run TestToolTable -->\n\n" +
 		"# `bulwark vdb` tools\n\n" + tooltable.Markdown(declared(t)) + "\n" +
 		"Every data tool and `vdb_request` is read-only and talks to the VDB API; everything they return arrives inside " +
-		"an untrusted-data envelope, with `cacheScope: private`. The sign-in tools exist only when `MCP_AEAD_KEY` is set.\n"
+		"an untrusted-data envelope, with `cacheScope: private`. The sign-in tools exist only when `MCP_AEAD_KEY` is set.\n\n" +
+		"An argument that becomes a URL path segment (`ecosystem`, `name`, `group`, `package`, `product`, `release`, " +
+		"`version`, `date`) follows its own grammar: ecosystems from a fixed list; an npm `@scope/name` as two segments; " +
+		"a Go module or Composer name keeps its slashes, each part checked; dot segments (also percent-encoded), `/`, `;`, " +
+		"`\\`, `%` and control characters refused with `invalid_argument`. Every request's final URL is checked once more, " +
+		"decoded, against the same route rule as `vdb_request` (TestPathSegmentProbes, TestFinalURLCheckedOnEveryRequest). " +
+		"One call takes at most `--call-timeout` (`BULWARK_VDB_CALL_TIMEOUT`, 45 s by default), every attempt and every " +
+		"wait before a retry included (TestCallDeadline).\n"
 	mcptest.GoldenFile(t, toolDoc, got)
 	for name := range policyTable {
 		if !strings.Contains(got, "| `"+name+"` |") {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -20,23 +19,6 @@ const (
 	queryKeyPattern = `^[A-Za-z][A-Za-z0-9_-]{0,39}$`
 )
 
-// readPrefixes are the first path segments (under /v2) vdb_request may
-// reach: the §2 read families of the reference.
-var readPrefixes = []string{
-	"vuln", "kev", "vulnetix-kev", "exploits", "exploit-sources", "exploit-types", "iocs", "snort-rules",
-	"yara-rules", "attack-techniques", "vex", "triage", "packages", "product", "eol", "cloud-locators",
-	"gcve", "identifiers", "ecosystems", "sources", "metric-types", "fix-distributions", "summary",
-	"vendor-trends", "exploit-trends", "msrc", "ai-discoveries", "ai-assisted-exploits",
-	"ai-in-wild-exploitations", "ai-generated-malware", "scorecard", "raw", "spec",
-}
-
-// ecosystems may start a root-level package route (/{ecosystem}/…).
-var ecosystems = []string{
-	"npm", "pypi", "maven", "go", "golang", "cargo", "crates.io", "nuget", "rubygems", "gem", "packagist",
-	"composer", "hex", "pub", "cocoapods", "swift", "conan", "hackage", "cran", "debian", "ubuntu", "alpine",
-	"rpm", "github-actions",
-}
-
 // ErrPath wraps every refusal of CheckPath.
 var ErrPath = errors.New("vdb: path refused")
 
@@ -47,11 +29,12 @@ func refusePath(format string, args ...any) error {
 // CheckPath decides whether vdb_request may GET path (relative to /v2). It
 // refuses, before any request: paths over MaxRequestPath bytes; anything
 // not starting with a single "/" (absolute and scheme-relative URLs);
-// backslashes, "?", "#", "@", spaces, control and non-ASCII bytes; empty,
-// "." and ".." segments; percent-encodings of "/", "\", "." or "%"
-// (double encoding) and malformed ones. It then matches the decoded
-// segments against the read prefixes and the denials. It returns the
-// decoded segments.
+// backslashes, "?", "#", "@", ";" (matrix parameters, which some servers
+// cut off: "/exploits/x/poc;"), spaces, control and non-ASCII bytes; empty,
+// "." and ".." segments; percent-encodings of these, of "/", "." or "%"
+// (double encoding), and malformed ones. It then matches the decoded
+// segments against the route rule (routeAllowed). It returns the decoded
+// segments.
 func CheckPath(path string) ([]string, error) {
 	switch {
 	case len(path) > MaxRequestPath:
@@ -61,8 +44,8 @@ func CheckPath(path string) ([]string, error) {
 	}
 	for i := 0; i < len(path); i++ {
 		c := path[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\\?#@", c) >= 0 {
-			return nil, refusePath("it holds a character that is not allowed in a path (\\, ?, #, @, space, control or non-ASCII)")
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\\?#@;", c) >= 0 {
+			return nil, refusePath("it holds a character that is not allowed in a path (\\, ?, #, @, ;, space, control or non-ASCII)")
 		}
 	}
 	raw := strings.Split(path[1:], "/")
@@ -77,7 +60,7 @@ func CheckPath(path string) ([]string, error) {
 		}
 		segs[i] = s
 	}
-	if err := allowed(segs); err != nil {
+	if err := routeAllowed(segs); err != nil {
 		return nil, err
 	}
 	return segs, nil
@@ -99,8 +82,8 @@ func decodeSegment(r string) (string, error) {
 			return "", refusePath("a malformed percent-encoding")
 		}
 		c := unhex(r[i+1])<<4 | unhex(r[i+2])
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("/\\.%?#@", c) >= 0 {
-			return "", refusePath("encoded dots, slashes, backslashes, percent signs (double encoding) and control bytes are not allowed")
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("/\\.%?#@;", c) >= 0 {
+			return "", refusePath("encoded dots, slashes, backslashes, semicolons, percent signs (double encoding) and control bytes are not allowed")
 		}
 		b.WriteByte(c)
 		i += 2
@@ -120,39 +103,6 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// denied reports the routes no tool may reach: the CLI-only RPCs, the
-// credential routes, POST-only and upload families, and binary archives.
-func denied(segs []string) bool {
-	first := strings.ToLower(segs[0])
-	for _, p := range []string{"cli.", "cli", "auth", "crit", "uploads", "health"} {
-		if strings.HasPrefix(first, p) {
-			return true
-		}
-	}
-	switch {
-	case first == "exploits" && len(segs) >= 3 && strings.EqualFold(segs[2], "poc"):
-		return true
-	case first == "raw" && !(len(segs) == 2 && segs[1] == "sources"):
-		return true
-	}
-	return false
-}
-
-func allowed(segs []string) error {
-	if denied(segs) {
-		return refusePath("this route is never reachable (CLI-only, credential, upload and binary routes)")
-	}
-	switch {
-	case slices.Contains(readPrefixes, segs[0]):
-		return nil
-	case slices.Contains(ecosystems, segs[0]) && len(segs) >= 2 && len(segs) <= 4:
-		return nil
-	case len(segs) == 2 && (segs[1] == "vulns" || segs[1] == "versions"):
-		return nil
-	}
-	return refusePath("it is not under one of the read prefixes (/vuln/, /kev, /exploits, /packages/, /{ecosystem}/…, …)")
-}
-
 type requestArgs struct {
 	Path  string            `json:"path" jsonschema:"the API path under /v2, e.g. /vuln/CVE-2024-3094/tree-sitter or /cloud-locators"`
 	Query map[string]string `json:"query,omitempty" jsonschema:"query parameters (keys letters, digits, _ and -)"`
@@ -164,7 +114,7 @@ func (s *Server) requestTool() kernel.Tool {
 			"/vuln/…, /kev, /exploits, /packages/…, /cloud-locators, /raw/sources, /spec, …). GET only; " +
 			"the CLI-only /cli.* routes, /auth/*, proof-of-concept and raw archives are refused, as are URLs, " +
 			"dot segments and encoded slashes or dots. JSON answers only, shaped and cut like every other tool's.",
-		Policy: readOnly, Handle: s.request})
+		Policy: readOnly, Handle: bounded(s, s.request)})
 	return argschema.Refine(t, map[string]argschema.Rule{"path": argschema.All(argschema.MinLen(1), argschema.MaxLen(MaxRequestPath))})
 }
 

@@ -60,6 +60,9 @@ func TestCheckPath(t *testing.T) {
 		{"/vuln\\..\\auth", false},
 		{"/vuln/x?path=/auth/token", false},
 		{"/vuln/x#/auth", false},
+		{"/exploits/x/poc;", false}, // matrix parameters, which some servers cut off
+		{"/exploits/x/poc%3B", false},
+		{"/vuln/a;b", false},
 		{"/vuln/x%3Fa", false},
 		{"/vuln/x%23a", false},
 		{"/vuln/@evil", false},
@@ -110,7 +113,7 @@ func FuzzCheckPath(f *testing.F) {
 			t.Fatalf("accepted %q normalises to %q", p, clean)
 		}
 		again := strings.Split(strings.TrimPrefix(clean, "/v2/"), "/")
-		if len(again) != len(segs) || denied(again) || allowed(again) != nil {
+		if len(again) != len(segs) || denied(again) || routeAllowed(again) != nil {
 			t.Fatalf("accepted %q normalises outside the allowlist: %q", p, again)
 		}
 		for _, s := range again {

@@ -21,8 +21,15 @@ const (
 	// MaxBufferedBytes is the most of one upstream body held in memory; a
 	// longer body is refused with resource_exhausted.
 	MaxBufferedBytes = 3 << 20
+	// maxSiteBody is the most of one sign-in site answer held in memory.
+	maxSiteBody = 64 << 10
 	// DefaultTimeout bounds one upstream request (the CLI's 30 s).
 	DefaultTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds one whole tool call: every attempt, every
+	// wait between them and the AI enrichment.
+	DefaultCallTimeout = 45 * time.Second
+	// maxTimeout is the longest Timeout, AITimeout or CallTimeout accepted.
+	maxTimeout = 5 * time.Minute
 )
 
 // ErrConfig wraps every error Validate reports.
@@ -37,6 +44,9 @@ type Config struct {
 	SiteBaseURL string
 	// Timeout bounds one upstream request.
 	Timeout time.Duration
+	// CallTimeout bounds one tool call as a whole, retries and the waits
+	// before them included (DefaultCallTimeout when zero).
+	CallTimeout time.Duration
 	// CacheEntries and CacheBytes bound the response cache (0: defaults;
 	// negative CacheEntries turns it off).
 	CacheEntries int
@@ -55,8 +65,10 @@ func (c Config) Validate() error {
 	if err == nil {
 		_, err = newEnricher(c, "", upstream.Options{})
 	}
-	if c.Timeout < 0 || c.Timeout > 5*time.Minute || c.AITimeout < 0 || c.AITimeout > 5*time.Minute {
-		return fmt.Errorf("%w: Timeout %v is outside 0..5m", ErrConfig, c.Timeout)
+	for name, d := range map[string]time.Duration{"Timeout": c.Timeout, "AITimeout": c.AITimeout, "CallTimeout": c.CallTimeout} {
+		if d < 0 || d > maxTimeout {
+			return fmt.Errorf("%w: %s %v is outside 0..%v", ErrConfig, name, d, maxTimeout)
+		}
 	}
 	return err
 }
@@ -126,6 +138,7 @@ type Server struct {
 	sealer    *seal.Sealer
 	keys      KeyStore
 	now       func() time.Time
+	callLimit time.Duration // CallTimeout
 	cache     *cache
 	grants    *grants
 	ai        *enricher
@@ -141,6 +154,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		now: deps.Now}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.callLimit = cfg.CallTimeout
+	if s.callLimit == 0 {
+		s.callLimit = DefaultCallTimeout
 	}
 	if s.cred == nil {
 		s.cred = func(call *kernel.Call) (string, error) { return call.Credential("vdb") }
@@ -159,11 +176,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if o.Retry.MaxAttempts == 0 {
 		o.Retry.MaxAttempts = 3 // the CLI's: at most 2 retries
 	}
-	s.http = upstream.New(&o)
+	ao := o
+	ao.CheckURL = s.checkAPIURL
+	s.http = upstream.New(&ao)
 	so := o
 	so.Timeout = min(o.Timeout, 10*time.Second) // the CLI's per-call sign-in timeout
 	so.Retry.MaxAttempts = 1                    // a poll is one /token call
-	so.MaxBodyBytes = 64 << 10
+	so.MaxBodyBytes = maxSiteBody
+	so.CheckURL = s.checkSiteURL
 	s.siteHTTP = upstream.New(&so)
 	s.cache = newCache(cfg.CacheEntries, cfg.CacheBytes, s.now)
 	var err error

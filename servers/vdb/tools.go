@@ -84,22 +84,6 @@ func validID(id string) bool {
 	return true
 }
 
-// checkSegment refuses a path segment that could change the path's shape:
-// empty, a dot segment, or control characters. Slashes are escaped by
-// apiPath, so they stay inside the segment.
-func checkSegment(name, v string) error {
-	bad := v == "" || v == "." || v == ".." || len(v) > maxArgLen
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f || r == '\\' {
-			bad = true
-		}
-	}
-	if bad {
-		return kernel.Errorf(kernel.InvalidArgument, "%s must be 1 to %d printable characters, not \".\" or \"..\".", name, maxArgLen)
-	}
-	return nil
-}
-
 // set adds non-empty values to q.
 func set(q url.Values, kv ...string) url.Values {
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -121,10 +105,11 @@ var commonRules = map[string]argschema.Rule{
 	"cursor": argschema.All(argschema.Pattern(`^[0-9]{1,6}$`)),
 }
 
-// declare builds a read-only data tool, its schema bounded: every string
-// at most maxArgLen, the shared rules, then the tool's own.
-func declare[In any](name, desc string, h func(ctx context.Context, call *kernel.Call, in In) (out, error), rules map[string]argschema.Rule) kernel.Tool {
-	t := kernel.NewTool(kernel.Spec[In, out]{Name: name, Description: desc, Policy: readOnly, Handle: h})
+// declare builds a read-only data tool of s, its handler under the call's
+// deadline (bounded) and its schema bounded: every string at most
+// maxArgLen, the shared rules, then the tool's own.
+func declare[In any](s *Server, name, desc string, h handler[In], rules map[string]argschema.Rule) kernel.Tool {
+	t := kernel.NewTool(kernel.Spec[In, out]{Name: name, Description: desc, Policy: readOnly, Handle: bounded(s, h)})
 	sc := t.InputSchema()
 	if sc == nil {
 		return t

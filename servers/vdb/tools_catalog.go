@@ -64,26 +64,25 @@ var (
 	trendFeeds   = map[string][]string{"vendor": {"vendor-trends"}, "exploit": {"exploit-trends"}, "msrc": {"msrc", "patch-tuesdays"},
 		"ai-discoveries": {"ai-discoveries"}, "ai-assisted-exploits": {"ai-assisted-exploits"},
 		"ai-in-wild-exploitations": {"ai-in-wild-exploitations"}, "ai-generated-malware": {"ai-generated-malware"}}
-	ecosystemPattern = `^[a-z][a-z0-9.-]{0,31}$`
 )
 
 // catalogTools are tools 20-27 of the reference's §10.2.
 func (s *Server) catalogTools() []kernel.Tool {
-	eco := argschema.Pattern(ecosystemPattern)
+	eco := map[string]argschema.Rule{"ecosystem": argschema.Enum(ecosystems)}
 	return []kernel.Tool{
-		declare("vdb_package_search", "Search packages by name or text, optionally in one ecosystem.", s.packageSearch,
+		declare(s, "vdb_package_search", "Search packages by name or text, optionally in one ecosystem.", s.packageSearch,
 			map[string]argschema.Rule{"q": argschema.MinLen(1)}),
-		declare("vdb_package", "Get a package's vulnerability overview, or its versions.", s.pkg,
-			map[string]argschema.Rule{"ecosystem": eco}),
-		declare("vdb_package_vulns", "List the vulnerabilities of a package.", s.packageVulns, nil),
-		declare("vdb_product", "Get a product's vulnerabilities, optionally for one version (and ecosystem).", s.product, nil),
-		declare("vdb_eol", "Get end-of-life status: of a product (and release), or of a package version.", s.eol, nil),
-		declare("vdb_identifiers", "List vulnerability identifiers or GCVE issuances, by prefix, month or date range.", s.identifiers,
+		declare(s, "vdb_package", "Get a package's vulnerability overview, or its versions. An npm scoped name is @scope/name; a Go module or a Composer name keeps its slashes.", s.pkg, eco),
+		declare(s, "vdb_package_vulns", "List the vulnerabilities of a package.", s.packageVulns, nil),
+		declare(s, "vdb_product", "Get a product's vulnerabilities, optionally for one version (and ecosystem).", s.product, eco),
+		declare(s, "vdb_eol", "Get end-of-life status: of a product (and release), or of a package version.", s.eol, eco),
+		declare(s, "vdb_identifiers", "List vulnerability identifiers or GCVE issuances, by prefix, month or date range.", s.identifiers,
 			map[string]argschema.Rule{"source": argschema.Enum([]string{"identifiers", "gcve"}), "year": argschema.Between(1999, 2100), "month": argschema.Between(1, 12)}),
-		declare("vdb_catalog", "Get one of the VDB's enumerations: ecosystems, sources, metric types, exploit sources and types, fix distributions, or the database summary.", s.catalog,
+		declare(s, "vdb_catalog", "Get one of the VDB's enumerations: ecosystems, sources, metric types, exploit sources and types, fix distributions, or the database summary.", s.catalog,
 			map[string]argschema.Rule{"kind": argschema.Enum(catalogKinds)}),
-		declare("vdb_trends", "Get a trend feed: vendor or exploit trends, Microsoft Patch Tuesdays, or the AI-related exploit and malware feeds.", s.trends,
-			map[string]argschema.Rule{"feed": argschema.Enum(mapKeys(trendFeeds)), "year": argschema.Between(1999, 2100)}),
+		declare(s, "vdb_trends", "Get a trend feed: vendor or exploit trends, Microsoft Patch Tuesdays, or the AI-related exploit and malware feeds.", s.trends,
+			map[string]argschema.Rule{"feed": argschema.Enum(mapKeys(trendFeeds)), "year": argschema.Between(1999, 2100),
+				"date": argschema.Pattern(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)}),
 	}
 }
 
@@ -98,33 +97,35 @@ func (s *Server) packageSearch(ctx context.Context, call *kernel.Call, in packag
 	return s.page(ctx, call, in.Page, set(url.Values{}, "q", in.Q, "ecosystem", in.Ecosystem), "packages", "search")
 }
 
-func checkEcosystem(e string) error {
-	ok := e != "" && len(e) <= 32 && e[0] >= 'a' && e[0] <= 'z'
-	for _, c := range []byte(e) {
-		ok = ok && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-')
-	}
-	if !ok {
-		return kernel.Errorf(kernel.InvalidArgument, "ecosystem must be a lowercase ecosystem name such as npm, pypi or maven.")
-	}
-	return nil
-}
-
 func (s *Server) pkg(ctx context.Context, call *kernel.Call, in packageArgs) (out, error) {
-	if err := checkEcosystem(in.Ecosystem); err != nil {
+	if err := checkEcosystem("ecosystem", in.Ecosystem); err != nil {
 		return nil, err
 	}
-	if err := checkSegment("name", in.Name); err != nil {
-		return nil, err
-	}
-	segs := []string{in.Ecosystem, in.Name}
 	if in.Group != "" {
-		if err := checkSegment("group", in.Group); err != nil {
+		if err := checkSegment("group", in.Group, groupGrammar); err != nil {
+			return nil, err
+		}
+		if err := checkSegment("name", in.Name, tokenGrammar); err != nil {
 			return nil, err
 		}
 		if in.Versions {
 			return nil, kernel.Errorf(kernel.InvalidArgument, "versions is not available with group.")
 		}
-		segs = []string{in.Ecosystem, in.Group, in.Name}
+		return s.record(ctx, call, nil, in.Ecosystem, in.Group, in.Name)
+	}
+	segs := []string{in.Ecosystem}
+	if in.Ecosystem == "npm" {
+		parts, err := packageParts("name", in.Ecosystem, in.Name) // @scope/name: two segments
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, parts...)
+	} else {
+		name, err := packageSegment("name", in.Ecosystem, in.Name)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, name)
 	}
 	if in.Versions {
 		segs = append(segs, "versions")
@@ -133,14 +134,14 @@ func (s *Server) pkg(ctx context.Context, call *kernel.Call, in packageArgs) (ou
 }
 
 func (s *Server) packageVulns(ctx context.Context, call *kernel.Call, in packageVulnsArgs) (out, error) {
-	if err := checkSegment("package", in.Package); err != nil {
+	if err := checkSegment("package", in.Package, tokenGrammar); err != nil {
 		return nil, err
 	}
 	return s.page(ctx, call, in.Page, nil, in.Package, "vulns")
 }
 
 func (s *Server) product(ctx context.Context, call *kernel.Call, in productArgs) (out, error) {
-	if err := checkSegment("name", in.Name); err != nil {
+	if err := checkSegment("name", in.Name, tokenGrammar); err != nil {
 		return nil, err
 	}
 	if in.Version == "" {
@@ -149,13 +150,13 @@ func (s *Server) product(ctx context.Context, call *kernel.Call, in productArgs)
 		}
 		return s.page(ctx, call, in.Page, nil, "product", in.Name)
 	}
-	if err := checkSegment("version", in.Version); err != nil {
+	if err := checkSegment("version", in.Version, tokenGrammar); err != nil {
 		return nil, err
 	}
 	if in.Ecosystem == "" {
 		return s.record(ctx, call, nil, "product", in.Name, in.Version)
 	}
-	if err := checkEcosystem(in.Ecosystem); err != nil {
+	if err := checkEcosystem("ecosystem", in.Ecosystem); err != nil {
 		return nil, err
 	}
 	return s.record(ctx, call, nil, "product", in.Name, in.Version, in.Ecosystem)
@@ -164,26 +165,28 @@ func (s *Server) product(ctx context.Context, call *kernel.Call, in productArgs)
 func (s *Server) eol(ctx context.Context, call *kernel.Call, in eolArgs) (out, error) {
 	switch {
 	case in.Product != "" && in.Ecosystem == "" && in.Package == "" && in.Version == "":
-		if err := checkSegment("product", in.Product); err != nil {
+		if err := checkSegment("product", in.Product, tokenGrammar); err != nil {
 			return nil, err
 		}
 		if in.Release == "" {
 			return s.record(ctx, call, nil, "eol", "products", in.Product)
 		}
-		if err := checkSegment("release", in.Release); err != nil {
+		if err := checkSegment("release", in.Release, tokenGrammar); err != nil {
 			return nil, err
 		}
 		return s.record(ctx, call, nil, "eol", "products", in.Product, "releases", in.Release)
 	case in.Product == "" && in.Release == "" && in.Ecosystem != "":
-		if err := checkEcosystem(in.Ecosystem); err != nil {
+		if err := checkEcosystem("ecosystem", in.Ecosystem); err != nil {
 			return nil, err
 		}
-		for name, v := range map[string]string{"package": in.Package, "version": in.Version} {
-			if err := checkSegment(name, v); err != nil {
-				return nil, err
-			}
+		pkg, err := packageSegment("package", in.Ecosystem, in.Package)
+		if err != nil {
+			return nil, err
 		}
-		return s.record(ctx, call, nil, "eol", "packages", in.Ecosystem, in.Package, "versions", in.Version)
+		if err := checkSegment("version", in.Version, tokenGrammar); err != nil {
+			return nil, err
+		}
+		return s.record(ctx, call, nil, "eol", "packages", in.Ecosystem, pkg, "versions", in.Version)
 	}
 	return nil, kernel.Errorf(kernel.InvalidArgument, "Give product (and release), or ecosystem, package and version.")
 }
@@ -237,7 +240,7 @@ func (s *Server) trends(ctx context.Context, call *kernel.Call, in trendsArgs) (
 		}
 	case "msrc":
 		if in.Date != "" {
-			if err := checkSegment("date", in.Date); err != nil {
+			if err := checkDate("date", in.Date); err != nil {
 				return nil, err
 			}
 			segs = []string{"msrc", "patch-tuesday", in.Date}

@@ -93,19 +93,19 @@ var ruleKinds = map[string][2]string{"nuclei": {"nuclei", ""}, "snort": {"snort-
 func (s *Server) threatTools() []kernel.Tool {
 	score := argschema.Between(0, 1)
 	return []kernel.Tool{
-		declare("vdb_kev_list", "List known-exploited vulnerabilities: the unified catalogue or Vulnetix's own list, filtered and paged.", s.kevList,
+		declare(s, "vdb_kev_list", "List known-exploited vulnerabilities: the unified catalogue or Vulnetix's own list, filtered and paged.", s.kevList,
 			map[string]argschema.Rule{"catalogue": argschema.Enum([]string{"unified", "vulnetix"})}),
-		declare("vdb_exploits", "Get a vulnerability's known exploits (id), or one exploit (exploitId). Proof-of-concept archives are never fetched.", s.exploits,
+		declare(s, "vdb_exploits", "Get a vulnerability's known exploits (id), or one exploit (exploitId). Proof-of-concept archives are never fetched.", s.exploits,
 			map[string]argschema.Rule{"exploitId": argschema.Pattern(idPattern)}),
-		declare("vdb_exploit_search", "Search exploits by ecosystem, source, severity, KEV membership, EPSS or text.", s.exploitSearch,
+		declare(s, "vdb_exploit_search", "Search exploits by ecosystem, source, severity, KEV membership, EPSS or text.", s.exploitSearch,
 			map[string]argschema.Rule{"minEpss": score}),
-		declare("vdb_iocs", "Get a vulnerability's indicators of compromise (id), or search them.", s.iocs, nil),
-		declare("vdb_sightings", "Get CrowdSec sightings of a vulnerability being exploited.", s.idRoute("sightings"), nil),
-		declare("vdb_detection_rules", "Get detection rules (nuclei, snort or yara) for a vulnerability (id), or search snort and yara rules.", s.rules,
+		declare(s, "vdb_iocs", "Get a vulnerability's indicators of compromise (id), or search them.", s.iocs, nil),
+		declare(s, "vdb_sightings", "Get CrowdSec sightings of a vulnerability being exploited.", s.idRoute("sightings"), nil),
+		declare(s, "vdb_detection_rules", "Get detection rules (nuclei, snort or yara) for a vulnerability (id), or search snort and yara rules.", s.rules,
 			map[string]argschema.Rule{"kind": argschema.Enum([]string{"nuclei", "snort", "yara"})}),
-		declare("vdb_attack_techniques", "Get the MITRE ATT&CK techniques of a vulnerability (id), or search them.", s.attack, nil),
-		declare("vdb_vex", "Get VEX statements about a vulnerability (id), or search them; only your organisation's uploaded VEX documents.", s.vex, nil),
-		declare("vdb_triage", "List vulnerabilities worth triaging by EPSS, CESS, CVSS, severity, KEV and vendor; at least one filter.", s.triage,
+		declare(s, "vdb_attack_techniques", "Get the MITRE ATT&CK techniques of a vulnerability (id), or search them.", s.attack, nil),
+		declare(s, "vdb_vex", "Get VEX statements about a vulnerability (id), or search them; only your organisation's uploaded VEX documents.", s.vex, nil),
+		declare(s, "vdb_triage", "List vulnerabilities worth triaging by EPSS, CESS, CVSS, severity, KEV and vendor; at least one filter.", s.triage,
 			map[string]argschema.Rule{"minEpss": score, "minEpssPercentile": score, "minCvss": argschema.Between(0, 10),
 				"windowDays": argschema.Between(1, 3650), "sort": argschema.Enum([]string{"cvss", "cess", "epss", "published", "kev-due"})}),
 	}

@@ -74,19 +74,19 @@ var (
 // vulnTools are tools 1-10 of the reference's §10.2.
 func (s *Server) vulnTools() []kernel.Tool {
 	return []kernel.Tool{
-		declare("vdb_vuln", "Get a vulnerability record: a summary by default (identifiers, description, severity, scores, weaknesses, counts), or every field with long lists cut, or the raw JSON cut at 64 KiB. A record can exceed 2 MB; it is never passed whole.", s.vuln,
+		declare(s, "vdb_vuln", "Get a vulnerability record: a summary by default (identifiers, description, severity, scores, weaknesses, counts), or every field with long lists cut, or the raw JSON cut at 64 KiB. A record can exceed 2 MB; it is never passed whole.", s.vuln,
 			map[string]argschema.Rule{"detail": detailRule}),
-		declare("vdb_timeline", "Get a vulnerability's dated events (publication, score changes, exploitation), with their sources.", s.timeline,
+		declare(s, "vdb_timeline", "Get a vulnerability's dated events (publication, score changes, exploitation), with their sources.", s.timeline,
 			map[string]argschema.Rule{"scoresLimit": argschema.Between(1, 1000)}),
-		declare("vdb_affected", "List the package and product ranges a vulnerability affects.", s.affected, nil),
-		declare("vdb_fixes", "List a vulnerability's fixes: merged, or registry versions, distribution patches or source commits.", s.fixes,
+		declare(s, "vdb_affected", "List the package and product ranges a vulnerability affects.", s.affected, nil),
+		declare(s, "vdb_fixes", "List a vulnerability's fixes: merged, or registry versions, distribution patches or source commits.", s.fixes,
 			map[string]argschema.Rule{"view": argschema.Enum([]string{"merged", "registry", "distributions", "source"})}),
-		declare("vdb_remediation_plan", "Get a remediation plan for a vulnerability in the caller's context (package, version, package manager, image, OS), with guidance and verification steps.", s.remediation, nil),
-		declare("vdb_workarounds", "Get a vulnerability's known workarounds.", s.idRoute("workarounds"), nil),
-		declare("vdb_advisories", "Get the advisories published about a vulnerability.", s.idRoute("advisories"), nil),
-		declare("vdb_cwe_guidance", "Get guidance for the weaknesses (CWEs) behind a vulnerability.", s.idRoute("cwe-guidance"), nil),
-		declare("vdb_scorecard", "Get the OpenSSF Scorecard of a vulnerability's project (id), or search scorecards (q).", s.scorecard, nil),
-		declare("vdb_kev_status", "Get whether a vulnerability is known to be exploited: membership and reasons across CISA, Vulnetix, ENISA and VulnCheck KEV lists.", s.idRoute("kev"), nil),
+		declare(s, "vdb_remediation_plan", "Get a remediation plan for a vulnerability in the caller's context (package, version, package manager, image, OS), with guidance and verification steps.", s.remediation, nil),
+		declare(s, "vdb_workarounds", "Get a vulnerability's known workarounds.", s.idRoute("workarounds"), nil),
+		declare(s, "vdb_advisories", "Get the advisories published about a vulnerability.", s.idRoute("advisories"), nil),
+		declare(s, "vdb_cwe_guidance", "Get guidance for the weaknesses (CWEs) behind a vulnerability.", s.idRoute("cwe-guidance"), nil),
+		declare(s, "vdb_scorecard", "Get the OpenSSF Scorecard of a vulnerability's project (id), or search scorecards (q).", s.scorecard, nil),
+		declare(s, "vdb_kev_status", "Get whether a vulnerability is known to be exploited: membership and reasons across CISA, Vulnetix, ENISA and VulnCheck KEV lists.", s.idRoute("kev"), nil),
 	}
 }
 
@@ -94,12 +94,12 @@ func (s *Server) vuln(ctx context.Context, call *kernel.Call, in vulnArgs) (out,
 	if err := checkID("id", in.ID); err != nil {
 		return nil, err
 	}
+	if in.Analyze && in.Detail != "" && in.Detail != "summary" {
+		return nil, kernel.Errorf(kernel.InvalidArgument, "analyze works with detail summary only.")
+	}
 	f, err := s.get(ctx, call, []string{"vuln", in.ID}, nil)
 	if err != nil {
 		return nil, err
-	}
-	if in.Analyze && in.Detail != "" && in.Detail != "summary" {
-		return nil, kernel.Errorf(kernel.InvalidArgument, "analyze works with detail summary only.")
 	}
 	switch in.Detail {
 	case "raw":
@@ -107,13 +107,13 @@ func (s *Server) vuln(ctx context.Context, call *kernel.Call, in vulnArgs) (out,
 		res["raw"] = string(f.body[:min(len(f.body), rawCap)])
 		return result(f, res), nil
 	case "full":
-		v, err := decode(f.body)
+		v, err := decoded(ctx, f.body, decode)
 		if err != nil {
 			return nil, err
 		}
 		return result(f, out{"id": in.ID, "detail": "full", "bytes": len(f.body), "record": compact(v, 0)}), nil
 	}
-	sum, err := summarize(f.body)
+	sum, err := decoded(ctx, f.body, summarize)
 	if err != nil {
 		return nil, err
 	}

@@ -153,6 +153,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f *Fault) bo
 
 // applyAuthedFault answers the faults that come after authentication.
 func (s *Server) applyAuthedFault(w http.ResponseWriter, r *http.Request, f *Fault, o *org) bool {
+	if (f.Kind == FaultError || f.Kind == FaultRateLimited) && f.Delay > 0 && !s.wait(r.Context(), f.Delay) {
+		return true // the client went away while the failure was slow
+	}
 	switch f.Kind {
 	case FaultError:
 		writeErrorShape(w, f, r.URL.EscapedPath())
@@ -175,6 +178,9 @@ func (s *Server) applyAuthedFault(w http.ResponseWriter, r *http.Request, f *Fau
 func (s *Server) writeRateLimited(w http.ResponseWriter, f *Fault) {
 	secs := or(f.RetryAfterSecs, 30)
 	w.Header().Set("RateLimit-Remaining", "0")
+	if f.Reset != "" {
+		w.Header().Set("RateLimit-Reset", f.Reset)
+	}
 	switch f.RetryAfter {
 	case RetryAfterSeconds:
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
@@ -277,22 +283,27 @@ func (s *Server) cacheHeaders(h http.Header, r *http.Request, a answer) {
 	} else {
 		h.Set("X-Cache", "MISS")
 	}
-	h.Set("Cache-Control", cc)
+	h.Del("Cache-Control")
+	for _, v := range cc {
+		h.Add("Cache-Control", v)
+	}
 	if !a.modified.IsZero() {
 		h.Set("Last-Modified", a.modified.UTC().Format(http.TimeFormat))
 	}
 }
 
 // SetCacheControl makes answers whose path starts with prefix (escaped,
-// e.g. "/v2/vuln/") carry Cache-Control: value. Longest prefix wins.
-func (s *Server) SetCacheControl(prefix, value string) {
+// e.g. "/v2/vuln/") carry Cache-Control: each value on its own header line
+// (several values: several lines, as a proxy adding its own would send).
+// Longest prefix wins.
+func (s *Server) SetCacheControl(prefix string, values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cacheCtl[prefix] = value
+	s.cacheCtl[prefix] = values
 }
 
-func (s *Server) cacheControlLocked(path string) string {
-	best, val := -1, ""
+func (s *Server) cacheControlLocked(path string) []string {
+	best, val := -1, []string(nil)
 	for p, v := range s.cacheCtl {
 		if strings.HasPrefix(path, p) && len(p) > best {
 			best, val = len(p), v
@@ -303,11 +314,11 @@ func (s *Server) cacheControlLocked(path string) string {
 	}
 	switch {
 	case isEnumeration(path):
-		return "public, max-age=3600"
+		return []string{"public, max-age=3600"}
 	case strings.HasPrefix(path, APIVersion+"/vex") || strings.HasSuffix(path, "/vex"):
-		return "private, no-store"
+		return []string{"private, no-store"}
 	}
-	return "private, max-age=300"
+	return []string{"private, max-age=300"}
 }
 
 // enumerations are the static catalogue routes the CLI revalidates with
@@ -373,3 +384,9 @@ func (s *Server) serveTripWire(w http.ResponseWriter, r *http.Request, rec *Requ
 		writeJSON(w, http.StatusOK, map[string]any{"success": true, "written": r.Method == http.MethodPost})
 	}
 }
+
+// TripWire reports whether a request would trip a wire (doc.go,
+// "Trip-wires"): a method that could write, or a listed route in any
+// spelling a server or CDN might normalise to it. Tests of a client use it
+// as an oracle independent of the client's own rules.
+func TripWire(method string, u *url.URL) bool { return isTripWire(method, u) }

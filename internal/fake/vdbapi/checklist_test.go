@@ -3,6 +3,7 @@ package vdbapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -208,6 +209,10 @@ func TestCacheHeaders(t *testing.T) {
 	if v := f.get(t, "/vuln/"+Log4Shell); v.header.Get("Cache-Control") != "no-cache" {
 		t.Fatal("SetCacheControl ignored")
 	}
+	f.SetCacheControl("/v2/vuln/", "max-age=300", "no-store")
+	if v := f.get(t, "/vuln/"+Log4Shell); fmt.Sprint(v.header.Values("Cache-Control")) != "[max-age=300 no-store]" {
+		t.Fatalf("two Cache-Control lines: %q", v.header.Values("Cache-Control"))
+	}
 }
 
 // Reference §2: paging is limit and offset.
@@ -256,6 +261,7 @@ func TestPagination(t *testing.T) {
 // Reference §11 fixtures.
 func TestFixtures(t *testing.T) {
 	f := start(t, &Options{TolerateTripWires: true})
+	f.AddVuln(Vuln{ID: "CVE-2099-0001", Affected: []Affected{{Ecosystem: "npm", Package: "@scope/pkg", Introduced: "1.0.0"}}})
 	for _, tc := range []struct {
 		path string
 		want int
@@ -277,6 +283,9 @@ func TestFixtures(t *testing.T) {
 		{"/packages/search?q=log4j", 200},
 		{"/maven/org.apache.logging.log4j/log4j-core", 200},
 		{"/notaneco/org.apache.logging.log4j/log4j-core", 404},
+		{"/npm/@scope/pkg", 200},   // an npm scope as its own segment
+		{"/npm/scope/pkg", 404},    // without "@" it is a Maven-style group:artifact
+		{"/maven/@scope/pkg", 404}, // only npm reads "@scope" as a scope
 		{"/log4j-core/vulns", 200},
 		{"/deb/xz-utils/versions", 200},
 		{"/eol/products/python/releases/3.8", 200},

@@ -24,7 +24,8 @@
 //   - The GET routes of reference §2 (the whole §10.2 tool surface, plus
 //     /cloud-locators, /vuln/{id}/tree-sitter, /raw/…, /spec). Root-level
 //     routes /{eco}/{pkg}[/versions] and /{eco}/{group}/{artifact} match only
-//     a known ecosystem; /{package}/vulns and /{package}/versions any name.
+//     a known ecosystem ({group}/{artifact} is Maven's group:artifact, or
+//     npm's @scope/name); /{package}/vulns and /{package}/versions any name.
 //     Routing is on the escaped path; parameters are unescaped after
 //     matching. Unknown path → 404; a non-GET method → 405 (and a trip-wire).
 //   - Auth (reference §7): "Authorization: ApiKey <org>:<hex>" for keys from
@@ -41,14 +42,16 @@
 //     Each org has a daily quota (Options.DayLimit, SetQuota); when it is used
 //     up → 429 with Retry-After in seconds until the reset. Scripted 429s:
 //     Fault{Kind: FaultRateLimited, RetryAfter: RetryAfterSeconds |
-//     RetryAfterDate | RetryAfterAbsent}.
+//     RetryAfterDate | RetryAfterAbsent}, with Reset for a RateLimit-Reset
+//     of the test's choosing.
 //   - Cache (reference §5): X-Cache MISS the first time a URL (without _t)
 //     is served and HIT after; Cache-Control: no-cache on the request forces
 //     MISS. The enumeration routes (/ecosystems, /sources, /metric-types,
 //     /fix-distributions, /summary, /exploit-sources, /exploit-types) carry
 //     an ETag and answer If-None-Match with 304. Cache-Control (R): "public,
 //     max-age=3600" on enumerations, "private, no-store" on /vex,
-//     "private, max-age=300" elsewhere (SetCacheControl overrides);
+//     "private, max-age=300" elsewhere (SetCacheControl overrides, and can
+//     send several header lines);
 //     Last-Modified on /vuln/{id}.
 //   - Paging (reference §2): limit and offset; default limit 20, max 100
 //     (/triage: 50 and 200); a limit outside the range, a negative or
@@ -105,10 +108,12 @@
 // AddFault installs a Fault for matching requests (host, method, path
 // prefix, a number of times): FaultError (any status, every error-body
 // shape of reference §3: standard, error-only, v1 404, empty error,
-// non-JSON, HTML), FaultRateLimited, FaultHTML, FaultRedirect (same-host
+// non-JSON, HTML; slow with Delay), FaultRateLimited (slow with Delay), FaultHTML, FaultRedirect (same-host
 // with a path, off-host with ElsewhereURL), FaultSlow (before the answer),
 // FaultSlowBody (a trickled body), FaultEndless (a body that never ends),
 // FaultHuge (Size bytes of valid JSON, 60 MiB by default, streamed),
+// FaultWide (Size bytes of {"cwe":[{},{},…]}, just under 3 MiB by default,
+// streamed: the most values per byte),
 // FaultReset (a TCP reset), FaultEchoCredential (a 200 record quoting the
 // request's Authorization header and org id), FaultRaw. FailNext(n, status)
 // is the short form for "502 once, then success". SetInjection(Injection)
@@ -138,7 +143,9 @@
 //
 // (R) marks the fake's reconstructions where the reference gives no shape
 // (record and list bodies, Cache-Control values); flip them after a live
-// check. Everything listens on 127.0.0.1 only. The clock is Options.Now.
+// check. Everything listens on 127.0.0.1 only, or, with Options.InMemory,
+// on nothing: Dial connects in memory, for tests inside a testing/synctest
+// bubble. The clock is Options.Now.
 // Options.Latency delays every API answer by a fixed time on the real clock
 // (an internet round trip, for benchmarks); an abandoned request stops
 // waiting.

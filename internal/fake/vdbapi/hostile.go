@@ -17,11 +17,13 @@ type FaultKind int
 const (
 	// FaultError answers Status (default 500) with an error body of Shape,
 	// after authentication and rate limiting: scripted 500/502/503/504 and
-	// every error-body shape of reference §3.
+	// every error-body shape of reference §3. With Delay it waits that
+	// long first (a slow failure).
 	FaultError FaultKind = iota + 1
 	// FaultRateLimited answers 429 after authentication, with the
-	// rate-limit headers, RateLimit-Remaining 0 (quota exhausted) and
-	// Retry-After as RetryAfter says.
+	// rate-limit headers, RateLimit-Remaining 0 (quota exhausted),
+	// Retry-After as RetryAfter says and RateLimit-Reset as Reset says.
+	// With Delay it waits that long first.
 	FaultRateLimited
 	// FaultHTML answers an HTML page (proxy-like; Status default 502, Body
 	// default DefaultHTMLPage).
@@ -52,7 +54,15 @@ const (
 	// FaultRaw answers Status (default 200) with ContentType and Body
 	// verbatim (proxy-like).
 	FaultRaw
+	// FaultWide streams Size bytes (default WideSize, just under a 3 MiB
+	// buffer) of one JSON object whose "cwe" member is an array of empty
+	// objects, {"cwe":[{},{},…]}: the fewest bytes per decoded value, with
+	// status 200 (proxy-like). DeclareLength sends Content-Length.
+	FaultWide
 )
+
+// WideSize is a FaultWide body's default size: 3 MiB less 1 KiB.
+const WideSize = 3<<20 - 1<<10
 
 // ErrorShape is the body of a FaultError (reference §3: "parse defensively").
 type ErrorShape int
@@ -106,6 +116,10 @@ type Fault struct {
 	// RetryAfterSecs is the delta of RetryAfterSeconds / RetryAfterDate;
 	// 30 when zero.
 	RetryAfterSecs int
+	// Reset, when set, is the RateLimit-Reset a FaultRateLimited sends
+	// instead of the next UTC midnight, verbatim (a hostile or broken
+	// upstream's value, such as "9223372036854775807").
+	Reset string
 }
 
 type faultRule struct {
@@ -185,7 +199,7 @@ func (s *Server) takeFault(host string, r *http.Request) *Fault {
 // proxyLike reports whether f answers instead of the API, before auth.
 func (f *Fault) proxyLike() bool {
 	switch f.Kind {
-	case FaultHTML, FaultRedirect, FaultHuge, FaultRaw, FaultReset:
+	case FaultHTML, FaultRedirect, FaultHuge, FaultRaw, FaultReset, FaultWide:
 		return true
 	}
 	return false
@@ -221,7 +235,9 @@ func (s *Server) writeProxy(w http.ResponseWriter, r *http.Request, f *Fault) {
 		w.WriteHeader(or(f.Status, http.StatusOK))
 		_, _ = w.Write([]byte(f.Body))
 	case FaultHuge:
-		s.streamHuge(w, r, f)
+		streamJSON(w, r, f, hugeShape, 60<<20)
+	case FaultWide:
+		streamJSON(w, r, f, wideShape, WideSize)
 	case FaultReset:
 		reset(w)
 	}
@@ -259,23 +275,31 @@ const (
 	hugeSuffix = `{"id":"CVE-2099-9999"}],"total":2}`
 )
 
-// streamHuge writes f.Size bytes of valid JSON in 32 KiB chunks, stopping
-// when the client goes away.
-func (s *Server) streamHuge(w http.ResponseWriter, r *http.Request, f *Fault) {
-	size := max(f.Size, int64(len(hugePrefix)+len(hugeSuffix)))
+// shape is a streamed JSON body: prefix, item repeated, suffix.
+type shape struct{ prefix, item, suffix string }
+
+var (
+	hugeShape = shape{hugePrefix, hugeItem, hugeSuffix}
+	wideShape = shape{`{"cwe":[`, `{},`, `{}]}`}
+)
+
+// streamJSON writes f.Size bytes (def when zero) of valid JSON of shape sh
+// in 32 KiB chunks, stopping when the client goes away.
+func streamJSON(w http.ResponseWriter, r *http.Request, f *Fault, sh shape, def int64) {
+	size := max(f.Size, int64(len(sh.prefix)+len(sh.suffix)))
 	if f.Size == 0 {
-		size = 60 << 20
+		size = def
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if f.DeclareLength {
 		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	}
 	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write([]byte(hugePrefix)); err != nil {
+	if _, err := w.Write([]byte(sh.prefix)); err != nil {
 		return
 	}
-	writePadding(r.Context(), w, size-int64(len(hugePrefix))-int64(len(hugeSuffix)), hugeItem)
-	_, _ = w.Write([]byte(hugeSuffix))
+	writePadding(r.Context(), w, size-int64(len(sh.prefix))-int64(len(sh.suffix)), sh.item)
+	_, _ = w.Write([]byte(sh.suffix))
 }
 
 // writePadding writes n bytes of repeated item (then blanks), in chunks.

@@ -229,6 +229,24 @@ func TestHugeBody(t *testing.T) {
 	}
 }
 
+// A wide body is valid JSON of its size: one object whose "cwe" array
+// holds about a million empty objects by default.
+func TestWideBody(t *testing.T) {
+	f := start(t, nil)
+	for _, size := range []int64{0, 1000, 1001, 1002} {
+		f.AddFault(Fault{Kind: FaultWide, Times: 1, Size: size})
+		r := f.get(t, "/vuln/"+Log4Shell)
+		want := size
+		if size == 0 {
+			want = WideSize
+		}
+		var v struct{ CWE []struct{} }
+		if int64(len(r.raw)) != want || json.Unmarshal(r.raw, &v) != nil || len(v.CWE) < int(want)/3-4 {
+			t.Fatalf("wide body of %d: %d bytes, %d objects", want, len(r.raw), len(v.CWE))
+		}
+	}
+}
+
 // Slow and endless bodies stop when the client gives up.
 func TestSlowAndEndless(t *testing.T) {
 	f := start(t, nil)

@@ -341,9 +341,13 @@ func sortRows(rows []map[string]any, key string) {
 }
 
 // pkgName is the package name of a root-level route: {package}, or
-// {group}:{artifact} for Maven.
+// {group}:{artifact} for Maven, or @scope/name for an npm scope sent as
+// its own segment ({group} "@scope").
 func pkgName(c *call) string {
 	if g, ok := c.p["group"]; ok {
+		if c.p["eco"] == "npm" && strings.HasPrefix(g, "@") {
+			return g + "/" + c.p["artifact"]
+		}
 		return g + ":" + c.p["artifact"]
 	}
 	return c.p["package"]

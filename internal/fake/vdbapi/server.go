@@ -58,6 +58,12 @@ type Options struct {
 	// when a trip-wire route is called (the fake's own tests use it). The
 	// calls are still recorded with Request.TripWire set.
 	TolerateTripWires bool
+	// InMemory serves the three hosts over in-memory connections made by
+	// Dial, instead of loopback sockets: for tests inside a
+	// testing/synctest bubble, where a goroutine waiting on a socket stops
+	// the bubble's clock. Create (and Close) such a fake inside the bubble;
+	// its URLs name loopback addresses nothing listens on.
+	InMemory bool
 	// Latency delays every answer of the API host (headers included) by
 	// this long, measured on the real clock (not Now), as a network round
 	// trip to the real API would: a fixed per-request upstream latency for
@@ -90,12 +96,13 @@ type Server struct {
 	vulns     map[string]*Vuln    // by upper-case id
 	big       map[string]int      // upper-case id -> size of a generated huge record
 	seen      map[string]bool     // cache keys already served (X-Cache)
-	cacheCtl  map[string]string   // path prefix -> Cache-Control
+	cacheCtl  map[string][]string // path prefix -> Cache-Control lines
 	faults    []*faultRule        // hostile switches
 	injection string              // appended to every prose field
 	grants    map[[32]byte]*grant // by SHA-256 of device_code
 	issued    []IssuedGrant
-	authorize []time.Time // /authorize calls in the last 60 s
+	authorize []time.Time              // /authorize calls in the last 60 s
+	pipes     map[string]*pipeListener // Options.InMemory: the hosts by address, for Dial
 }
 
 // New starts a fake on three loopback ports. opts may be nil. Call Close
@@ -122,8 +129,15 @@ func New(opts *Options) *Server {
 	}
 	s := &Server{opts: o, done: make(chan struct{}), orgs: map[string]*org{}, keys: map[string]string{},
 		bearers: map[string]string{}, vulns: map[string]*Vuln{}, big: map[string]int{},
-		seen: map[string]bool{}, cacheCtl: map[string]string{}, grants: map[[32]byte]*grant{}}
+		seen: map[string]bool{}, cacheCtl: map[string][]string{}, grants: map[[32]byte]*grant{}}
 	s.seed()
+	if o.InMemory {
+		s.pipes = map[string]*pipeListener{}
+		s.api = s.inMemory(memAPIAddr, s.handler(HostAPI, s.serveAPI))
+		s.site = s.inMemory(memSiteAddr, s.handler(HostSite, s.serveSite))
+		s.elsewhere = s.inMemory(memElsewhereAddr, s.handler(HostElsewhere, serveElsewhere))
+		return s
+	}
 	s.api = loopback(s.handler(HostAPI, s.serveAPI))
 	s.site = loopback(s.handler(HostSite, s.serveSite))
 	s.elsewhere = loopbackAt("127.0.0.2:0", s.handler(HostElsewhere, serveElsewhere))

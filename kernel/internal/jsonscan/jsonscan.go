@@ -24,6 +24,8 @@ var (
 	ErrUTF8 = errors.New("jsonscan: string is not UTF-8")
 	// ErrDuplicateKey: an object repeats a key (compared after decoding).
 	ErrDuplicateKey = errors.New("jsonscan: duplicate object key")
+	// ErrValues: the input holds more values than the scanner's MaxValues.
+	ErrValues = errors.New("jsonscan: more JSON values than allowed")
 )
 
 // DefaultMaxDepth is the nesting a zero MaxDepth allows: the go-sdk
@@ -32,10 +34,25 @@ const DefaultMaxDepth = 1000
 
 // Scanner walks JSON text. Data is the input and Pos the offset of the next
 // byte to read; MaxDepth caps nesting (DefaultMaxDepth when zero).
+// MaxValues, when positive, caps what Skip may read: every value (object,
+// array, string, number, literal) and every object key counts one, so that
+// a caller can bound what decoding the input would build before building
+// any of it; Values reports the count so far.
 type Scanner struct {
-	Data     []byte
-	Pos      int
-	MaxDepth int
+	Data      []byte
+	Pos       int
+	MaxDepth  int
+	MaxValues int
+	Values    int
+}
+
+// count charges one value (or key) against MaxValues.
+func (s *Scanner) count() error {
+	s.Values++
+	if s.MaxValues > 0 && s.Values > s.MaxValues {
+		return fmt.Errorf("over %d values: %w", s.MaxValues, ErrValues)
+	}
+	return nil
 }
 
 func (s *Scanner) maxDepth() int {
@@ -220,16 +237,23 @@ func (s *Scanner) literal(lit string) error {
 }
 
 // Skip reads one value, checking it, after skipping whitespace. depth is
-// the nesting of the value's container (0 at the top).
+// the nesting of the value's container (0 at the top). It counts what it
+// reads in Values and stops with ErrValues past MaxValues.
 func (s *Scanner) Skip(depth int) error { return s.walk(depth, false) }
 
 // walk is Skip; with unique set it also refuses an object that repeats a
 // key (see CheckUnique).
 func (s *Scanner) walk(depth int, unique bool) error {
+	if err := s.count(); err != nil {
+		return err
+	}
 	switch s.Peek() {
 	case '{':
 		var keys KeySet
 		return s.Members(depth+1, func(key []byte) error {
+			if err := s.count(); err != nil {
+				return err
+			}
 			if unique {
 				if err := keys.check(key); err != nil {
 					return err

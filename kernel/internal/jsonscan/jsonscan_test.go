@@ -237,3 +237,33 @@ func FuzzPlainWord(f *testing.F) {
 		}
 	})
 }
+
+// TestSkipCountsValues: Skip counts every value and key; past MaxValues it
+// stops with ErrValues, and with no MaxValues it only counts.
+func TestSkipCountsValues(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`1`, 1},
+		{`"s"`, 1},
+		{`[]`, 1},
+		{`{}`, 1},
+		{`[1,2,3]`, 4},
+		{`{"a":1,"b":[true,null]}`, 7},
+		{`{"cwe":[{},{},{}]}`, 6},
+	} {
+		s := Scanner{Data: []byte(tc.in)}
+		if err := s.Skip(0); err != nil || s.Values != tc.want {
+			t.Errorf("%s: %d values, %v; want %d", tc.in, s.Values, err, tc.want)
+		}
+		s = Scanner{Data: []byte(tc.in), MaxValues: tc.want}
+		if err := s.Skip(0); err != nil {
+			t.Errorf("%s within %d values: %v", tc.in, tc.want, err)
+		}
+		s = Scanner{Data: []byte(tc.in), MaxValues: tc.want - 1}
+		if err := s.Skip(0); tc.want > 1 && !errors.Is(err, ErrValues) {
+			t.Errorf("%s over %d values: %v", tc.in, tc.want-1, err)
+		}
+	}
+}
