@@ -41,6 +41,12 @@ func (a Args) String(name string) (string, bool) {
 	return s, ok
 }
 
+// Has reports whether the call carries the argument name, null included.
+func (a Args) Has(name string) bool {
+	_, ok := a.m[name]
+	return ok
+}
+
 // WithTarget declares the canonical target of a tool's calls, for
 // authorization: resolve turns the validated arguments into the resource
 // the call acts on, in the same canonical form its confirmation token binds

@@ -12,17 +12,19 @@ import (
 
 // TargetResource is what a relayed tool acts on, for authorization: the
 // value of its target argument (target_arg), with the upstream and the
-// upstream's tool name. A tool without a target argument, or a call that
-// leaves it out, acts on the gateway itself (Server::"bulwark-gateway").
+// upstream's tool name. A tool without a target argument, or a call of a
+// tool whose schema does not declare the upstream's target_arg and that
+// does not carry it, acts on the gateway itself (Server::"bulwark-gateway").
 var TargetResource = authz.ResourceType{Name: "Gateway::Target", Attrs: map[string]authz.AttrType{
 	"upstream": authz.String, "tool": authz.String, "value": authz.String,
 }}
 
-// withTarget declares the tool's target when its schema has the target
-// argument as a string.
+// withTarget declares the tool's target (targetOf): a call whose target
+// cannot be read is refused before the decision (targetValue), whatever
+// type the tool's schema gives the argument.
 func (u *Upstream) withTarget(t kernel.Tool, name string, schema *jsonschema.Schema) kernel.Tool {
-	arg := u.targetArg(name)
-	if p, ok := schema.Properties[arg]; arg == "" || !ok || p == nil || p.Type != "string" {
+	a, ok := u.targetOf(name, declaredIn(schema))
+	if !ok {
 		return t
 	}
 	build := func(v string, _ int64) authz.Resource {
@@ -31,10 +33,18 @@ func (u *Upstream) withTarget(t kernel.Tool, name string, schema *jsonschema.Sch
 	}
 	var targets authz.ResourceCache // this tool's (shared resources: never changed)
 	return kernel.WithTarget(t, TargetResource, func(_ context.Context, _ *kernel.Call, args kernel.Args) (authz.Resource, error) {
-		v, ok := args.String(arg)
-		if !ok {
-			return authz.Resource{}, nil
+		var v any = notString{}
+		if s, ok := args.String(a.name); ok {
+			v = s
 		}
-		return targets.Get(v, 0, build), nil
+		s, ok, err := u.targetValue(name, a, v, args.Has(a.name))
+		if !ok || err != nil {
+			return authz.Resource{}, err
+		}
+		return targets.Get(s, 0, build), nil
 	})
 }
+
+// notString stands for a value the kernel's read-only view of the
+// arguments does not show, being no string.
+type notString struct{}

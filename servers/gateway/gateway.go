@@ -277,10 +277,13 @@ func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (
 	if err != nil {
 		return kernel.Preview{}, err
 	}
+	a, s, named, err := l.relayedTarget(name, m)
+	if err != nil {
+		return kernel.Preview{}, err
+	}
 	var target any
-	arg := l.u.targetArg(name)
-	if arg != "" {
-		target = m[arg]
+	if named {
+		target = s
 	}
 	key, err := confirm.CanonicalValue(map[string]any{"upstream": l.u.Name, "tool": name, "pin": hash,
 		"target": target, "arguments": hex.EncodeToString(sum[:])})
@@ -288,8 +291,8 @@ func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (
 		return kernel.Preview{}, err
 	}
 	summary := fmt.Sprintf("It is relayed to the MCP server %q as its tool %q.", l.u.Name, name)
-	if s, ok := target.(string); ok && arg != "" {
-		summary = fmt.Sprintf("It is relayed to the MCP server %q as its tool %q, acting on %s %.200q.", l.u.Name, name, arg, s)
+	if named {
+		summary = fmt.Sprintf("It is relayed to the MCP server %q as its tool %q, acting on %s %.200q.", l.u.Name, name, a.name, s)
 	}
 	return kernel.Preview{Target: string(key), Summary: summary, Data: hash}, nil
 }
@@ -364,6 +367,15 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 		return nil, &kernel.Error{Code: kernel.FailedPrecondition,
 			Message: fmt.Sprintf("The definition of %q changed while the call was being confirmed; nothing was sent.", exposed),
 			Hint:    "Call the tool again to get a token for its current definition."}
+	}
+	if l.u.hasTargets() {
+		var m map[string]any
+		if err := json.Unmarshal(args, &m); err != nil {
+			return nil, err
+		}
+		if _, _, _, err := l.relayedTarget(name, m); err != nil {
+			return nil, err
+		}
 	}
 	timeout := l.u.callTimeout(g.cfg.CallTimeout)
 	key := tokKey{n: l.nextTok.Add(1)}
