@@ -11,8 +11,8 @@ import (
 )
 
 // TargetResource is what a relayed tool acts on, for authorization: the
-// value of its target argument (target_arg), with the upstream and the
-// upstream's tool name. A tool without a target argument, or a call of a
+// value of its target argument (target_arg) in canonical form (target.go),
+// with the upstream and the upstream's tool name. A tool without a target argument, or a call of a
 // tool whose schema does not declare the upstream's target_arg and that
 // does not carry it, acts on the gateway itself (Server::"bulwark-gateway").
 var TargetResource = authz.ResourceType{Name: "Gateway::Target", Attrs: map[string]authz.AttrType{

@@ -85,6 +85,15 @@ type Upstream struct {
 	// resource); TargetArgs sets it per tool.
 	TargetArg  string            `toml:"target_arg"`
 	TargetArgs map[string]string `toml:"target_args"`
+	// TargetKinds sets the kind of a target argument, by the argument's
+	// name: path, url or string (target.go). An argument it does not name
+	// has DefaultKind.
+	TargetKinds map[string]TargetKind `toml:"target_kinds"`
+	// Roots, when set, are the directories every path target must be, or
+	// be below, in canonical form; a call whose path lies outside them is
+	// refused before anything is sent. Lexical only: a symbolic link below
+	// a root is the upstream's to refuse (its own roots).
+	Roots []string `toml:"roots"`
 
 	// RelayElicitation lets the upstream ask the client's person a form
 	// question (elicitation/create) during a call, and RelaySampling lets it
@@ -216,12 +225,7 @@ func (u *Upstream) validateLists() error {
 			}
 		}
 	}
-	for tool, arg := range u.TargetArgs {
-		if tool == "" || arg == "" {
-			return errors.New("target_args needs tool = \"argument\" entries")
-		}
-	}
-	return nil
+	return u.validateTargets()
 }
 
 func (u *Upstream) maxResult() int {

@@ -262,8 +262,11 @@ func (g *Gateway) checkPin(l *link, exposed, name string) (*mcp.ClientSession, s
 }
 
 // preview binds a gated call's token to the upstream, the tool, its pin
-// hash, the target argument and every argument: a token issued before the
-// tool's definition changed cannot confirm a call after.
+// hash, the target and every argument, the target in its canonical form
+// (target.go) as the upstream will receive it: a token issued before the
+// tool's definition changed cannot confirm a call after, and the summary
+// the person or the model reads names what the call acts on, not the
+// caller's spelling of it.
 func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (kernel.Preview, error) {
 	_, hash, err := g.checkPin(l, exposed, name)
 	if err != nil {
@@ -273,17 +276,17 @@ func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (
 	if err := json.Unmarshal(args, &m); err != nil {
 		return kernel.Preview{}, err
 	}
-	sum, err := confirm.Fingerprint(m)
-	if err != nil {
-		return kernel.Preview{}, err
-	}
-	a, s, named, err := l.relayedTarget(name, m)
+	a, s, named, err := l.relayedTarget(name, fromMap(m))
 	if err != nil {
 		return kernel.Preview{}, err
 	}
 	var target any
 	if named {
-		target = s
+		target, m[a.name] = s, s // the arguments as the upstream receives them
+	}
+	sum, err := confirm.Fingerprint(m)
+	if err != nil {
+		return kernel.Preview{}, err
 	}
 	key, err := confirm.CanonicalValue(map[string]any{"upstream": l.u.Name, "tool": name, "pin": hash,
 		"target": target, "arguments": hex.EncodeToString(sum[:])})
@@ -368,14 +371,8 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 			Message: fmt.Sprintf("The definition of %q changed while the call was being confirmed; nothing was sent.", exposed),
 			Hint:    "Call the tool again to get a token for its current definition."}
 	}
-	if l.u.hasTargets() {
-		var m map[string]any
-		if err := json.Unmarshal(args, &m); err != nil {
-			return nil, err
-		}
-		if _, _, _, err := l.relayedTarget(name, m); err != nil {
-			return nil, err
-		}
+	if args, err = l.canonicalArgs(name, args); err != nil {
+		return nil, err
 	}
 	timeout := l.u.callTimeout(g.cfg.CallTimeout)
 	key := tokKey{n: l.nextTok.Add(1)}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -117,5 +118,138 @@ func TestTargetFailsClosedWithoutAPolicy(t *testing.T) {
 	}
 	if res := f.sess.Call(t, "fake.stat_any", map[string]any{"path": "/tmp/x"}); res.IsError || !strings.Contains(text(res), `/tmp/x`) {
 		t.Fatalf("stat_any: %s", text(res))
+	}
+}
+
+// homes lets each principal act on its own directory under /srv, and no
+// one on /etc.
+const homes = `@id("alice-home") permit(principal == User::"alice", action, resource is Gateway::Target) when { resource.value like "/srv/alice/*" };
+@id("bob-home") permit(principal == User::"bob", action, resource is Gateway::Target) when { resource.value like "/srv/bob/*" };
+@id("no-etc") forbid(principal, action, resource is Gateway::Target) when { resource.value like "/etc/*" };`
+
+// A path is authorized in canonical form, and the upstream receives that
+// form: ".." cannot walk out of the directory a policy names, and no
+// spelling of /etc escapes the forbid.
+func TestPathTargetIsCanonicalBeforeTheDecision(t *testing.T) {
+	f := newFixture(t, options{kopts: policyFile(t, homes)})
+	p := principals(t, f, "alice", "bob")
+	alice := p["alice"]
+	for _, path := range []string{"/srv/alice/../bob/secret.txt", "/srv/alice/./../bob/secret.txt", "/srv/alice//..//bob/secret.txt", "/srv/bob/secret.txt"} {
+		wantError(t, alice.Call(t, "fake.read_text_file", map[string]any{"path": path}), "permission_denied")
+	}
+	res := alice.Call(t, "fake.read_text_file", map[string]any{"path": "/srv/alice/./notes//x/../todo.txt"})
+	if res.IsError || !strings.Contains(text(res), `arguments: {"path":"/srv/alice/notes/todo.txt"}`) {
+		t.Fatalf("the upstream did not receive the canonical path: %s", text(res))
+	}
+
+	everyone := policyFile(t, forbidEtc)
+	g := newFixture(t, options{kopts: everyone})
+	for _, path := range []string{"/etc/hostname", "/tmp/../etc/hostname", "//etc/hostname", "/./etc/hostname", "/etc/./hostname", "/etc//hostname", "/srv/x/../../etc/shadow"} {
+		wantError(t, g.sess.Call(t, "fake.read_text_file", map[string]any{"path": path}), "permission_denied")
+	}
+	// What has no canonical form is refused before the decision.
+	for _, path := range []string{"/../etc/hostname", "/tmp/../../etc/hostname", "etc/hostname", "./etc/hostname", "~/x", "", "C:\\etc\\hostname",
+		"/tmp\\..\\etc\\hostname", "/tmp/%2e%2e/etc/hostname", "/etc%2fhostname", "/tmp/x\x00/../../etc/hostname", "/tmp/\x1b[2J", "/tmp/\u0085x",
+		"/tmp/.../x", "/tmp/.. /etc", "/" + strings.Repeat("a", 4096)} {
+		res := g.sess.Call(t, "fake.read_text_file", map[string]any{"path": path})
+		wantError(t, res, "invalid_argument")
+		if strings.Contains(text(res), "arguments:") {
+			t.Fatalf("%q reached the upstream: %s", path, text(res))
+		}
+	}
+	if res := g.sess.Call(t, "fake.read_text_file", map[string]any{"path": "/tmp/100%/x"}); res.IsError {
+		t.Fatalf("a %% that encodes nothing: %s", text(res))
+	}
+}
+
+// Roots confine every path target of an upstream, after canonicalization
+// and before any call, with or without a policy.
+func TestRootsConfinePathTargets(t *testing.T) {
+	u := fakeUpstream()
+	u.Roots = []string{"/srv/share", "/tmp"}
+	f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
+	for _, path := range []string{"/etc/hostname", "/srv/share/../../etc/hostname", "/srv/shared/x", "/srv", "/"} {
+		res := f.sess.Call(t, "fake.read_text_file", map[string]any{"path": path})
+		wantError(t, res, "permission_denied")
+		if strings.Contains(text(res), "arguments:") {
+			t.Fatalf("%q reached the upstream: %s", path, text(res))
+		}
+	}
+	res := f.sess.Call(t, "fake.delete_file", map[string]any{"path": "/srv/share/../../etc/passwd"})
+	wantError(t, res, "permission_denied") // no token for a call that cannot run
+	for _, path := range []string{"/srv/share", "/srv/share/a/../b.txt", "/tmp/x"} {
+		if res := f.sess.Call(t, "fake.read_text_file", map[string]any{"path": path}); res.IsError {
+			t.Fatalf("%q: %s", path, text(res))
+		}
+	}
+	for _, roots := range [][]string{{"srv"}, {"/srv/"}, {"/srv/../etc"}, {""}} {
+		bad := fakeUpstream()
+		bad.Roots = roots
+		if _, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{bad}}, gateway.Deps{}); err == nil || !strings.Contains(err.Error(), "roots") {
+			t.Errorf("roots %q: %v", roots, err)
+		}
+	}
+}
+
+// A url target is decided, bound and relayed in canonical form.
+func TestURLTargetIsCanonical(t *testing.T) {
+	u := fakeUpstream()
+	u.TargetArgs = map[string]string{"fetch_url": "url"}
+	f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}, kopts: policyFile(t, `permit(principal, action, resource);
+forbid(principal, action, resource is Gateway::Target) when { resource.value like "https://internal.example/*" };`)})
+	for _, url := range []string{"https://internal.example/admin", "HTTPS://Internal.EXAMPLE:443/a/../admin", "https://internal.example./admin",
+		"https://internal.example/%61dmin", "https://internal.example/x/%2e%2e/admin", "https://internal.example"} {
+		wantError(t, f.sess.Call(t, "fake.fetch_url", map[string]any{"url": url}), "permission_denied")
+	}
+	for _, url := range []string{"https://user@internal.example/", "https://evil.example\\@internal.example/", "//internal.example/", "internal.example/admin",
+		"https://internal.example/a b", "https://internal.example/%zz", "https://internal.example:x/", "https://bücher.example/", "mailto:a@internal.example",
+		"https://127.1/", "https://2130706433/", "https://[::ffff:7f00:1]/", "https://internal!.example/"} {
+		res := f.sess.Call(t, "fake.fetch_url", map[string]any{"url": url})
+		wantError(t, res, "invalid_argument")
+		if strings.Contains(text(res), "arguments:") {
+			t.Fatalf("%q reached the upstream: %s", url, text(res))
+		}
+	}
+	for in, want := range map[string]string{"HTTP://Example.COM:80/a/./b/../c?q=%7e%2f#F": "http://example.com/a/c?q=~%2F#F", "https://[0:0::1]:443": "https://[::1]/"} {
+		res := f.sess.Call(t, "fake.fetch_url", map[string]any{"url": in})
+		if res.IsError || !strings.Contains(text(res), `arguments: {"url":"`+want+`"}`) {
+			t.Fatalf("the upstream did not receive the canonical URL %s: %s", want, text(res))
+		}
+	}
+}
+
+// The confirmation's summary, the consent question and the token's binding
+// name the canonical target; the confirmed call relays it.
+func TestConfirmationNamesTheCanonicalTarget(t *testing.T) {
+	f := newFixture(t, options{})
+	args := map[string]any{"path": "/tmp/../srv/./data//old.txt"}
+	res := f.sess.Call(t, "fake.delete_file", args)
+	wantError(t, res, "confirmation_required")
+	if !strings.Contains(text(res), `acting on path "/srv/data/old.txt"`) || strings.Contains(text(res), "/tmp/..") {
+		t.Fatalf("the refusal does not name the canonical target: %s", text(res))
+	}
+	tok := mcptest.ConfirmToken(t, res)
+	// The same target spelled another way is the same call.
+	res = f.sess.Call(t, "fake.delete_file", map[string]any{"path": "/srv/data/old.txt", "confirmToken": tok})
+	if res.IsError || !strings.Contains(text(res), "deleted /srv/data/old.txt") {
+		t.Fatalf("the confirmed call: %s", text(res))
+	}
+
+	var asked []string
+	var mu sync.Mutex
+	e := newFixture(t, options{client: &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		asked = append(asked, r.Params.Message)
+		mu.Unlock()
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+	}}})
+	res = e.sess.Call(t, "fake.delete_file", args)
+	if res.IsError || !strings.Contains(text(res), "deleted /srv/data/old.txt") {
+		t.Fatalf("the call confirmed by elicitation: %s", text(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || !strings.Contains(asked[0], `acting on path \"/srv/data/old.txt\"`) && !strings.Contains(asked[0], `acting on path "/srv/data/old.txt"`) || strings.Contains(asked[0], "/tmp/..") {
+		t.Fatalf("the consent question: %q", asked)
 	}
 }
