@@ -82,9 +82,10 @@ type Upstream struct {
 	ConfirmTools []string `toml:"confirm_tools"`
 	// TargetArg names the argument that says what a tool acts on (bound
 	// into the confirmation token, shown in the refusal, the authorization
-	// resource); TargetArgs sets it per tool.
-	TargetArg  string            `toml:"target_arg"`
-	TargetArgs map[string]string `toml:"target_args"`
+	// resource), for every tool whose schema declares it; TargetArgs sets
+	// one or several per tool, in place of TargetArg (target.go).
+	TargetArg  string              `toml:"target_arg"`
+	TargetArgs map[string]ArgNames `toml:"target_args"`
 	// TargetKinds sets the kind of a target argument, by the argument's
 	// name: path, url or string (target.go). An argument it does not name
 	// has DefaultKind.
@@ -243,11 +244,4 @@ func (u *Upstream) callTimeout(def Duration) time.Duration {
 		return time.Duration(def)
 	}
 	return DefaultCallTimeout
-}
-
-func (u *Upstream) targetArg(tool string) string {
-	if a, ok := u.TargetArgs[tool]; ok {
-		return a
-	}
-	return u.TargetArg
 }

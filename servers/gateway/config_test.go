@@ -35,8 +35,21 @@ func TestParseConfigExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := c.Upstreams[0]
-	if u.Name != "fs" || u.Command != "npx" || len(u.Args) != 3 || u.TargetArgs["move_file"] != "source" || u.TargetKinds["ticket"] != gateway.KindString || u.Roots[0] != "/home/me/notes" || time.Duration(c.CallTimeout) != 30*time.Second {
+	if u.Name != "fs" || u.Command != "npx" || len(u.Args) != 3 || len(u.TargetArgs["move_file"]) != 1 || u.TargetArgs["move_file"][0] != "source" || u.TargetKinds["ticket"] != gateway.KindString || u.Roots[0] != "/home/me/notes" || time.Duration(c.CallTimeout) != 30*time.Second {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// target_args takes one argument (the form before lists, still valid) or
+// a list of them.
+func TestParseConfigTargetLists(t *testing.T) {
+	c, err := gateway.ParseConfig([]byte("[[upstream]]\nname = \"fs\"\ncommand = \"x\"\ntarget_args = { move_file = [\"source\", \"destination\"], read_multiple_files = \"paths\" }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Upstreams[0].TargetArgs
+	if strings.Join(got["move_file"], ",") != "source,destination" || strings.Join(got["read_multiple_files"], ",") != "paths" {
+		t.Fatalf("%q", got)
 	}
 }
 
@@ -61,6 +74,10 @@ func TestParseConfigRefuses(t *testing.T) {
 		"unknown target kind": "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_kinds = { path = \"file\" }\n",
 		"relative root":       "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nroots = [\"srv\"]\n",
 		"root not canonical":  "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nroots = [\"/srv/../etc\"]\n",
+		"target not a name":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = 5 }\n",
+		"target list of int":  "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = [\"a\", 5] }\n",
+		"empty target list":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = [] }\n",
+		"empty target":        "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = \"\" }\n",
 	}
 	for name, doc := range cases {
 		if _, err := gateway.ParseConfig([]byte(doc)); !errors.Is(err, gateway.ErrConfig) {

@@ -276,28 +276,31 @@ func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (
 	if err := json.Unmarshal(args, &m); err != nil {
 		return kernel.Preview{}, err
 	}
-	a, s, named, err := l.relayedTarget(name, fromMap(m))
+	targets, canon, err := l.relayedTargets(name, fromMap(m))
 	if err != nil {
 		return kernel.Preview{}, err
 	}
-	var target any
-	if named {
-		target, m[a.name] = s, s // the arguments as the upstream receives them
+	bound := make([]any, len(targets))
+	for i, t := range targets {
+		bound[i] = []any{t.arg, t.value}
+	}
+	for arg, v := range canon {
+		m[arg] = v // the arguments as the upstream receives them
 	}
 	sum, err := confirm.Fingerprint(m)
 	if err != nil {
 		return kernel.Preview{}, err
 	}
 	key, err := confirm.CanonicalValue(map[string]any{"upstream": l.u.Name, "tool": name, "pin": hash,
-		"target": target, "arguments": hex.EncodeToString(sum[:])})
+		"targets": bound, "arguments": hex.EncodeToString(sum[:])})
 	if err != nil {
 		return kernel.Preview{}, err
 	}
-	summary := fmt.Sprintf("It is relayed to the MCP server %q as its tool %q.", l.u.Name, name)
-	if named {
-		summary = fmt.Sprintf("It is relayed to the MCP server %q as its tool %q, acting on %s %.200q.", l.u.Name, name, a.name, s)
+	text := fmt.Sprintf("It is relayed to the MCP server %q as its tool %q.", l.u.Name, name)
+	if len(targets) > 0 {
+		text = fmt.Sprintf("It is relayed to the MCP server %q as its tool %q, acting on %s.", l.u.Name, name, summary(targets))
 	}
-	return kernel.Preview{Target: string(key), Summary: summary, Data: hash}, nil
+	return kernel.Preview{Target: string(key), Summary: text, Data: hash}, nil
 }
 
 // notifyGrace is how long after its result a call still receives the

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,30 +84,34 @@ func (u *Upstream) kindOf(arg string) TargetKind {
 	return DefaultKind(arg)
 }
 
-// targetArg is the target argument of one tool: its kind, and whether
-// every call must carry it — always when target_args names it for the
-// tool, and when target_arg names it for every tool of the upstream and
-// the tool's input schema declares it. A call of another tool that carries
-// the argument anyway is held to it too (its schema may let it through).
+// targetArg is a target argument of one tool: its kind, and whether every
+// call must carry it — always when target_args names it for the tool, and
+// when target_arg names it for every tool of the upstream and the tool's
+// input schema declares it. A call of another tool that carries the
+// argument anyway is held to it too (its schema may let it through).
 type targetArg struct {
 	name     string
 	kind     TargetKind
 	required bool
 }
 
-// targetOf returns the target argument of tool; declared reports whether
+// targetsOf returns the target arguments of tool; declared reports whether
 // the tool's input schema declares an argument of that name.
-func (u *Upstream) targetOf(tool string, declared func(arg string) bool) (targetArg, bool) {
-	if a, ok := u.TargetArgs[tool]; ok {
-		return targetArg{name: a, kind: u.kindOf(a), required: true}, true
+func (u *Upstream) targetsOf(tool string, declared func(arg string) bool) []targetArg {
+	if names, ok := u.TargetArgs[tool]; ok {
+		out := make([]targetArg, len(names))
+		for i, n := range names {
+			out[i] = targetArg{name: n, kind: u.kindOf(n), required: true}
+		}
+		return out
 	}
 	if u.TargetArg == "" {
-		return targetArg{}, false
+		return nil
 	}
-	return targetArg{name: u.TargetArg, kind: u.kindOf(u.TargetArg), required: declared(u.TargetArg)}, true
+	return []targetArg{{name: u.TargetArg, kind: u.kindOf(u.TargetArg), required: declared(u.TargetArg)}}
 }
 
-// declaredIn reports, for targetOf, whether a resolved input schema
+// declaredIn reports, for targetsOf, whether a resolved input schema
 // declares arg.
 func declaredIn(s *jsonschema.Schema) func(arg string) bool {
 	return func(arg string) bool { _, ok := s.Properties[arg]; return ok }
@@ -133,30 +138,97 @@ func declaredInRaw(s any) func(arg string) bool {
 	}
 }
 
-// targetValue returns the canonical value of the target argument a, given
-// the call's value v (present: the call carries it): ok false when the
-// call names no target (a is not required and absent); an error when a
-// value is required and absent, is null or not a string, has no canonical
-// form, or lies outside the upstream's roots.
-func (u *Upstream) targetValue(tool string, a targetArg, v any, present bool) (string, bool, error) {
-	if !present && !a.required {
-		return "", false, nil
+// target is one target of a call, in canonical form.
+type target struct{ arg, value string }
+
+// maxTargets bounds the targets of one call: each is put to the policies.
+const maxTargets = 256
+
+// argGetter returns a call's value of an argument and whether the call
+// carries it.
+type argGetter func(arg string) (v any, present bool, err error)
+
+// callTargets returns every target of a call of tool, in canonical form,
+// in the order of args and of each array: a target argument's value is a
+// string or an array of strings (whatever the tool's schema says), and
+// canon holds each one's canonical value (a string or []any of strings) to
+// relay. A required argument that is absent, a value of another type, an
+// empty array, a value with no canonical form or outside the upstream's
+// roots, and more than maxTargets targets, refuse the call.
+func (u *Upstream) callTargets(tool string, args []targetArg, get argGetter) (targets []target, canon map[string]any, err error) {
+	for _, a := range args {
+		v, present, err := get(a.name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !present && !a.required {
+			continue
+		}
+		vals, list, ok := targetStrings(v)
+		if !present || !ok || len(vals) == 0 {
+			return nil, nil, u.notATarget(tool, a, v, present)
+		}
+		if len(targets)+len(vals) > maxTargets {
+			return nil, nil, kernel.Errorf(kernel.InvalidArgument, "The call of %q names more than %d targets; nothing was sent.", tool, maxTargets).
+				WithHint("Split it into several calls: each target is authorized on its own.")
+		}
+		out := make([]any, len(vals))
+		for i, s := range vals {
+			c, err := u.canonical(tool, a, s)
+			if err != nil {
+				return nil, nil, err
+			}
+			targets, out[i] = append(targets, target{arg: a.name, value: c}), c
+		}
+		if canon == nil {
+			canon = map[string]any{}
+		}
+		canon[a.name] = out
+		if !list {
+			canon[a.name] = out[0]
+		}
 	}
-	s, isString := v.(string)
-	if !present || !isString {
-		what := "is missing"
-		if present {
-			what = "is " + jsonKind(v)
-			if _, unknown := v.(notString); !unknown {
-				what += ", not a string"
+	return targets, canon, nil
+}
+
+// targetStrings reads a target argument's value: a string, or an array
+// whose every element is a string (list true).
+func targetStrings(v any) (vals []string, list, ok bool) {
+	switch x := v.(type) {
+	case string:
+		return []string{x}, false, true
+	case []string:
+		return x, true, true
+	case []any:
+		vals = make([]string, len(x))
+		for i, e := range x {
+			if vals[i], ok = e.(string); !ok {
+				return nil, true, false
 			}
 		}
-		return "", false, kernel.Errorf(kernel.InvalidArgument,
-			"The argument %q of %q names what the call acts on, and it %s; nothing was sent.", a.name, tool, what).
-			WithHint("Give %q as a string: the gateway decides on it (authorization, confirmation) before the upstream %q sees the call.", a.name, u.Name)
+		return vals, true, true
 	}
-	c, err := u.canonical(tool, a, s)
-	return c, err == nil, err
+	return nil, false, false
+}
+
+// notATarget is the refusal of a target argument that is missing, or
+// neither a string nor a non-empty array of strings.
+func (u *Upstream) notATarget(tool string, a targetArg, v any, present bool) error {
+	what := "is missing"
+	switch l, _ := v.([]any); {
+	case present && l != nil && len(l) == 0:
+		what = "is an empty array"
+	case present && l != nil:
+		what = "is an array that holds something else than strings"
+	case present:
+		what = "is " + jsonKind(v)
+		if _, unknown := v.(notString); !unknown {
+			what += ", not a string"
+		}
+	}
+	return kernel.Errorf(kernel.InvalidArgument,
+		"The argument %q of %q names what the call acts on, and it %s; nothing was sent.", a.name, tool, what).
+		WithHint("Give %q as a string (or a non-empty array of strings): the gateway decides on it (authorization, confirmation) before the upstream %q sees the call.", a.name, u.Name)
 }
 
 // canonical is the canonical form of the value s of the target argument a.
@@ -210,48 +282,51 @@ func jsonKind(v any) string {
 // hasTargets reports whether the upstream names any target argument.
 func (u *Upstream) hasTargets() bool { return u.TargetArg != "" || len(u.TargetArgs) > 0 }
 
-// relayedTarget is the target of a relayed call under the upstream's
-// current definition of tool, for the preview and the relayed call: the
-// kernel decided on the definition the tool was registered with, and a
-// call that reaches the upstream is held to the same rule again. get
-// returns the call's value of an argument.
-func (l *link) relayedTarget(tool string, get func(arg string) (any, bool, error)) (targetArg, string, bool, error) {
+// relayedPlan is the target arguments of tool under the upstream's current
+// definition of it, for the preview and the relayed call: the kernel
+// decided on the definition the tool was registered with, and a call that
+// reaches the upstream is held to the same rule again.
+func (l *link) relayedPlan(tool string) ([]targetArg, error) {
 	if !l.u.hasTargets() {
-		return targetArg{}, "", false, nil
+		return nil, nil
 	}
 	_, d, err := l.current(tool)
 	if err != nil {
-		return targetArg{}, "", false, err
+		return nil, err
 	}
-	a, has := l.u.targetOf(tool, declaredInRaw(d.tool.InputSchema))
-	if !has {
-		return a, "", false, nil
+	return l.u.targetsOf(tool, declaredInRaw(d.tool.InputSchema)), nil
+}
+
+// relayedTargets are the targets of a relayed call (relayedPlan).
+func (l *link) relayedTargets(tool string, get argGetter) ([]target, map[string]any, error) {
+	plan, err := l.relayedPlan(tool)
+	if err != nil || len(plan) == 0 {
+		return nil, nil, err
 	}
-	v, present, err := get(a.name)
-	if err != nil {
-		return a, "", false, err
-	}
-	s, ok, err := l.u.targetValue(tool, a, v, present)
-	return a, s, ok, err
+	return l.u.callTargets(tool, plan, get)
 }
 
 // fromMap reads a decoded argument.
-func fromMap(m map[string]any) func(string) (any, bool, error) {
+func fromMap(m map[string]any) argGetter {
 	return func(arg string) (any, bool, error) { v, ok := m[arg]; return v, ok, nil }
 }
 
 // canonicalArgs returns the arguments the upstream receives: args, with
-// the target in its canonical form. A call whose target is already
-// canonical is relayed as it is.
+// every target in its canonical form. A call whose targets are already
+// canonical is relayed as it is, and so is one that names none of its
+// tool's optional target arguments (args is the kernel's encoding, as
+// json.Marshal writes it, so a member's key is the name as json.Marshal
+// writes it; no decoding is needed to see that it is absent).
 func (l *link) canonicalArgs(tool string, args json.RawMessage) (json.RawMessage, error) {
-	if !l.u.hasTargets() {
-		return args, nil
+	plan, err := l.relayedPlan(tool)
+	if err != nil || !mayName(plan, args) {
+		return args, err
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil {
 		return nil, err
 	}
-	a, s, named, err := l.relayedTarget(tool, func(arg string) (any, bool, error) {
+	_, canon, err := l.u.callTargets(tool, plan, func(arg string) (any, bool, error) {
 		raw, ok := m[arg]
 		if !ok {
 			return nil, false, nil
@@ -259,25 +334,71 @@ func (l *link) canonicalArgs(tool string, args json.RawMessage) (json.RawMessage
 		var v any
 		return v, true, json.Unmarshal(raw, &v)
 	})
-	if err != nil || !named {
-		return args, err
-	}
-	c, err := json.Marshal(s)
 	if err != nil {
 		return nil, err
 	}
-	if string(c) == string(m[a.name]) {
+	changed := false
+	for arg, v := range canon {
+		c, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		if string(c) != string(m[arg]) {
+			m[arg], changed = c, true
+		}
+	}
+	if !changed {
 		return args, nil
 	}
-	m[a.name] = c
 	return json.Marshal(m)
+}
+
+// mayName reports whether a call with the encoded arguments args may name
+// a target of plan: one is required, or one's key appears in args, or args
+// holds an escape (a key could be spelled with one).
+func mayName(plan []targetArg, args json.RawMessage) bool {
+	if len(plan) > 0 && bytes.IndexByte(args, '\\') >= 0 {
+		return true
+	}
+	for _, a := range plan {
+		key, err := json.Marshal(a.name)
+		if a.required || err != nil || bytes.Contains(args, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// summary names a call's targets for the confirmation's refusal and
+// question: at most summaryTargets, then how many more.
+func summary(targets []target) string {
+	const summaryTargets = 8
+	var b strings.Builder
+	for i, t := range targets {
+		if i == summaryTargets {
+			fmt.Fprintf(&b, " and %d more", len(targets)-i)
+			break
+		}
+		switch {
+		case i == 0:
+		case i == len(targets)-1:
+			b.WriteString(" and ")
+		default:
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.200q", t.arg, t.value)
+	}
+	return b.String()
 }
 
 // validateTargets checks the target settings of an upstream.
 func (u *Upstream) validateTargets() error {
-	for tool, arg := range u.TargetArgs {
-		if tool == "" || arg == "" {
-			return errors.New("target_args needs tool = \"argument\" entries")
+	if strings.ContainsRune(u.TargetArg, 0) {
+		return errors.New("target_arg holds NUL")
+	}
+	for tool, args := range u.TargetArgs {
+		if tool == "" || len(args) == 0 || slices.Contains(args, "") || slices.ContainsFunc(args, func(a string) bool { return strings.ContainsRune(a, 0) }) {
+			return errors.New("target_args needs tool = \"argument\" or tool = [\"argument\", ...] entries")
 		}
 	}
 	for arg, k := range u.TargetKinds {
@@ -298,4 +419,29 @@ func rootWant(c string, err error) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("write %q", c)
+}
+
+// ArgNames names one target argument, or several: target_args takes
+// "source" or ["source", "destination"].
+type ArgNames []string
+
+// UnmarshalTOML reads a string or an array of strings.
+func (a *ArgNames) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		*a = ArgNames{x}
+		return nil
+	case []any:
+		out := make(ArgNames, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("target_args: %v is not an argument name", e)
+			}
+			out[i] = s
+		}
+		*a = out
+		return nil
+	}
+	return fmt.Errorf("target_args: %v is neither an argument name nor a list of them", v)
 }

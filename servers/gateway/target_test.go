@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,7 +76,10 @@ func TestTargetFailsClosedWhateverItsSchema(t *testing.T) {
 	f := newFixture(t, options{kopts: policyFile(t, forbidEtc)})
 	for _, tool := range []string{"fake.stat_any", "fake.stat_nullable"} {
 		wantError(t, f.sess.Call(t, tool, map[string]any{"path": "/etc/passwd"}), "permission_denied")
-		for _, args := range []map[string]any{{}, {"path": nil}, {"path": 7}, {"path": []any{"/etc/passwd"}}, {"path": map[string]any{"p": "/etc/passwd"}}} {
+		if tool == "fake.stat_any" { // an array of strings: every one is a target
+			wantError(t, f.sess.Call(t, tool, map[string]any{"path": []any{"/tmp/a", "/etc/passwd"}}), "permission_denied")
+		}
+		for _, args := range []map[string]any{{}, {"path": nil}, {"path": 7}, {"path": []any{"/tmp/a", 7}}, {"path": []any{}}, {"path": map[string]any{"p": "/etc/passwd"}}} {
 			if tool == "fake.stat_nullable" && len(args) == 1 && args["path"] != nil {
 				continue // the schema refuses these itself
 			}
@@ -102,7 +106,7 @@ func TestTargetFailsClosedWhateverItsSchema(t *testing.T) {
 // are relayed: the upstream never receives a target it was not meant to.
 func TestTargetFailsClosedWithoutAPolicy(t *testing.T) {
 	u := fakeUpstream()
-	u.TargetArgs = map[string]string{"echo": "path"}
+	u.TargetArgs = map[string]gateway.ArgNames{"echo": {"path"}}
 	f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
 	for tool, args := range map[string]map[string]any{
 		"fake.stat_any":      {"path": nil},
@@ -118,6 +122,10 @@ func TestTargetFailsClosedWithoutAPolicy(t *testing.T) {
 	}
 	if res := f.sess.Call(t, "fake.stat_any", map[string]any{"path": "/tmp/x"}); res.IsError || !strings.Contains(text(res), `/tmp/x`) {
 		t.Fatalf("stat_any: %s", text(res))
+	}
+	// A tool whose schema does not declare the argument relays it canonical.
+	if res := f.sess.Call(t, "fake.whoami", map[string]any{"path": "/tmp/../x", "n": 1}); res.IsError || !strings.Contains(text(res), `arguments: {"n":1,"path":"/x"}`) {
+		t.Fatalf("whoami: %s", text(res))
 	}
 }
 
@@ -194,7 +202,7 @@ func TestRootsConfinePathTargets(t *testing.T) {
 // A url target is decided, bound and relayed in canonical form.
 func TestURLTargetIsCanonical(t *testing.T) {
 	u := fakeUpstream()
-	u.TargetArgs = map[string]string{"fetch_url": "url"}
+	u.TargetArgs = map[string]gateway.ArgNames{"fetch_url": {"url"}}
 	f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}, kopts: policyFile(t, `permit(principal, action, resource);
 forbid(principal, action, resource is Gateway::Target) when { resource.value like "https://internal.example/*" };`)})
 	for _, url := range []string{"https://internal.example/admin", "HTTPS://Internal.EXAMPLE:443/a/../admin", "https://internal.example./admin",
@@ -251,5 +259,77 @@ func TestConfirmationNamesTheCanonicalTarget(t *testing.T) {
 	defer mu.Unlock()
 	if len(asked) != 1 || !strings.Contains(asked[0], `acting on path \"/srv/data/old.txt\"`) && !strings.Contains(asked[0], `acting on path "/srv/data/old.txt"`) || strings.Contains(asked[0], "/tmp/..") {
 		t.Fatalf("the consent question: %q", asked)
+	}
+}
+
+// fsUpstream is the fake with server-filesystem's multi-target tools
+// configured as the documentation recommends.
+func fsUpstream() gateway.Upstream {
+	u := fakeUpstream()
+	u.TargetArgs = map[string]gateway.ArgNames{"move_file": {"source", "destination"}, "read_multiple_files": {"paths"}}
+	return u
+}
+
+// Every target of a call is canonical and authorized: one forbidden path
+// among allowed ones denies the call, and a move into another principal's
+// directory is denied whichever argument names it.
+func TestEveryTargetIsAuthorized(t *testing.T) {
+	f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{fsUpstream()}}, kopts: policyFile(t, homes)})
+	alice := principals(t, f, "alice")["alice"]
+	for _, paths := range [][]any{{"/srv/alice/a.txt", "/srv/bob/secret.txt"}, {"/srv/alice/a.txt", "/srv/alice/../bob/secret.txt"}, {"/srv/bob/secret.txt", "/srv/alice/a.txt"}} {
+		wantError(t, alice.Call(t, "fake.read_multiple_files", map[string]any{"paths": paths}), "permission_denied")
+	}
+	res := alice.Call(t, "fake.read_multiple_files", map[string]any{"paths": []any{"/srv/alice/a.txt", "/srv/alice/x/../b.txt"}})
+	if res.IsError || !strings.Contains(text(res), `arguments: {"paths":["/srv/alice/a.txt","/srv/alice/b.txt"]}`) {
+		t.Fatalf("read_multiple_files: %s", text(res))
+	}
+	for _, mv := range []map[string]any{
+		{"source": "/srv/alice/a.txt", "destination": "/srv/bob/a.txt"},
+		{"source": "/srv/alice/a.txt", "destination": "/srv/alice/../bob/a.txt"},
+		{"source": "/srv/bob/secret.txt", "destination": "/srv/alice/stolen.txt"},
+	} {
+		wantError(t, alice.Call(t, "fake.move_file", mv), "permission_denied")
+	}
+	mv := map[string]any{"source": "/srv/alice/./a.txt", "destination": "/srv/alice//b.txt"}
+	res = alice.Call(t, "fake.move_file", mv)
+	wantError(t, res, "confirmation_required")
+	if !strings.Contains(text(res), `acting on source "/srv/alice/a.txt" and destination "/srv/alice/b.txt"`) {
+		t.Fatalf("the refusal does not name both targets: %s", text(res))
+	}
+	tok := mcptest.ConfirmToken(t, res)
+	other := map[string]any{"source": "/srv/alice/a.txt", "destination": "/srv/alice/c.txt", "confirmToken": tok}
+	wantError(t, alice.Call(t, "fake.move_file", other), "confirmation_required") // the token is bound to both
+	res = alice.Call(t, "fake.move_file", map[string]any{"source": "/srv/alice/a.txt", "destination": "/srv/alice/b.txt", "confirmToken": mcptest.ConfirmToken(t, alice.Call(t, "fake.move_file", mv))})
+	if res.IsError || !strings.Contains(text(res), `arguments: {"destination":"/srv/alice/b.txt","source":"/srv/alice/a.txt"}`) {
+		t.Fatalf("the confirmed move: %s", text(res))
+	}
+	var allowed int
+	for _, r := range f.records() {
+		if r.Tool == "fake.move_file" && r.Authz == "allow" && r.Outcome == "ok" {
+			allowed++
+			if r.Attrs["authz_targets"] != "2" || len(r.AuthzPolicies) != 1 || r.AuthzPolicies[0] != "alice-home" {
+				t.Errorf("the audit record of the move: %+v", r)
+			}
+		}
+	}
+	if allowed != 1 {
+		t.Fatalf("%d audited moves", allowed)
+	}
+}
+
+// A call names at most 256 targets: each costs a decision.
+func TestTargetsPerCallAreBounded(t *testing.T) {
+	f := newFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{fsUpstream()}}, kopts: policyFile(t, forbidEtc)})
+	paths := make([]any, 257)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("/tmp/%d", i)
+	}
+	res := f.sess.Call(t, "fake.read_multiple_files", map[string]any{"paths": paths})
+	wantError(t, res, "invalid_argument")
+	if !strings.Contains(text(res), "more than 256 targets") {
+		t.Fatalf("%s", text(res))
+	}
+	if res := f.sess.Call(t, "fake.read_multiple_files", map[string]any{"paths": paths[:256]}); res.IsError {
+		t.Fatalf("256 targets: %s", text(res))
 	}
 }
