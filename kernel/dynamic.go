@@ -101,7 +101,7 @@ func (s *Server) allowed(name string) bool {
 	if len(s.opts.Allow) > 0 && !slices.ContainsFunc(s.opts.Allow, func(p string) bool { return matchName(p, name) }) {
 		return false
 	}
-	return !slices.ContainsFunc(s.opts.Deny, func(p string) bool { return matchName(p, name) })
+	return !slices.ContainsFunc(s.opts.Deny, func(p string) bool { return denies(p, name) })
 }
 
 // declared reports whether New saw a tool called name (authorization).
