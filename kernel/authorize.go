@@ -308,7 +308,10 @@ func (c *Call) Permits(res authz.Resource) bool {
 func (c *Call) Authorizing() bool { return c != nil && c.server != nil && c.server.authz != nil }
 
 // listMiddleware drops from tools/list the tools no policy could let the
-// caller call.
+// caller call (authz.Policies.CouldAllow). The list it answers varies by
+// principal, so it is marked for no cache but the caller's
+// (cacheScope "private"), and a caller no policy lets call anything gets
+// an empty list, never null.
 func (s *Server) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -319,7 +322,8 @@ func (s *Server) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		p := authzPrincipal(listPrincipal(ctx, req))
 		pol := s.authz.Policies()
 		out := *lr
-		out.Tools = nil
+		out.Tools = make([]*mcp.Tool, 0, len(lr.Tools))
+		out.CacheScope = "private"
 		for _, t := range lr.Tools {
 			if pol.CouldAllow(p, t.Name) {
 				out.Tools = append(out.Tools, t)
@@ -327,6 +331,18 @@ func (s *Server) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return &out, nil
 	}
+}
+
+// withdrawnRefusal is the answer to a call of a withdrawn tool
+// (dynamic.go): the embedder's reason, unless an authorization policy is
+// in force and no policy could let the caller call the tool — then the
+// denial, as for a tool that is there, so that the reason (a changed
+// definition, say) reaches only the callers who could call it.
+func (s *Server) withdrawnRefusal(ctx context.Context, req mcp.Request, tool string, why *Error) *Error {
+	if s.authz == nil || s.authz.Policies().CouldAllow(authzPrincipal(listPrincipal(ctx, req)), tool) {
+		return why
+	}
+	return denied(authz.Decision{})
 }
 
 func listPrincipal(ctx context.Context, req mcp.Request) identity.Principal {

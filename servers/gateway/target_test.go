@@ -29,7 +29,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // principals serves the fixture's kernel over Streamable HTTP with one API
-// key per principal named, and returns a client session for each.
+// key per principal named ("key-of-<name>-0123456789abcdef"), sets f.url
+// to its endpoint, and returns a client session for each.
 func principals(t *testing.T, f *fixture, names ...string) map[string]*mcptest.Session {
 	t.Helper()
 	var file strings.Builder
@@ -41,6 +42,7 @@ func principals(t *testing.T, f *fixture, names ...string) map[string]*mcptest.S
 		t.Fatal(err)
 	}
 	endpoint := mcptest.ServeHTTP(t, f.ks, kernel.HTTPOptions{Auth: keys})
+	f.url = endpoint
 	out := map[string]*mcptest.Session{}
 	for _, n := range names {
 		tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{"key-of-" + n + "-0123456789abcdef"}}}
