@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,20 +11,6 @@ import (
 )
 
 const aliceOnly = `@id("alice") permit(principal == User::"alice", action, resource);`
-
-// names lists the tools a session sees.
-func names(t *testing.T, s *mcptest.Session) []string {
-	t.Helper()
-	res, err := s.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tl := range res.Tools {
-		out = append(out, tl.Name)
-	}
-	return out
-}
 
 // listAs posts a tools/list of protocol version to f.url with the API key
 // of who, and returns the response body.

@@ -372,7 +372,13 @@ func TestPinnerVerdictHidesAndIsAudited(t *testing.T) {
 
 func toolNames(t *testing.T, f *fixture) []string {
 	t.Helper()
-	res, err := f.sess.ListTools(context.Background(), nil)
+	return names(t, f.sess)
+}
+
+// names lists the tools a session sees.
+func names(t *testing.T, s *mcptest.Session) []string {
+	t.Helper()
+	res, err := s.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
