@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,10 +23,24 @@ import (
 // could let it call. Without Options.Authz nothing here runs: behaviour is
 // exactly that of a server without authorization.
 
-// toolTarget is what a tool declares about its target.
+// toolTarget is what a tool declares about its target: one resolver or
+// the other (WithTarget, WithTargets).
 type toolTarget struct {
 	typ     authz.ResourceType
 	resolve func(ctx context.Context, call *Call, args Args) (authz.Resource, error)
+	several func(ctx context.Context, call *Call, args Args) ([]authz.Resource, error)
+}
+
+// resources resolves a call's targets: none is the server itself.
+func (tt *toolTarget) resources(ctx context.Context, call *Call, args Args) ([]authz.Resource, error) {
+	if tt.several != nil {
+		return tt.several(ctx, call, args)
+	}
+	r, err := tt.resolve(ctx, call, args)
+	if err != nil || r.Type == "" {
+		return nil, err
+	}
+	return []authz.Resource{r}, nil
 }
 
 // Args is a read-only view of a call's validated arguments, for a target
@@ -41,6 +56,28 @@ func (a Args) String(name string) (string, bool) {
 	return s, ok
 }
 
+// Has reports whether the call carries the argument name, null included.
+func (a Args) Has(name string) bool {
+	_, ok := a.m[name]
+	return ok
+}
+
+// Strings returns a copy of the argument name when it is an array whose
+// every element is a string.
+func (a Args) Strings(name string) ([]string, bool) {
+	list, ok := a.m[name].([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, len(list))
+	for i, v := range list {
+		if out[i], ok = v.(string); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
 // WithTarget declares the canonical target of a tool's calls, for
 // authorization: resolve turns the validated arguments into the resource
 // the call acts on, in the same canonical form its confirmation token binds
@@ -53,6 +90,19 @@ func (a Args) String(name string) (string, bool) {
 // not exist resolves to its normalized spelling, not to an error.
 func WithTarget(t Tool, typ authz.ResourceType, resolve func(ctx context.Context, call *Call, args Args) (authz.Resource, error)) Tool {
 	t.target = &toolTarget{typ: typ, resolve: resolve}
+	return t
+}
+
+// WithTargets declares a tool whose calls may act on several targets of
+// one type (a file moved from one path to another, a list of files read):
+// resolve returns every target of a call, each in canonical form, and the
+// call is allowed only when the policies allow every one of them; the
+// first one denied refuses the call and names its deciding policies. No
+// target (an empty list) is the server itself. An error refuses the call
+// before any decision: a resolver fails closed on a target it cannot put
+// in canonical form. WithTarget's rules for resolve apply.
+func WithTargets(t Tool, typ authz.ResourceType, resolve func(ctx context.Context, call *Call, args Args) ([]authz.Resource, error)) Tool {
+	t.target = &toolTarget{typ: typ, several: resolve}
 	return t
 }
 
@@ -159,9 +209,15 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 		return nil
 	}
 	var res authz.Resource
+	var several []authz.Resource
 	if t.target != nil {
 		var err error
-		if res, err = t.target.resolve(ctx, call, Args{args}); err != nil {
+		if t.target.several != nil {
+			several, err = t.target.several(ctx, call, Args{args})
+		} else {
+			res, err = t.target.resolve(ctx, call, Args{args})
+		}
+		if err != nil {
 			return s.fail(ctx, call, rec, err)
 		}
 	}
@@ -176,6 +232,9 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, ActionIndex: t.authzAction, Resource: res,
 		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args, ArgumentsValidated: true}
 	call.authzReq = &call.authzBuf // for Permits
+	if len(several) > 0 {
+		return s.authorizeEach(ctx, call, t, several, rec)
+	}
 	d := s.authz.DecideRequest(&call.authzBuf)
 	rec.Authz, rec.AuthzPolicies = "deny", d.Policies
 	if d.Allow {
@@ -183,6 +242,30 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 		return nil
 	}
 	return s.refuse(ctx, call, t, rec, d)
+}
+
+// authorizeEach decides a call that acts on several targets: each is put
+// to the policies, and the first denied refuses the call. An allowed
+// call's audit record names every policy that allowed one of its targets,
+// and how many targets were decided (the attribute authz_targets).
+func (s *Server) authorizeEach(ctx context.Context, call *Call, t *Tool, targets []authz.Resource, rec *audit.Record) *mcp.CallToolResult {
+	var policies []string
+	for _, r := range targets {
+		call.authzBuf.Resource = r
+		d := s.authz.DecideRequest(&call.authzBuf)
+		if !d.Allow {
+			rec.Authz, rec.AuthzPolicies = "deny", d.Policies
+			return s.refuse(ctx, call, t, rec, d)
+		}
+		for _, p := range d.Policies {
+			if !slices.Contains(policies, p) {
+				policies = append(policies, p)
+			}
+		}
+	}
+	rec.Authz, rec.AuthzPolicies = "allow", policies
+	call.SetAuditAttr("authz_targets", strconv.Itoa(len(targets)))
+	return nil
 }
 
 // refuse is authorize's refusal, apart from the allowed path (whose code a
@@ -225,7 +308,10 @@ func (c *Call) Permits(res authz.Resource) bool {
 func (c *Call) Authorizing() bool { return c != nil && c.server != nil && c.server.authz != nil }
 
 // listMiddleware drops from tools/list the tools no policy could let the
-// caller call.
+// caller call (authz.Policies.CouldAllow). The list it answers varies by
+// principal, so it is marked for no cache but the caller's
+// (cacheScope "private"), and a caller no policy lets call anything gets
+// an empty list, never null.
 func (s *Server) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -236,7 +322,8 @@ func (s *Server) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		p := authzPrincipal(listPrincipal(ctx, req))
 		pol := s.authz.Policies()
 		out := *lr
-		out.Tools = nil
+		out.Tools = make([]*mcp.Tool, 0, len(lr.Tools))
+		out.CacheScope = "private"
 		for _, t := range lr.Tools {
 			if pol.CouldAllow(p, t.Name) {
 				out.Tools = append(out.Tools, t)
@@ -244,6 +331,18 @@ func (s *Server) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return &out, nil
 	}
+}
+
+// withdrawnRefusal is the answer to a call of a withdrawn tool
+// (dynamic.go): the embedder's reason, unless an authorization policy is
+// in force and no policy could let the caller call the tool — then the
+// denial, as for a tool that is there, so that the reason (a changed
+// definition, say) reaches only the callers who could call it.
+func (s *Server) withdrawnRefusal(ctx context.Context, req mcp.Request, tool string, why *Error) *Error {
+	if s.authz == nil || s.authz.Policies().CouldAllow(authzPrincipal(listPrincipal(ctx, req)), tool) {
+		return why
+	}
+	return denied(authz.Decision{})
 }
 
 func listPrincipal(ctx context.Context, req mcp.Request) identity.Principal {
@@ -257,28 +356,60 @@ func listPrincipal(ctx context.Context, req mcp.Request) identity.Principal {
 // CheckAuthz answers what step 12 would decide for a call, without making
 // it: the arguments are validated, the target resolved (a read, never a
 // write) and the policies in force asked, as for a call over transport
-// ("stdio" or "http"). Nothing else of the pipeline runs. For `bulwark
+// ("stdio" or "http"). Nothing else of the pipeline runs. For a call on
+// several targets the decision is the first denial, or the last target's
+// allowance, with its target (CheckAuthzTargets gives each). For `bulwark
 // authz check`, and tests.
 func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, transport, tool string, raw json.RawMessage) (authz.Decision, authz.Resource, error) {
-	if s.authz == nil {
-		return authz.Decision{}, authz.Resource{}, errors.New("kernel: no authorization policy is configured")
-	}
-	t, ok := s.lookup(tool)
-	if !ok {
-		return authz.Decision{}, authz.Resource{}, fmt.Errorf("unknown tool %q", tool)
-	}
-	args, _, err := s.arguments(raw, t.args)
+	all, err := s.CheckAuthzTargets(ctx, p, transport, tool, raw)
 	if err != nil {
 		return authz.Decision{}, authz.Resource{}, err
 	}
-	call := &Call{Principal: p, Tool: tool, server: s}
-	var res authz.Resource
-	if t.target != nil {
-		if res, err = t.target.resolve(ctx, call, Args{args}); err != nil {
-			return authz.Decision{}, res, err
+	for _, td := range all {
+		if !td.Decision.Allow {
+			return td.Decision, td.Resource, nil
 		}
 	}
-	d := s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: tool, Resource: res, Transport: transport,
-		Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args, ArgumentsValidated: true})
-	return d, res, nil
+	last := all[len(all)-1]
+	return last.Decision, last.Resource, nil
+}
+
+// TargetDecision is the decision on one target of a call.
+type TargetDecision struct {
+	Resource authz.Resource
+	Decision authz.Decision
+}
+
+// CheckAuthzTargets is CheckAuthz for every target of the call, in the
+// order the tool's resolver gives them (one, the server, for a call that
+// names none); the call would be allowed only when every one is.
+func (s *Server) CheckAuthzTargets(ctx context.Context, p identity.Principal, transport, tool string, raw json.RawMessage) ([]TargetDecision, error) {
+	if s.authz == nil {
+		return nil, errors.New("kernel: no authorization policy is configured")
+	}
+	t, ok := s.lookup(tool)
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q", tool)
+	}
+	args, _, err := s.arguments(raw, t.args)
+	if err != nil {
+		return nil, err
+	}
+	call := &Call{Principal: p, Tool: tool, server: s}
+	var targets []authz.Resource
+	if t.target != nil {
+		if targets, err = t.target.resources(ctx, call, Args{args}); err != nil {
+			return nil, err
+		}
+	}
+	if len(targets) == 0 {
+		targets = []authz.Resource{{}}
+	}
+	out := make([]TargetDecision, len(targets))
+	for i, res := range targets {
+		d := s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: tool, Resource: res, Transport: transport,
+			Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args, ArgumentsValidated: true})
+		out[i] = TargetDecision{Resource: res, Decision: d}
+	}
+	return out, nil
 }

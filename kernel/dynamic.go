@@ -22,6 +22,8 @@ import (
 // A withdrawn tool is not listed, and a call of it is answered with the
 // embedder's reason as a tool error (instead of "unknown tool"), before
 // admission: the call costs no rate-limit slot and reaches no handler.
+// Under an authorization policy, a caller no policy could let call the
+// tool is answered permission_denied instead (withdrawnRefusal).
 
 // dynamic is the run-time state of the tool set. mu guards Server.tools
 // and Server.byName once the server serves (readers call lookup).
@@ -101,7 +103,7 @@ func (s *Server) allowed(name string) bool {
 	if len(s.opts.Allow) > 0 && !slices.ContainsFunc(s.opts.Allow, func(p string) bool { return matchName(p, name) }) {
 		return false
 	}
-	return !slices.ContainsFunc(s.opts.Deny, func(p string) bool { return matchName(p, name) })
+	return !slices.ContainsFunc(s.opts.Deny, func(p string) bool { return denies(p, name) })
 }
 
 // declared reports whether New saw a tool called name (authorization).
@@ -158,7 +160,7 @@ func (s *Server) withdrawnMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			why := s.dyn.withdrawn[ctr.Params.Name]
 			s.dyn.mu.RUnlock()
 			if why != nil {
-				return s.errorResult(why, ""), nil
+				return s.errorResult(s.withdrawnRefusal(ctx, req, ctr.Params.Name, why), ""), nil
 			}
 		}
 		return next(ctx, method, req)

@@ -85,7 +85,7 @@ func TestReadOnlyModeRegistersNoWriteTool(t *testing.T) {
 }
 
 func TestAllowAndDenyLists(t *testing.T) {
-	f := newFixture(t, kernel.Options{Allow: []string{"get_*", "LIST_ITEMS", "delete_item"}, Deny: []string{"get_item"}})
+	f := newFixture(t, kernel.Options{Allow: []string{"get_*", "list_items", "delete_item"}, Deny: []string{"GET_ITEM"}})
 	got := strings.Join(listNames(t, f.sess), ",")
 	if got != "delete_item,list_items" {
 		t.Fatalf("tools %s", got)

@@ -11,7 +11,7 @@ import (
 // TestReadOnlyAllowListNamingAWriteTool: the contradiction is a typed error
 // naming the tool, so that a command can name its own settings.
 func TestReadOnlyAllowListNamingAWriteTool(t *testing.T) {
-	_, err := kernel.New(kernel.Info{Name: "t"}, testTools(new([]string)), &kernel.Options{ReadOnly: true, Allow: []string{"get_item", "DELETE_ITEM"}})
+	_, err := kernel.New(kernel.Info{Name: "t"}, testTools(new([]string)), &kernel.Options{ReadOnly: true, Allow: []string{"get_item", "delete_item"}})
 	if !errors.Is(err, kernel.ErrWriteToolReadOnly) || !strings.Contains(err.Error(), "delete_item") {
 		t.Fatalf("New = %v", err)
 	}

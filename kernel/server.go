@@ -241,9 +241,10 @@ var ErrWriteToolReadOnly = errors.New("read-only mode registers no write tool, b
 
 // selectTools applies read-only mode and the allow and deny lists.
 func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, error) {
-	for _, list := range [][]string{allow, deny} {
+	for i, list := range [][]string{allow, deny} {
+		match := []func(string, string) bool{matchName, denies}[i]
 		for _, p := range list {
-			if !slices.ContainsFunc(tools, func(t Tool) bool { return matchName(p, t.name) }) {
+			if !slices.ContainsFunc(tools, func(t Tool) bool { return match(p, t.name) }) {
 				return nil, fmt.Errorf("tool list entry %q matches no tool", p)
 			}
 		}
@@ -253,7 +254,7 @@ func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, err
 		write := t.policy.ReadOnly != Yes
 		if readOnly && write {
 			for _, p := range allow {
-				if strings.EqualFold(p, t.name) {
+				if strings.TrimSpace(p) == t.name {
 					return nil, fmt.Errorf("%w: %s", ErrWriteToolReadOnly, t.name)
 				}
 			}
@@ -262,7 +263,7 @@ func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, err
 		if len(allow) > 0 && !slices.ContainsFunc(allow, func(p string) bool { return matchName(p, t.name) }) {
 			continue
 		}
-		if slices.ContainsFunc(deny, func(p string) bool { return matchName(p, t.name) }) {
+		if slices.ContainsFunc(deny, func(p string) bool { return denies(p, t.name) }) {
 			continue
 		}
 		out = append(out, t)
@@ -270,13 +271,21 @@ func selectTools(tools []Tool, readOnly bool, allow, deny []string) ([]Tool, err
 	return out, nil
 }
 
-// matchName matches an exact name or a "prefix*" pattern, ignoring case.
+// matchName matches an exact name or a "prefix*" pattern, as spelled:
+// tool selection is exact, so an allow list naming read_file never
+// exposes READ_FILE.
 func matchName(pattern, name string) bool {
-	pattern, name = strings.ToLower(strings.TrimSpace(pattern)), strings.ToLower(name)
+	pattern = strings.TrimSpace(pattern)
 	if prefix, ok := strings.CutSuffix(pattern, "*"); ok {
 		return strings.HasPrefix(name, prefix)
 	}
 	return pattern == name
+}
+
+// denies is a deny list's match: matchName, ignoring case as well, so that
+// a deny list errs toward denying every spelling of the name.
+func denies(pattern, name string) bool {
+	return matchName(strings.ToLower(pattern), strings.ToLower(name))
 }
 
 func (s *Server) register(t Tool) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	dnssrv "github.com/bulwarkmcp/bulwark/servers/dns"
 	"github.com/bulwarkmcp/bulwark/servers/dns/localzone"
+	"github.com/bulwarkmcp/bulwark/servers/gateway"
 	rustpadsrv "github.com/bulwarkmcp/bulwark/servers/rustpad"
 )
 
@@ -47,16 +49,19 @@ func (a *authzFlags) watch(ctx context.Context, srv *kernel.Server) {
 }
 
 // runAuthz is `bulwark authz check|schema`: operators test their policy
-// files against the tools of a server without serving.
+// files against the tools of a server without serving. check exits 0 when
+// the call would be allowed, 1 when it would be denied and 2 on an error,
+// as test commands do.
 func runAuthz(ctx context.Context, env Env, args []string) int {
 	if len(args) == 0 || (args[0] != "check" && args[0] != "schema") {
-		fmt.Fprintln(env.Stderr, "Usage: bulwark authz check|schema -server dns|rustpad [flags]  (bulwark authz check -help)")
+		fmt.Fprintln(env.Stderr, "Usage: bulwark authz check|schema -server dns|rustpad|gateway [flags]  (bulwark authz check -help)")
 		return 2
 	}
 	fs := flag.NewFlagSet("bulwark authz "+args[0], flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	var c authzCheck
-	fs.StringVar(&c.server, "server", "dns", "the server whose tools the policy speaks of: dns or rustpad")
+	fs.StringVar(&c.server, "server", "dns", "the server whose tools the policy speaks of: dns, rustpad or gateway")
+	fs.StringVar(&c.config, "config", "", "with -server gateway: the gateway's TOML `FILE`; its upstreams are started to list their tools, then stopped")
 	if args[0] == "check" {
 		fs.StringVar(&c.policy, "policy", "", "the Cedar policy `FILE`")
 		fs.StringVar(&c.entities, "entities", "", "the Cedar JSON entities `FILE` (optional)")
@@ -76,30 +81,36 @@ func runAuthz(ctx context.Context, env Env, args []string) int {
 		return 2
 	}
 	var err error
+	allowed := true
 	if args[0] == "schema" {
-		err = c.schema(env)
+		err = c.schema(ctx, env)
 	} else {
-		err = c.check(ctx, env)
+		allowed, err = c.check(ctx, env)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		fmt.Fprintf(env.Stderr, "bulwark authz %s: %v\n", args[0], err)
-		if errors.Is(err, errUsage) {
-			return 2
-		}
+		return 2
+	case !allowed:
 		return 1
 	}
 	return 0
 }
 
 type authzCheck struct {
-	server, policy, entities, principal, plan, auth, transport, tool, args string
-	groups, scopes                                                         string
+	server, config, policy, entities, principal, plan, auth, transport, tool, args string
+	groups, scopes                                                                 string
 }
 
 // tools builds the server's tools on a harmless backend: an empty local
 // zone store (zone names resolve to their canonical spelling; ids to no
-// zone) or an unreachable Rustpad (pad targets need no request).
-func (c *authzCheck) tools(dir string) (string, []kernel.Tool, error) {
+// zone), an unreachable Rustpad (pad targets need no request), or the
+// gateway's upstreams, started to list their tools and stopped again (a
+// target is resolved from the arguments alone, so no call reaches them).
+func (c *authzCheck) tools(ctx context.Context, env Env, dir string) (string, []kernel.Tool, error) {
+	if c.config != "" && c.server != "gateway" {
+		return "", nil, fmt.Errorf("%w: -config is for -server gateway", errUsage)
+	}
 	switch c.server {
 	case "dns":
 		p, err := localzone.New(dir, &localzone.Options{DisableSync: true})
@@ -117,12 +128,38 @@ func (c *authzCheck) tools(dir string) (string, []kernel.Tool, error) {
 			return "", nil, err
 		}
 		return "bulwark-rustpad", srv.Tools(), nil
+	case "gateway":
+		tools, err := c.gatewayTools(ctx, env)
+		return "bulwark-gateway", tools, err
 	}
-	return "", nil, fmt.Errorf("%w: -server %q: use dns or rustpad", errUsage, c.server)
+	return "", nil, fmt.Errorf("%w: -server %q: use dns, rustpad or gateway", errUsage, c.server)
 }
 
-func (c *authzCheck) schema(env Env) error {
-	return c.withTools(func(name string, tools []kernel.Tool) error {
+// gatewayTools starts the upstreams of the gateway configuration -config,
+// takes their tools as the gateway would serve them (every tool they list:
+// no pins are consulted) and stops them.
+func (c *authzCheck) gatewayTools(ctx context.Context, env Env) ([]kernel.Tool, error) {
+	if c.config == "" {
+		return nil, fmt.Errorf("%w: -server gateway needs -config FILE, the gateway's configuration", errUsage)
+	}
+	cfg, err := (&gatewayFlags{config: c.config}).gatewayConfig()
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	gw, err := gateway.New(cfg, gateway.Deps{Logger: logger, Getenv: env.Getenv})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer gw.Close()
+	if err := gw.Start(ctx); err != nil {
+		return nil, err
+	}
+	return gw.Tools(), nil
+}
+
+func (c *authzCheck) schema(ctx context.Context, env Env) error {
+	return c.withTools(ctx, env, func(name string, tools []kernel.Tool) error {
 		s, err := kernel.AuthzSchema(name, tools)
 		if err != nil {
 			return err
@@ -134,36 +171,38 @@ func (c *authzCheck) schema(env Env) error {
 
 // withTools runs fn with the server's tools on a harmless backend in a
 // temporary directory, removed afterwards.
-func (c *authzCheck) withTools(fn func(name string, tools []kernel.Tool) error) error {
+func (c *authzCheck) withTools(ctx context.Context, env Env, fn func(name string, tools []kernel.Tool) error) error {
 	dir, err := os.MkdirTemp("", "bulwark-authz-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	name, tools, err := c.tools(dir)
+	name, tools, err := c.tools(ctx, env, dir)
 	if err != nil {
 		return err
 	}
 	return fn(name, tools)
 }
 
-func (c *authzCheck) check(ctx context.Context, env Env) error {
+// check prints what the policy decides for the call, on each of its
+// targets, and reports whether it would be allowed.
+func (c *authzCheck) check(ctx context.Context, env Env) (allowed bool, err error) {
 	if c.policy == "" || c.principal == "" || c.tool == "" {
-		return fmt.Errorf("%w: -policy, -principal and -tool are required", errUsage)
+		return false, fmt.Errorf("%w: -policy, -principal and -tool are required", errUsage)
 	}
 	if c.transport != "http" && c.transport != "stdio" {
-		return fmt.Errorf("%w: -transport %q: use http or stdio", errUsage, c.transport)
+		return false, fmt.Errorf("%w: -transport %q: use http or stdio", errUsage, c.transport)
 	}
 	if !json.Valid([]byte(c.args)) {
-		return fmt.Errorf("%w: -args is not JSON", errUsage)
+		return false, fmt.Errorf("%w: -args is not JSON", errUsage)
 	}
-	return c.withTools(func(name string, tools []kernel.Tool) error {
+	err = c.withTools(ctx, env, func(name string, tools []kernel.Tool) error {
 		ks, err := kernel.New(kernel.Info{Name: name}, tools, &kernel.Options{Authz: &authz.Config{PolicyFile: c.policy, EntitiesFile: c.entities}})
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 		p := identity.Principal{ID: c.principal, Plan: c.plan, Scheme: c.auth, Groups: splitList(c.groups), Scopes: splitList(c.scopes)}
-		d, res, err := ks.CheckAuthz(ctx, p, c.transport, c.tool, json.RawMessage(c.args))
+		all, err := ks.CheckAuthzTargets(ctx, p, c.transport, c.tool, json.RawMessage(c.args))
 		if err != nil {
 			var te *kernel.Error
 			if errors.As(err, &te) {
@@ -171,23 +210,48 @@ func (c *authzCheck) check(ctx context.Context, env Env) error {
 			}
 			return err
 		}
-		verdict := "DENY"
-		if d.Allow {
-			verdict = "ALLOW"
-		}
-		target := "Server::" + fmt.Sprintf("%q", name)
-		if res.Type != "" {
-			target = res.Type + "::" + fmt.Sprintf("%q", res.ID)
-		}
-		fmt.Fprintf(env.Stdout, "%s\nprincipal: User::%q\naction:    Action::%q\nresource:  %s\n", verdict, c.principal, c.tool, target)
-		switch {
-		case len(d.Errors) > 0:
-			fmt.Fprintf(env.Stdout, "evaluation failed in: %s (an error denies)\n", strings.Join(d.Errors, ", "))
-		case len(d.Policies) > 0:
-			fmt.Fprintf(env.Stdout, "decided by: %s\n", strings.Join(d.Policies, ", "))
-		default:
-			fmt.Fprintln(env.Stdout, "decided by: no policy permits it (deny by default)")
-		}
+		allowed = printDecision(env.Stdout, name, c.principal, c.tool, all)
 		return nil
 	})
+	return allowed, err
+}
+
+// printDecision writes the verdict, the principal, the action, and each
+// target with (when there are several) its own verdict; then the policies
+// that decided — the first denial's, else the last target's. It reports
+// whether every target was allowed.
+func printDecision(w io.Writer, server, principal, tool string, all []kernel.TargetDecision) bool {
+	decided := all[len(all)-1]
+	for _, td := range all {
+		if !td.Decision.Allow {
+			decided = td
+			break
+		}
+	}
+	verdict := map[bool]string{true: "ALLOW", false: "DENY"}
+	fmt.Fprintf(w, "%s\nprincipal: User::%q\naction:    Action::%q\n", verdict[decided.Decision.Allow], principal, tool)
+	for _, td := range all {
+		target := "Server::" + fmt.Sprintf("%q", server)
+		if td.Resource.Type != "" {
+			target = td.Resource.Type + "::" + fmt.Sprintf("%q", td.Resource.ID)
+		}
+		if len(all) == 1 {
+			fmt.Fprintf(w, "resource:  %s\n", target)
+			continue
+		}
+		fmt.Fprintf(w, "resource:  %s  %s (%s)\n", target, verdict[td.Decision.Allow], decidedBy(td.Decision))
+	}
+	fmt.Fprintf(w, "decided by: %s\n", decidedBy(decided.Decision))
+	return decided.Decision.Allow
+}
+
+// decidedBy names the policies behind a decision.
+func decidedBy(d authz.Decision) string {
+	switch {
+	case len(d.Errors) > 0:
+		return fmt.Sprintf("evaluation failed in: %s (an error denies)", strings.Join(d.Errors, ", "))
+	case len(d.Policies) > 0:
+		return strings.Join(d.Policies, ", ")
+	}
+	return "no policy permits it (deny by default)"
 }

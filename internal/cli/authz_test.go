@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -41,8 +44,12 @@ func TestAuthzCheck(t *testing.T) {
 			[]string{"DENY", "decided by: no-ns"}},
 	} {
 		code, out, errs := run(t, nil, append([]string{"authz", "check", "-server", "dns", "-policy", pol, "-entities", ents}, tc.args...)...)
+		wantCode := 0
+		if strings.HasPrefix(tc.want[0], "DENY") {
+			wantCode = 1
+		}
 		for _, w := range tc.want {
-			if code != 0 || !strings.Contains(out, w) {
+			if code != wantCode || !strings.Contains(out, w) {
 				t.Errorf("%v: code %d, out %q (stderr %q), want %q", tc.args, code, out, errs, w)
 			}
 		}
@@ -54,7 +61,7 @@ func TestAuthzCheck(t *testing.T) {
 		groups, scopes, want string
 	}{{"dev, ops", "dns:read", "decided by: ops-read"}, {"dev", "dns:read", "DENY"}, {"ops", "", "DENY"}} {
 		code, out, errs := run(t, nil, "authz", "check", "-server", "dns", "-policy", grp, "-principal", "carol", "-groups", tc.groups, "-scopes", tc.scopes, "-tool", "get_zone", "-args", `{"zone": "a.example"}`)
-		if code != 0 || !strings.Contains(out, tc.want) {
+		if wantCode := map[bool]int{true: 1, false: 0}[tc.want == "DENY"]; code != wantCode || !strings.Contains(out, tc.want) {
 			t.Errorf("groups %q scopes %q: code %d, out %q (stderr %q), want %q", tc.groups, tc.scopes, code, out, errs, tc.want)
 		}
 	}
@@ -108,5 +115,40 @@ func TestAuthzPolicyFromEnvOverStdio(t *testing.T) {
 			t.Fatal("the changed policy file was never picked up")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestAuthzCheckGateway: `bulwark authz check` and `authz schema` speak of
+// a gateway's tools (-server gateway -config FILE), decide on every target
+// in canonical form, and exit 0 on an allow, 1 on a deny, 2 on an error.
+func TestAuthzCheckGateway(t *testing.T) {
+	cfg := writeFile(t, "gw.toml", fmt.Sprintf("[[upstream]]\nname = \"fs\"\ncommand = %q\nenv = [%q]\nread_only_tools = [\"read_text_file\", \"read_multiple_files\"]\n"+
+		"target_arg = \"path\"\ntarget_args = { move_file = [\"source\", \"destination\"], read_multiple_files = \"paths\" }\n", os.Args[0], mcpupstream.EnvVar))
+	pol := writeFile(t, "p.cedar", `@id("alice-home") permit(principal == User::"alice", action, resource is Gateway::Target) when { resource.value like "/srv/alice/*" };`)
+	vars := map[string]string{mcpupstream.EnvVar: "1"}
+	check := func(tool, args string) (int, string, string) {
+		return run(t, vars, "authz", "check", "-server", "gateway", "-config", cfg, "-policy", pol, "-principal", "alice", "-tool", tool, "-args", args)
+	}
+	code, out, errs := check("fs.read_text_file", `{"path": "/srv/alice/./notes//a.txt"}`)
+	if code != 0 || !strings.Contains(out, "ALLOW") || !strings.Contains(out, `resource:  Gateway::Target::"fs:/srv/alice/notes/a.txt"`) || !strings.Contains(out, "decided by: alice-home") {
+		t.Errorf("allowed read: code %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = check("fs.read_text_file", `{"path": "/srv/alice/../bob/secret.txt"}`)
+	if code != 1 || !strings.Contains(out, "DENY") || !strings.Contains(out, `Gateway::Target::"fs:/srv/bob/secret.txt"`) {
+		t.Errorf("denied read: code %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = check("fs.move_file", `{"source": "/srv/alice/a", "destination": "/srv/bob/a"}`)
+	if code != 1 || !strings.Contains(out, `Gateway::Target::"fs:/srv/alice/a"  ALLOW (alice-home)`) || !strings.Contains(out, `Gateway::Target::"fs:/srv/bob/a"  DENY (no policy permits it`) {
+		t.Errorf("a move into bob's directory: code %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs = check("fs.read_text_file", `{"path": "../etc/passwd"}`); code != 2 || !strings.Contains(errs, "not absolute") {
+		t.Errorf("a relative path: code %d, %s", code, errs)
+	}
+	if code, _, errs = run(t, vars, "authz", "check", "-server", "gateway", "-policy", pol, "-principal", "alice", "-tool", "fs.echo"); code != 2 || !strings.Contains(errs, "-config") {
+		t.Errorf("no -config: code %d, %s", code, errs)
+	}
+	code, out, errs = run(t, vars, "authz", "schema", "-server", "gateway", "-config", cfg)
+	if code != 0 || !strings.Contains(out, `"argument": String`) || !strings.Contains(out, `action "fs.move_file"`) {
+		t.Errorf("schema: code %d\n%s%s", code, out, errs)
 	}
 }

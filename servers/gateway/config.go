@@ -86,9 +86,19 @@ type Upstream struct {
 	ConfirmTools []string `toml:"confirm_tools"`
 	// TargetArg names the argument that says what a tool acts on (bound
 	// into the confirmation token, shown in the refusal, the authorization
-	// resource); TargetArgs sets it per tool.
-	TargetArg  string            `toml:"target_arg"`
-	TargetArgs map[string]string `toml:"target_args"`
+	// resource), for every tool whose schema declares it; TargetArgs sets
+	// one or several per tool, in place of TargetArg (target.go).
+	TargetArg  string              `toml:"target_arg"`
+	TargetArgs map[string]ArgNames `toml:"target_args"`
+	// TargetKinds sets the kind of a target argument, by the argument's
+	// name: path, url or string (target.go). An argument it does not name
+	// has DefaultKind.
+	TargetKinds map[string]TargetKind `toml:"target_kinds"`
+	// Roots, when set, are the directories every path target must be, or
+	// be below, in canonical form; a call whose path lies outside them is
+	// refused before anything is sent. Lexical only: a symbolic link below
+	// a root is the upstream's to refuse (its own roots).
+	Roots []string `toml:"roots"`
 
 	// RelayElicitation lets the upstream ask the client's person a form
 	// question (elicitation/create) during a call, and RelaySampling lets it
@@ -225,12 +235,7 @@ func (u *Upstream) validateLists() error {
 			}
 		}
 	}
-	for tool, arg := range u.TargetArgs {
-		if tool == "" || arg == "" {
-			return errors.New("target_args needs tool = \"argument\" entries")
-		}
-	}
-	return nil
+	return u.validateTargets()
 }
 
 func (u *Upstream) maxResult() int {
@@ -248,11 +253,4 @@ func (u *Upstream) callTimeout(def Duration) time.Duration {
 		return time.Duration(def)
 	}
 	return DefaultCallTimeout
-}
-
-func (u *Upstream) targetArg(tool string) string {
-	if a, ok := u.TargetArgs[tool]; ok {
-		return a
-	}
-	return u.TargetArg
 }

@@ -24,6 +24,8 @@ read_only_tools = ["read_file", "read_text_file", "read_media_file", "read_multi
 write_tools = ["create_directory"]
 target_arg = "path"
 target_args = { move_file = "source" }
+target_kinds = { ticket = "string" }
+roots = ["/home/me/notes"]
 max_result_bytes = 1048576
 `
 
@@ -33,8 +35,21 @@ func TestParseConfigExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := c.Upstreams[0]
-	if u.Name != "fs" || u.Command != "npx" || len(u.Args) != 3 || u.TargetArgs["move_file"] != "source" || time.Duration(c.CallTimeout) != 30*time.Second {
+	if u.Name != "fs" || u.Command != "npx" || len(u.Args) != 3 || len(u.TargetArgs["move_file"]) != 1 || u.TargetArgs["move_file"][0] != "source" || u.TargetKinds["ticket"] != gateway.KindString || u.Roots[0] != "/home/me/notes" || time.Duration(c.CallTimeout) != 30*time.Second {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// target_args takes one argument (the form before lists, still valid) or
+// a list of them.
+func TestParseConfigTargetLists(t *testing.T) {
+	c, err := gateway.ParseConfig([]byte("[[upstream]]\nname = \"fs\"\ncommand = \"x\"\ntarget_args = { move_file = [\"source\", \"destination\"], read_multiple_files = \"paths\" }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Upstreams[0].TargetArgs
+	if strings.Join(got["move_file"], ",") != "source,destination" || strings.Join(got["read_multiple_files"], ",") != "paths" {
+		t.Fatalf("%q", got)
 	}
 }
 
@@ -56,6 +71,13 @@ func TestParseConfigRefuses(t *testing.T) {
 		"bad duration":        "call_timeout = \"soon\"\n[[upstream]]\nname = \"a\"\ncommand = \"x\"\n",
 		"wrong type":          "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\n",
 		"not toml":            "{\"upstream\": []}",
+		"unknown target kind": "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_kinds = { path = \"file\" }\n",
+		"relative root":       "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nroots = [\"srv\"]\n",
+		"root not canonical":  "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nroots = [\"/srv/../etc\"]\n",
+		"target not a name":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = 5 }\n",
+		"target list of int":  "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = [\"a\", 5] }\n",
+		"empty target list":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = [] }\n",
+		"empty target":        "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = \"\" }\n",
 	}
 	for name, doc := range cases {
 		if _, err := gateway.ParseConfig([]byte(doc)); !errors.Is(err, gateway.ErrConfig) {
@@ -87,4 +109,19 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("ParseConfig accepted what Validate refuses: %v", err)
 		}
 	})
+}
+
+// TestDefaultKind: an argument named like a path is a path, like a URL a
+// url, anything else a string.
+func TestDefaultKind(t *testing.T) {
+	for arg, want := range map[string]gateway.TargetKind{
+		"path": gateway.KindPath, "paths": gateway.KindPath, "file_path": gateway.KindPath, "filePath": gateway.KindPath, "source": gateway.KindPath,
+		"destination": gateway.KindPath, "target-dir": gateway.KindPath, "Directory": gateway.KindPath,
+		"url": gateway.KindURL, "baseURL": gateway.KindURL, "resource_uri": gateway.KindURL, "urls": gateway.KindURL,
+		"ticket_id": gateway.KindString, "name": gateway.KindString, "pathology": gateway.KindString, "profile": gateway.KindString, "": gateway.KindString,
+	} {
+		if got := gateway.DefaultKind(arg); got != want {
+			t.Errorf("%q: %s, want %s", arg, got, want)
+		}
+	}
 }

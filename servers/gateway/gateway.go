@@ -278,8 +278,11 @@ func (g *Gateway) checkPin(l *link, exposed, name string) (*mcp.ClientSession, s
 }
 
 // preview binds a gated call's token to the upstream, the tool, its pin
-// hash, the target argument and every argument: a token issued before the
-// tool's definition changed cannot confirm a call after.
+// hash, the target and every argument, the target in its canonical form
+// (target.go) as the upstream will receive it: a token issued before the
+// tool's definition changed cannot confirm a call after, and the summary
+// the person or the model reads names what the call acts on, not the
+// caller's spelling of it.
 func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (kernel.Preview, error) {
 	_, hash, err := g.checkPin(l, exposed, name)
 	if err != nil {
@@ -289,25 +292,31 @@ func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (
 	if err := json.Unmarshal(args, &m); err != nil {
 		return kernel.Preview{}, err
 	}
+	targets, canon, err := l.relayedTargets(name, fromMap(m))
+	if err != nil {
+		return kernel.Preview{}, err
+	}
+	bound := make([]any, len(targets))
+	for i, t := range targets {
+		bound[i] = []any{t.arg, t.value}
+	}
+	for arg, v := range canon {
+		m[arg] = v // the arguments as the upstream receives them
+	}
 	sum, err := confirm.Fingerprint(m)
 	if err != nil {
 		return kernel.Preview{}, err
 	}
-	var target any
-	arg := l.u.targetArg(name)
-	if arg != "" {
-		target = m[arg]
-	}
 	key, err := confirm.CanonicalValue(map[string]any{"upstream": l.u.Name, "tool": name, "pin": hash,
-		"target": target, "arguments": hex.EncodeToString(sum[:])})
+		"targets": bound, "arguments": hex.EncodeToString(sum[:])})
 	if err != nil {
 		return kernel.Preview{}, err
 	}
-	summary := fmt.Sprintf("It is relayed to the MCP server %q as its tool %q.", l.u.Name, name)
-	if s, ok := target.(string); ok && arg != "" {
-		summary = fmt.Sprintf("It is relayed to the MCP server %q as its tool %q, acting on %s %.200q.", l.u.Name, name, arg, s)
+	text := fmt.Sprintf("It is relayed to the MCP server %q as its tool %q.", l.u.Name, name)
+	if len(targets) > 0 {
+		text = fmt.Sprintf("It is relayed to the MCP server %q as its tool %q, acting on %s.", l.u.Name, name, summary(targets))
 	}
-	return kernel.Preview{Target: string(key), Summary: summary, Data: hash}, nil
+	return kernel.Preview{Target: string(key), Summary: text, Data: hash}, nil
 }
 
 // notifyGrace is how long after its result a call still receives the
@@ -380,6 +389,9 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 		return nil, &kernel.Error{Code: kernel.FailedPrecondition,
 			Message: fmt.Sprintf("The definition of %q changed while the call was being confirmed; nothing was sent.", exposed),
 			Hint:    "Call the tool again to get a token for its current definition."}
+	}
+	if args, err = l.canonicalArgs(name, args); err != nil {
+		return nil, err
 	}
 	timeout := l.u.callTimeout(g.cfg.CallTimeout)
 	key := tokKey{n: l.nextTok.Add(1)}

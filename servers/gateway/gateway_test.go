@@ -35,7 +35,8 @@ func TestMain(m *testing.M) {
 // readOnlyTools are the fake's tools the tests declare read-only; the
 // fake's write_file (which claims to be read-only) and delete_file are left
 // on no list, so they are destructive.
-var readOnlyTools = []string{"ask", "clash", "spew", "echo", "inject", "secret", "big", "endless", "crash", "hang", "slow", "progress", "image", "resource", "fail", "env", "whoami", "meta"}
+var readOnlyTools = []string{"ask", "clash", "spew", "echo", "inject", "secret", "big", "endless", "crash", "hang", "slow", "progress", "image", "resource", "fail", "env", "whoami", "meta",
+	"read_text_file", "read_multiple_files", "fetch_url", "stat_any", "stat_nullable"}
 
 // fakeUpstream is an upstream entry that spawns the fake.
 func fakeUpstream() gateway.Upstream {
@@ -413,7 +414,13 @@ func TestPinnerVerdictHidesAndIsAudited(t *testing.T) {
 
 func toolNames(t *testing.T, f *fixture) []string {
 	t.Helper()
-	res, err := f.sess.ListTools(context.Background(), nil)
+	return names(t, f.sess)
+}
+
+// names lists the tools a session sees.
+func names(t *testing.T, s *mcptest.Session) []string {
+	t.Helper()
+	res, err := s.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

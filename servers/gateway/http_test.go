@@ -120,14 +120,20 @@ func TestClientCredentialIsNotPassedThrough(t *testing.T) {
 // form (a JSON body or an event stream): a member the go-sdk's mcp.Tool
 // does not model.
 func extraMember(h http.Handler, value string) http.Handler {
+	return rewriteList(h, `"inputSchema":`, `"x-extra":"`+value+`","inputSchema":`)
+}
+
+// rewriteList is middleware that replaces old by new in the tools/list
+// results the handler writes, in either response form.
+func rewriteList(h http.Handler, old, new string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&extraWriter{ResponseWriter: w, member: []byte(`"x-extra":"` + value + `",`)}, r)
+		h.ServeHTTP(&extraWriter{ResponseWriter: w, old: []byte(old), new: []byte(new)}, r)
 	})
 }
 
 type extraWriter struct {
 	http.ResponseWriter
-	member []byte
+	old, new []byte
 }
 
 func (e *extraWriter) WriteHeader(code int) {
@@ -137,8 +143,7 @@ func (e *extraWriter) WriteHeader(code int) {
 
 func (e *extraWriter) Write(p []byte) (int, error) {
 	if bytes.Contains(p, []byte(`"tools":[`)) {
-		q := bytes.ReplaceAll(p, []byte(`"inputSchema":`), append(slices.Clone(e.member), `"inputSchema":`...))
-		if _, err := e.ResponseWriter.Write(q); err != nil {
+		if _, err := e.ResponseWriter.Write(bytes.ReplaceAll(p, e.old, e.new)); err != nil {
 			return 0, err
 		}
 		return len(p), nil

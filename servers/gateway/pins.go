@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -24,8 +25,18 @@ type ListPinner interface {
 // checkPins asks the Pinner about every definition of one listing, in the
 // upstream's order, and records each verdict in its def. A definition the
 // Pinner refuses (changed, renamed, new under approval, or unpinnable) is
-// hidden, and the gateway logs which upstream changed what.
+// hidden, and the gateway logs which upstream changed what; a name the
+// listing repeated is hidden without asking the Pinner (duplicated).
 func (g *Gateway) checkPins(ctx context.Context, l *link, defs map[string]def, order []string) {
+	order = slices.DeleteFunc(slices.Clone(order), func(n string) bool {
+		if d := defs[n]; duplicated(d) {
+			d.allowed, d.reason = false, "the upstream listed more than one tool under this name"
+			defs[n] = d
+			g.logger.Warn("upstream tool hidden", "upstream", l.u.Name, "tool", strconv.QuoteToASCII(n), "reason", d.reason)
+			return true
+		}
+		return false
+	})
 	raws := make([]json.RawMessage, len(order))
 	for i, n := range order {
 		raws[i] = defs[n].raw

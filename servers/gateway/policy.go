@@ -55,8 +55,11 @@ func (u *Upstream) policy(t *mcp.Tool) kernel.Policy {
 // bindName is the field the kernel's binding names; the gateway's preview
 // replaces it by its own canonical target.
 func (u *Upstream) bindName(tool string) string {
-	if a := u.targetArg(tool); a != "" {
-		return a
+	if a := u.TargetArgs[tool]; len(a) > 0 {
+		return a[0]
+	}
+	if u.TargetArg != "" {
+		return u.TargetArg
 	}
 	return "arguments"
 }

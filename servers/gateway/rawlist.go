@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,10 +138,14 @@ const maxListPages = 100
 // maxListPages; a cursor the upstream already gave is refused (a loop). Each def's raw
 // is the tool object as the upstream sent it when rec recorded the page,
 // else the re-encoded mcp.Tool (a page whose raw result did not reach the
-// recorder: never, but for a result over the recorder's cap). The link's listMu is held: one
+// recorder: never, but for a result over the recorder's cap). A name the
+// listing gives twice or more has a def without raw (duplicated), which
+// checkPins hides with every tool of that name: which of them the go-sdk
+// or a client would use is not for the upstream to decide. The link's listMu is held: one
 // listing at a time per connection, so the recorded pages are this one's.
 func listTools(ctx context.Context, sess *mcp.ClientSession, rec *rawLists) (map[string]def, []string, error) {
 	defs := map[string]def{}
+	dups := map[string]bool{}
 	var order []string
 	params := &mcp.ListToolsParams{}
 	seen := map[string]bool{}
@@ -164,12 +169,17 @@ func listTools(ctx context.Context, sess *mcp.ClientSession, rec *rawLists) (map
 					return nil, nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
 				}
 			}
-			if _, dup := defs[t.Name]; !dup {
-				order = append(order, t.Name)
+			if _, dup := defs[t.Name]; dup {
+				dups[t.Name] = true
+				continue
 			}
+			order = append(order, t.Name)
 			defs[t.Name] = def{tool: t, raw: raw}
 		}
 		if res.NextCursor == "" {
+			for n := range dups {
+				defs[n] = def{tool: defs[n].tool} // duplicated
+			}
 			return defs, order, nil
 		}
 		if seen[res.NextCursor] {
@@ -193,8 +203,17 @@ func rawTools(result json.RawMessage, n int) ([]json.RawMessage, error) {
 	var r struct {
 		Tools []json.RawMessage `json:"tools"`
 	}
-	if err := json.Unmarshal(result, &r); err != nil {
+	// Members are matched as the go-sdk matches them (sdkUnmarshal, exact
+	// case): with encoding/json's case-insensitive matching a result that
+	// also holds "TOOLS" would give other objects than the go-sdk decoded.
+	// A repeated member is refused: the go-sdk decodes a second "tools"
+	// into the tools of the first, merging them, while the objects here
+	// would be the second's alone, and the pin would not cover the rest.
+	if err := sdkUnmarshal(result, &r); err != nil {
 		return nil, err
+	}
+	if k, ok := repeatedMember(result); ok {
+		return nil, fmt.Errorf("the result repeats the member %.64q", k)
 	}
 	if len(r.Tools) != n {
 		return nil, errors.New("the raw result and the decoded one disagree")
@@ -203,9 +222,43 @@ func rawTools(result json.RawMessage, n int) ([]json.RawMessage, error) {
 	return out, nil
 }
 
+// sameName reports whether the raw tool object is the one the go-sdk
+// decoded as name, matching its members as the go-sdk does (exact case):
+// an extra "NAME" member must not make the gateway pin the go-sdk's
+// re-encoding instead of the wire bytes.
 func sameName(raw json.RawMessage, name string) bool {
 	var t struct {
 		Name string `json:"name"`
 	}
-	return json.Unmarshal(raw, &t) == nil && t.Name == name
+	return sdkUnmarshal(raw, &t) == nil && t.Name == name
 }
+
+// repeatedMember returns a member name that the JSON object raw holds more
+// than once, at its top level.
+func repeatedMember(raw json.RawMessage) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, isKey := t.(string)
+		if err != nil || !isKey {
+			return "", false
+		}
+		if seen[k] {
+			return k, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// duplicated reports whether a listing gave d's name more than once
+// (listTools).
+func duplicated(d def) bool { return d.raw == nil }

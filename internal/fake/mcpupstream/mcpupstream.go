@@ -336,6 +336,18 @@ func (f *fake) tools() []tool {
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return text(fmt.Sprintf("deleted %v", args(req)["path"])), nil
 			}},
+		// Shaped like @modelcontextprotocol/server-filesystem's tools, each
+		// answering with its arguments as received: what the gateway
+		// relayed, byte for byte.
+		{&mcp.Tool{Name: "read_text_file", Description: "Reads a file.", InputSchema: object(map[string]*jsonschema.Schema{"path": str}, "path"), Annotations: readOnly()}, received},
+		{&mcp.Tool{Name: "read_multiple_files", Description: "Reads several files.",
+			InputSchema: object(map[string]*jsonschema.Schema{"paths": {Type: "array", Items: str}}, "paths"), Annotations: readOnly()}, received},
+		{&mcp.Tool{Name: "move_file", Description: "Moves a file.", InputSchema: object(map[string]*jsonschema.Schema{"source": str, "destination": str}, "source", "destination")}, received},
+		{&mcp.Tool{Name: "fetch_url", Description: "Fetches a URL.", InputSchema: object(map[string]*jsonschema.Schema{"url": str}, "url"), Annotations: readOnly()}, received},
+		// Schemas that leave the target's type open: anything, or a string
+		// or null.
+		{&mcp.Tool{Name: "stat_any", Description: "Describes a file.", InputSchema: object(map[string]*jsonschema.Schema{"path": {}}), Annotations: readOnly()}, received},
+		{&mcp.Tool{Name: "stat_nullable", Description: "Describes a file.", InputSchema: object(map[string]*jsonschema.Schema{"path": {Types: []string{"string", "null"}}}), Annotations: readOnly()}, received},
 		{&mcp.Tool{Name: "ask", Description: "Asks the client for its roots, a sampling and an elicitation.", InputSchema: object(nil), Annotations: readOnly()}, ask},
 		{&mcp.Tool{Name: "elicit", Description: "Asks the client, by elicitation, the `message` with `fields` string fields (1 by default).",
 			InputSchema: object(map[string]*jsonschema.Schema{"message": str, "fields": num}), Annotations: readOnly()}, elicit},
@@ -346,6 +358,11 @@ func (f *fake) tools() []tool {
 		{&mcp.Tool{Name: "bad name!", Description: "A name the gateway cannot expose.", InputSchema: object(nil)},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("x"), nil }},
 	}
+}
+
+// received answers with the call's arguments as they arrived.
+func received(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return text("arguments: " + string(req.Params.Arguments)), nil
 }
 
 // ask tries every request a server can make of its client, and reports
