@@ -57,7 +57,7 @@ func TestEveryTargetIsDecided(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, srv.MCP(), nil)
+	sess := mcptest.Connect(t, srv, nil)
 	for _, args := range []map[string]any{{"from": []any{"a", "b"}, "to": "c"}, {"from": []any{"a"}, "to": "b"}, {"from": []any{"b"}, "to": "a"}} {
 		res := sess.Call(t, "copy_items", args)
 		if !res.IsError || !strings.Contains(mcptest.Text(res), "permission_denied") || !strings.Contains(mcptest.Text(res), "not-b") {

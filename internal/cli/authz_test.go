@@ -122,7 +122,7 @@ func TestAuthzPolicyFromEnvOverStdio(t *testing.T) {
 // a gateway's tools (-server gateway -config FILE), decide on every target
 // in canonical form, and exit 0 on an allow, 1 on a deny, 2 on an error.
 func TestAuthzCheckGateway(t *testing.T) {
-	cfg := writeFile(t, "gw.toml", fmt.Sprintf("[[upstream]]\nname = \"fs\"\ncommand = %q\nenv = [%q]\nread_only_tools = [\"read_text_file\", \"read_multiple_files\"]\n"+
+	cfg := writeFile(t, "gw.toml", fmt.Sprintf("[[upstream]]\nname = \"fs\"\ncommand = %q\nenv = [%q]\npublic_env = [%[2]q]\nread_only_tools = [\"read_text_file\", \"read_multiple_files\"]\n"+
 		"target_arg = \"path\"\ntarget_args = { move_file = [\"source\", \"destination\"], read_multiple_files = \"paths\" }\n", os.Args[0], mcpupstream.EnvVar))
 	pol := writeFile(t, "p.cedar", `@id("alice-home") permit(principal == User::"alice", action, resource is Gateway::Target) when { resource.value like "/srv/alice/*" };`)
 	vars := map[string]string{mcpupstream.EnvVar: "1"}
