@@ -3,7 +3,6 @@ package kernel_test
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -159,16 +158,4 @@ func FuzzDeclarationCheck(f *testing.F) {
 			t.Fatalf("schema %s (gated %v):\nValidate %v\nAddTools %v", raw, gated, verr, aerr)
 		}
 	})
-}
-
-// pointers are the addresses jsonschema-go's encoding errors print.
-var pointers = regexp.MustCompile(`0x[0-9a-f]+`)
-
-// sameError reports whether a and b are both nil or say the same but for
-// the addresses they print.
-func sameError(a, b error) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return pointers.ReplaceAllString(a.Error(), "0x") == pointers.ReplaceAllString(b.Error(), "0x")
 }
