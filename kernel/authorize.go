@@ -174,7 +174,7 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 		now = s.opts.Now()
 	}
 	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, ActionIndex: t.authzAction, Resource: res,
-		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args, ArgumentsValidated: true}
+		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args}
 	call.authzReq = &call.authzBuf // for Permits
 	d := s.authz.DecideRequest(&call.authzBuf)
 	rec.Authz, rec.AuthzPolicies = "deny", d.Policies
@@ -279,6 +279,6 @@ func (s *Server) CheckAuthz(ctx context.Context, p identity.Principal, transport
 		}
 	}
 	d := s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: tool, Resource: res, Transport: transport,
-		Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args, ArgumentsValidated: true})
+		Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args})
 	return d, res, nil
 }
