@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -131,7 +132,37 @@ func ParseConfig(data []byte) (Config, error) {
 		}
 		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
 	}
+	if err := exactKeys(md); err != nil {
+		return c, err
+	}
 	return c, c.Validate()
+}
+
+// exactKeys refuses a key spelled otherwise than the configuration spells
+// it. The decoder matches keys to fields without regard to case, so a
+// `Deny_Tools = []` after `deny_tools = ["rm"]` would silently empty the
+// deny list (FuzzParseConfig found it).
+func exactKeys(md toml.MetaData) error {
+	top, up := tomlNames(reflect.TypeFor[Config]()), tomlNames(reflect.TypeFor[Upstream]())
+	for _, k := range md.Keys() {
+		known := len(k) == 1 && top[k[0]] ||
+			len(k) >= 2 && k[0] == "upstream" && up[k[1]] && (len(k) == 2 || k[1] == "target_args")
+		if !known {
+			return fmt.Errorf("%w: unknown key %s (keys are written as documented, in lower case)", ErrConfig, k)
+		}
+	}
+	return nil
+}
+
+// tomlNames are the toml names of the fields of struct type t.
+func tomlNames(t reflect.Type) map[string]bool {
+	names := map[string]bool{}
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ","); name != "" {
+			names[name] = true
+		}
+	}
+	return names
 }
 
 var (
