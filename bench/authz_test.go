@@ -60,6 +60,20 @@ func benchZoneResource(zone string, _ int64) authz.Resource {
 	return authz.Resource{Type: benchZone.Name, ID: z, Attrs: map[string]any{"zone": z, "id": "", "nameLabels": strings.Split(z, ".")}}
 }
 
+// policyFiles writes policy (Cedar text) and benchEntities to files of a
+// temporary directory and returns the configuration that loads them.
+func policyFiles(tb testing.TB, policy string) *authz.Config {
+	dir := tb.TempDir()
+	pf, ef := filepath.Join(dir, "p.cedar"), filepath.Join(dir, "e.json")
+	if err := os.WriteFile(pf, []byte(policy), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(ef, []byte(benchEntities), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return &authz.Config{PolicyFile: pf, EntitiesFile: ef}
+}
+
 // authzKernel is authzKernelServer's kernel server, with policy (Cedar
 // text) in force unless it is empty.
 func authzKernel(tb testing.TB, policy string) *kernel.Server {
@@ -75,15 +89,7 @@ func authzKernel(tb testing.TB, policy string) *kernel.Server {
 	opts := &kernel.Options{Envelope: kernelEnvelope}
 	tools := []kernel.Tool{tool, destructiveTool()}
 	if policy != "" {
-		dir := tb.TempDir()
-		pf, ef := filepath.Join(dir, "p.cedar"), filepath.Join(dir, "e.json")
-		if err := os.WriteFile(pf, []byte(policy), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(ef, []byte(benchEntities), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-		opts.Authz = &authz.Config{PolicyFile: pf, EntitiesFile: ef}
+		opts.Authz = policyFiles(tb, policy)
 	}
 	s, err := kernel.New(kernel.Info{Name: "kernel", Version: "v0"}, tools, opts)
 	if err != nil {
@@ -188,17 +194,13 @@ func median(d []time.Duration) time.Duration {
 
 // BenchmarkAuthzDecide is the decision alone, for orientation.
 func BenchmarkAuthzDecide(b *testing.B) {
-	dir := b.TempDir()
-	pf, ef := filepath.Join(dir, "p.cedar"), filepath.Join(dir, "e.json")
-	_ = os.WriteFile(pf, []byte(benchPolicy), 0o600)
-	_ = os.WriteFile(ef, []byte(benchEntities), 0o600)
 	tool := kernel.NewTool(kernel.Spec[echoIn, echoOut]{Name: "get_rrset", Description: "x",
 		Policy: kernel.Policy{ReadOnly: kernel.Yes, Destructive: kernel.No, Idempotent: kernel.Yes, OpenWorld: kernel.Yes, Confirm: kernel.Never, Tier: kernel.Open},
 		Handle: func(ctx context.Context, c *kernel.Call, in echoIn) (echoOut, error) { return echo(in), nil }})
 	tool = kernel.WithTarget(tool, benchZone, func(context.Context, *kernel.Call, kernel.Args) (authz.Resource, error) {
 		return authz.Resource{}, nil
 	})
-	s, err := kernel.New(kernel.Info{Name: "kernel"}, []kernel.Tool{tool, destructiveTool()}, &kernel.Options{Authz: &authz.Config{PolicyFile: pf, EntitiesFile: ef}})
+	s, err := kernel.New(kernel.Info{Name: "kernel"}, []kernel.Tool{tool, destructiveTool()}, &kernel.Options{Authz: policyFiles(b, benchPolicy)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -230,7 +230,7 @@ func (s *Server) authorize(ctx context.Context, call *Call, t *Tool, args map[st
 		now = s.opts.Now()
 	}
 	call.authzBuf = authz.Request{Principal: authzPrincipal(call.Principal), Action: t.name, ActionIndex: t.authzAction, Resource: res,
-		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args, ArgumentsValidated: true}
+		Transport: transport, Confirmed: t.policy.Confirm.applies(args), Time: now, Arguments: args}
 	call.authzReq = &call.authzBuf // for Permits
 	if len(several) > 0 {
 		return s.authorizeEach(ctx, call, t, several, rec)
@@ -408,7 +408,7 @@ func (s *Server) CheckAuthzTargets(ctx context.Context, p identity.Principal, tr
 	out := make([]TargetDecision, len(targets))
 	for i, res := range targets {
 		d := s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: tool, Resource: res, Transport: transport,
-			Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args, ArgumentsValidated: true})
+			Confirmed: t.policy.Confirm.applies(args), Time: s.opts.Now(), Arguments: args})
 		out[i] = TargetDecision{Resource: res, Decision: d}
 	}
 	return out, nil

@@ -57,7 +57,9 @@ func (s *Server) capabilities() *mcp.ServerCapabilities {
 // same name, and ends the withdrawal of each. A tool that read-only mode or
 // the allow and deny lists leave out is skipped (reported in skipped).
 // Under an authorization policy only tools declared to New can be added:
-// the policies' schema was generated from those.
+// the policies' schema was generated from those. It is all or nothing:
+// every tool is checked (Tool.Validate's check among others) and prepared
+// before any is registered, so an error means none was.
 func (s *Server) AddTools(tools ...Tool) (skipped []string, err error) {
 	if !s.opts.DynamicTools {
 		return nil, ErrStaticTools
@@ -83,17 +85,26 @@ func (s *Server) AddTools(tools ...Tool) (skipped []string, err error) {
 		}
 		add = append(add, t)
 	}
+	type prepared struct {
+		t  Tool
+		mt *mcp.Tool
+		h  mcp.ToolHandler
+	}
+	ready := make([]prepared, 0, len(add))
 	for _, t := range add {
 		t, mt, h, err := s.prepare(t)
 		if err != nil {
-			return skipped, err
+			return nil, err
 		}
+		ready = append(ready, prepared{t, mt, h})
+	}
+	for _, p := range ready {
 		s.dyn.mu.Lock()
-		s.replace(t.name, &t)
-		delete(s.dyn.withdrawn, t.name)
+		s.replace(p.t.name, &p.t)
+		delete(s.dyn.withdrawn, p.t.name)
 		s.dyn.mu.Unlock()
-		s.mcp.AddTool(mt, h)
-		s.fast.set(mt, h) // the stdio fast path calls it too (fastpath_stdio.go)
+		s.mcp.AddTool(p.mt, p.h)
+		s.fast.set(p.mt, p.h) // the stdio fast path calls it too (fastpath_stdio.go)
 	}
 	return skipped, nil
 }

@@ -176,7 +176,8 @@ type DynamicSpec struct {
 	// New compiles it once into the validator every call goes through, and
 	// refuses a schema that uses a keyword the validator does not implement
 	// (unevaluated*, $dynamicRef, a $ref outside the schema, ...: see
-	// kernel/internal/argcheck) rather than leave it unchecked.
+	// kernel/internal/argcheck) rather than leave it unchecked; Tool.Validate
+	// reports the same error beforehand.
 	Schema *jsonschema.Schema
 	// Handle receives the validated arguments as raw JSON (confirmToken
 	// removed) and returns a JSON-able value, json.RawMessage or Text.
@@ -242,13 +243,15 @@ func (t Tool) wireSchema() *jsonschema.Schema {
 
 func ptr[T any](v T) *T { return &v }
 
-// Validate reports the declaration error New would report for t alone
-// (its name, description, policy and bound fields), for an embedder that
+// Validate reports the declaration error New and AddTools would report for
+// t alone (its name, description, policy, bound fields, and its input
+// schema compiled into the argument validator), for an embedder that
 // builds tools from another server's definitions and skips a bad one
-// rather than fail.
+// rather than fail. It is the check they run.
 func (t Tool) Validate() error { return t.validate() }
 
-// validate checks the declaration: the policy, and that bound fields exist.
+// validate checks the declaration: the policy, that bound fields exist,
+// and the input schema (checkSchema).
 func (t Tool) validate() error {
 	if t.err != nil {
 		return t.err
@@ -271,7 +274,7 @@ func (t Tool) validate() error {
 	if _, clash := t.schema.Properties[confirmTokenProperty]; clash {
 		return fmt.Errorf("tool %s: %q is the kernel's argument", t.name, confirmTokenProperty)
 	}
-	return nil
+	return checkSchema(t.name, t.schema)
 }
 
 func validToolName(name string) error {

@@ -6,13 +6,13 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/authz"
 )
 
-// TestCompiledDecisionAllocatesNothing: once a principal's entry and a
-// tool's outcomes are built, a compiled decision allocates nothing — also
-// when a policy reads a set attribute of the resource (nameLabels), an
-// argument, a principal's groups, or a pattern.
-func TestCompiledDecisionAllocatesNothing(t *testing.T) {
+// TestRepeatedDecisionAllocatesNothing: a decision the memo answers (the
+// same principal, tool, resource and arguments again) allocates nothing —
+// also when the policies read a set attribute of the resource, an
+// argument, the principal's groups, or a pattern.
+func TestRepeatedDecisionAllocatesNothing(t *testing.T) {
 	if testing.CoverMode() != "" || authz.RaceEnabled {
-		t.Skip("coverage counters allocate; the race detector drops pooled envs")
+		t.Skip("coverage counters allocate; the race detector drops pooled buffers")
 	}
 	const policy = `
 @id("team-a") permit(principal in Group::"team-a", action, resource is Dns::Zone) when { resource.zone like "*.team-a.example" && resource.nameLabels.contains("team-a") };
@@ -26,6 +26,6 @@ func TestCompiledDecisionAllocatesNothing(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 	if n := testing.AllocsPerRun(200, func() { p.Decide(r) }); n != 0 {
-		t.Fatalf("a compiled decision allocates %.1f times", n)
+		t.Fatalf("a repeated decision allocates %.1f times", n)
 	}
 }

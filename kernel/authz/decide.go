@@ -13,7 +13,7 @@ import (
 
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
-	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
+	"github.com/cedar-policy/cedar-go/x/exp/eval"
 )
 
 // Principal is the caller, as a policy sees it: User::"<ID>".
@@ -36,11 +36,6 @@ type Resource struct {
 	Type  string
 	ID    string
 	Attrs map[string]any // string, int64, bool or []string, as the type declares
-	// from is the ResourceCache entry this Resource came from (nil: built
-	// by a resolver): a compiled decision keeps the attributes' check
-	// against their declared types, and their values as it reads them,
-	// there, once per entry (loadedAttrs).
-	from *resourceEntry
 }
 
 // Request is one authorization question.
@@ -60,13 +55,6 @@ type Request struct {
 	Time      time.Time
 	// Arguments are the validated arguments, as decoded from JSON.
 	Arguments map[string]any
-	// ArgumentsValidated: Arguments were validated against the tool's
-	// input schema, the one its Action declares (the kernel validates
-	// every call's before it asks). Arguments whose types that schema
-	// fixes (strings, booleans and arrays of them) are then not checked
-	// again: a decision reads only those its policies read. Without it
-	// every argument is checked against its type, read or not.
-	ArgumentsValidated bool
 }
 
 // Decision is the answer. Policies are the ids of the policies that
@@ -88,14 +76,16 @@ type Decision struct {
 // arguments that do not fit) is denied, and so is one where any policy's
 // evaluation fails.
 //
-// The policies whose principal and action scopes can match are found once
-// per principal and tool. When all of them are compiled (compile.go), they
-// are evaluated on the request itself: directly when they are small
-// (maxDirect), as a memo lookup would cost more, else through the memo.
-// Otherwise cedar.Authorize decides, through the memo, on a request cut
-// to what the policies in play can read: a resource's entity is built
-// once per resource, and the context holds only the attributes some of
-// those policies read by name.
+// cedar.Authorize decides. What is done around it evaluates no condition:
+// the policies put to it are those whose scope can match the tool (found
+// at load) and the principal (on its first request of the tool), as
+// cedar-go's partial evaluation of the scopes finds them — Cedar skips the
+// others without a decision or an error; the principal's entity is built
+// once per principal and a resource's once per resource; the context
+// holds only the attributes the policies put to Cedar read by name, and
+// context.arguments only the arguments they read by name; and Cedar's
+// decisions are memoized under a key that holds everything those
+// policies can read.
 func (p *Policies) Decide(r Request) Decision { return p.decide(&r) }
 
 // decide is Decide on a request it does not keep or change.
@@ -106,8 +96,7 @@ func (p *Policies) decide(r *Request) Decision {
 	} else if pl = p.plans[r.Action]; pl == nil {
 		return unknownTool(r.Action)
 	}
-	ti, err := pl.target(r.Resource.Type)
-	if err != nil {
+	if err := pl.target(r.Resource.Type); err != nil {
 		return errDecision(err)
 	}
 	pe := p.lastPrincipal.Load()
@@ -115,16 +104,10 @@ func (p *Policies) decide(r *Request) Decision {
 		pe = p.principalByKey(r.Principal)
 		p.lastPrincipal.Store(pe)
 	}
-	rs := pe.rules(pl)
-	if rs.direct { // cheaper than the memo's key and hash, even when it answers
-		if d, done := p.decideCompiled(pl, ti, pe, rs, r); done { // it checks the arguments as it reads them
-			return d
-		}
-	}
 	if pl.readsArgs && !pl.args.check(r.Arguments) { // every argument must fit, read or not
 		return argsDenial(pl, r.Arguments)
 	}
-	return p.decideMemo(pl, ti, pe, rs, r)
+	return p.decideMemo(pl, pe, p.rules(pe, pl), r)
 }
 
 // The denials of decide, apart from its common path (whose code a call
@@ -152,12 +135,12 @@ func (p *Policies) principalByKey(pr Principal) *principalEntry {
 	return p.principalFor(k, pr)
 }
 
-// decideMemo is Decide through the memo: the compiled policies, or Cedar.
-func (p *Policies) decideMemo(pl *plan, ti int, pe *principalEntry, rs *toolRules, rp *Request) Decision {
+// decideMemo is Decide through the memo: Cedar's decision, memoized.
+func (p *Policies) decideMemo(pl *plan, pe *principalEntry, rs *toolRules, rp *Request) Decision {
 	r := *rp
 	buf := keyBuffers.Get().(*[]byte)
 	defer keyBuffers.Put(buf)
-	key, memo := p.decisionKey(append((*buf)[:0], pe.key...), pl, rs, r)
+	key, ctxAt, memo := p.decisionKey(append((*buf)[:0], pe.key...), pl, rs, r)
 	if cap(key) <= 4*maxKey {
 		*buf = key[:0] // keep a buffer that grew a little, not one a long argument blew up
 	}
@@ -167,19 +150,15 @@ func (p *Policies) decideMemo(pl *plan, ti int, pe *principalEntry, rs *toolRule
 			return d
 		}
 	}
-	if rs.compiled {
-		if d, done := p.decideCompiled(pl, ti, pe, rs, &r); done {
-			if memo {
-				slot.put(key, d)
-			}
-			return d
-		}
-	}
-	res, err := p.resource(pl, r.Resource, rs.reads.resource)
+	res, err := p.resource(r.Resource, rs.reads.resource)
 	if err != nil {
 		return Decision{Reason: err.Error()}
 	}
-	ctx, err := contextRecord(rs, r)
+	var ctxKey []byte // nil: not keyed
+	if memo {
+		ctxKey = key[ctxAt:]
+	}
+	ctx, err := rs.context(ctxKey, r)
 	if err != nil {
 		return Decision{Reason: err.Error()}
 	}
@@ -191,10 +170,6 @@ func (p *Policies) decideMemo(pl *plan, ti int, pe *principalEntry, rs *toolRule
 	}
 	return d
 }
-
-// maxDirect bounds the size (AST nodes) of the compiled rules in play
-// that are evaluated without the memo (a variable for tests).
-var maxDirect = 64
 
 var keyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, maxKey); return &b }}
 
@@ -212,18 +187,21 @@ const maxKey = 512
 //
 // b already holds the principal's key (appendPrincipalKey), which is
 // self-delimiting.
-func (p *Policies) decisionKey(b []byte, pl *plan, rs *toolRules, r Request) (_ []byte, ok bool) {
+//
+// The context's part of the key begins at ctxAt: it determines the context
+// record contextRecord builds for rs.
+func (p *Policies) decisionKey(b []byte, pl *plan, rs *toolRules, r Request) (_ []byte, ctxAt int, ok bool) {
 	rd := rs.reads
 	b = appendKeyInt(b, int64(pl.index))
 	b = appendKeyString(appendKeyString(b, r.Resource.Type), r.Resource.ID)
 	if rd.resource && r.Resource.Type != "" && r.Resource.Type != ServerType {
-		rt := p.resTypes[r.Resource.Type]
-		for _, name := range p.attrNames[rt.Name] {
+		for _, name := range p.attrNames[r.Resource.Type] {
 			if b, ok = appendAttrKey(b, r.Resource.Attrs[name]); !ok {
-				return b, false
+				return b, 0, false
 			}
 		}
 	}
+	ctxAt = len(b)
 	if rd.transport {
 		b = appendKeyString(b, r.Transport)
 	}
@@ -235,10 +213,10 @@ func (p *Policies) decisionKey(b []byte, pl *plan, rs *toolRules, r Request) (_ 
 	}
 	if rd.arguments {
 		if b, ok = rs.args.appendKey(b, r.Arguments); !ok {
-			return b, false
+			return b, 0, false
 		}
 	}
-	return b, len(b) <= maxKey
+	return b, ctxAt, len(b) <= maxKey
 }
 
 // appendAttrKey encodes a resource attribute value that resource accepted.
@@ -318,45 +296,57 @@ type principalEntry struct {
 	pr     Principal // what it was built from (a copy)
 	key    string    // pr's key (appendPrincipalKey)
 	entity types.Entity
-	in     map[types.EntityUID]bool // the principal and every group it is in
-	groups []string                 // the ids of those groups, sorted
-	// principal.groups and principal.scopes for the compiled policies
-	// (read only: a principal's key holds its scopes, so they are this
-	// entry's for every request that finds it)
-	groupSet, scopeSet aggregate
-	byTool             []atomic.Pointer[toolRules]
+	byTool []atomic.Pointer[toolRules]
 }
 
+// toolRules are the policies of a tool whose scope can match a principal.
 type toolRules struct {
 	rules ruleList
-	progs []progRule // the rules' compiled forms, side by side (when compiled)
 	reads reads
-	args  recordType // the tool's arguments those rules read
-	// compiled: every rule has a compiled form (compile.go), so the
-	// decision need not go through cedar.Authorize.
-	compiled bool
-	// direct: the compiled rules are small enough (maxDirect nodes in all)
-	// that evaluating them costs less than the memo's key and hash, even
-	// when the memo would answer, so they bypass the memo.
-	direct   bool
-	outcomes atomic.Pointer[[]outcomeDecision] // compiled decisions, by outcome
+	args  recordType // the tool's arguments those policies read
+	// lastContext is the context record last built for these rules, under
+	// the context's part of its decision key: a listing decides one call's
+	// request on many resources, and builds the context once.
+	lastContext atomic.Pointer[keyedContext]
 }
 
-// rules are the policies of pl whose principal scope can match the
-// principal, found on first use.
-func (e *principalEntry) rules(pl *plan) *toolRules {
-	if tr := e.byTool[pl.index].Load(); tr != nil {
+type keyedContext struct {
+	key string
+	rec types.Record
+}
+
+// context is contextRecord, from lastContext when key (the context's part
+// of the decision key; nil when the request has none) is the same.
+func (rs *toolRules) context(key []byte, r Request) (types.Record, error) {
+	if c := rs.lastContext.Load(); key != nil && c != nil && c.key == string(key) {
+		return c.rec, nil
+	}
+	rec, err := contextRecord(rs, r)
+	if err == nil && key != nil {
+		rs.lastContext.Store(&keyedContext{key: string(key), rec: rec})
+	}
+	return rec, err
+}
+
+// principalEnv is the evaluation environment of pe's requests of pl, the
+// resource and the context unknown (partial evaluation).
+func (p *Policies) principalEnv(pe *principalEntry, pl *plan) eval.Env {
+	return eval.Env{Entities: &requestEntities{base: p.entities, principal: pe.entity}, Principal: pe.entity.UID, Action: pl.uid,
+		Resource: eval.Variable("resource"), Context: eval.Variable("context")}
+}
+
+// rules are the policies of pl whose scope can match the principal of pe
+// (rule.inScope); found on the principal's first request of the tool.
+func (p *Policies) rules(pe *principalEntry, pl *plan) *toolRules {
+	if tr := pe.byTool[pl.index].Load(); tr != nil {
 		return tr
 	}
-	tr := &toolRules{compiled: true}
-	size := 0
+	tr := &toolRules{}
+	env := p.principalEnv(pe, pl)
 	allArgs, fields := false, map[string]bool{}
 	for _, r := range pl.rules {
-		if principalScopeMatches(r.ast.Principal, e.entity.UID, e.in) {
-			tr.compiled = tr.compiled && r.prog != nil
-			size += r.size
+		if r.inScope(env) {
 			tr.rules = append(tr.rules, r)
-			tr.progs = append(tr.progs, progRule{prog: r.prog, forbid: r.forbid})
 			tr.reads = tr.reads.or(r.reads)
 			if r.reads.arguments {
 				allArgs = allArgs || r.allArgs
@@ -364,20 +354,12 @@ func (e *principalEntry) rules(pl *plan) *toolRules {
 			}
 		}
 	}
-	tr.direct = tr.compiled && size <= maxDirect
 	tr.args = pl.args
 	if !allArgs {
 		tr.args = pl.args.only(fields) // no policy in play can see the others
 	}
-	e.byTool[pl.index].Store(tr)
+	pe.byTool[pl.index].Store(tr)
 	return tr
-}
-
-// principalScopeMatches reports whether a principal scope can match uid,
-// which is in every entity of in. A scope that does not match makes Cedar
-// skip the policy without a decision or an error.
-func principalScopeMatches(scope xast.IsPrincipalScopeNode, uid types.EntityUID, in map[types.EntityUID]bool) bool {
-	return scopeMatches(scope, uid, in)
 }
 
 // principal builds the principal's entity, once per principal: its
@@ -400,15 +382,12 @@ func (p *Policies) principalFor(k []byte, pr Principal) *principalEntry {
 	for _, g := range pr.Groups {
 		parents = append(parents, types.NewEntityUID(groupType, types.String(g)))
 	}
-	in := p.ancestors(parents)
 	var groups []string
-	for g := range in {
+	for g := range p.ancestors(parents) {
 		groups = append(groups, string(g.ID))
 	}
 	slices.Sort(groups)
-	in[uid] = true
-	e := &principalEntry{pr: pr, key: key, in: in, groups: groups, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions)),
-		groupSet: aggregate{strs: groups}, scopeSet: aggregate{strs: slices.Clone(pr.Scopes)}}
+	e := &principalEntry{pr: pr, key: key, byTool: make([]atomic.Pointer[toolRules], len(p.model.Actions))}
 	e.entity = types.Entity{UID: uid, Parents: types.NewEntityUIDSet(parents...), Attributes: types.NewRecord(types.RecordMap{
 		"plan":   types.String(pr.Plan),
 		"auth":   types.String(pr.Auth),
@@ -463,13 +442,10 @@ type resEntry struct {
 	entity types.Entity
 }
 
-// resource builds the resource entity, checking it against its type;
-// withAttrs false leaves the attributes out (no policy in play reads
-// them).
-func (p *Policies) resource(pl *plan, r Resource, withAttrs bool) (types.Entity, error) {
-	if err := checkTarget(pl, r.Type); err != nil {
-		return types.Entity{}, err
-	}
+// resource builds the resource entity, of a type the tool acts on (the
+// caller checked), checking it against its type; withAttrs false leaves
+// the attributes out (no policy in play reads them).
+func (p *Policies) resource(r Resource, withAttrs bool) (types.Entity, error) {
 	if r.Type == "" || r.Type == ServerType {
 		return p.server, nil
 	}
@@ -497,13 +473,6 @@ func (p *Policies) resource(pl *plan, r Resource, withAttrs bool) (types.Entity,
 	e := &resEntry{attrs: kept, entity: types.Entity{UID: uid, Attributes: types.NewRecord(m)}}
 	p.resources.put(uid, e)
 	return e.entity, nil
-}
-
-// checkTarget refuses a resource of a type the tool does not act on; the
-// empty type is the server.
-func checkTarget(pl *plan, typ string) error {
-	_, err := pl.target(typ)
-	return err
 }
 
 // sameAttrs reports whether two attribute maps hold the same values, of

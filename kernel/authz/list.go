@@ -8,9 +8,9 @@ import (
 
 // CouldAllow reports whether some policy could let the principal call the
 // tool, on some target with some arguments: a permit policy survives
-// partial evaluation with the resource and the context unknown, and no
-// forbid policy forbids the pair whatever the resource and context. It
-// decides what tools/list shows; the call itself is still decided by
+// cedar-go's partial evaluation with the resource and the context unknown,
+// and no forbid policy forbids the pair whatever the resource and context.
+// It decides what tools/list shows; the call itself is still decided by
 // Decide, so an answer that is too generous shows a tool, never runs it.
 func (p *Policies) CouldAllow(pr Principal, tool string) bool {
 	pl, ok := p.plans[tool]
@@ -18,16 +18,9 @@ func (p *Policies) CouldAllow(pr Principal, tool string) bool {
 		return false
 	}
 	pe := p.principal(pr)
-	principal := pe.entity
-	env := eval.Env{
-		Entities:  &requestEntities{base: p.entities, principal: principal},
-		Principal: principal.UID,
-		Action:    types.NewEntityUID("Action", types.String(tool)),
-		Resource:  eval.Variable("resource"),
-		Context:   eval.Variable("context"),
-	}
+	env := p.principalEnv(pe, pl)
 	permit := false
-	for _, r := range pe.rules(pl).rules {
+	for _, r := range p.rules(pe, pl).rules {
 		residual, keep := eval.PartialPolicy(env, r.ast)
 		if !keep {
 			continue

@@ -16,11 +16,11 @@ import (
 // context, every argument, the resource with its attributes, no memo.
 func (p *Policies) reference(t *testing.T, r Request) Decision {
 	pl, ok := p.plans[r.Action]
-	if !ok || checkTarget(pl, r.Resource.Type) != nil {
+	if !ok || pl.target(r.Resource.Type) != nil {
 		return Decision{}
 	}
 	pe := p.principal(r.Principal)
-	res, err := p.resource(pl, r.Resource, true)
+	res, err := p.resource(r.Resource, true)
 	if err != nil {
 		return Decision{}
 	}
@@ -37,12 +37,12 @@ func (p *Policies) reference(t *testing.T, r Request) Decision {
 	return decision(dec, diag)
 }
 
-// TestDecideMatchesReference: every shortcut of Decide — policies
-// filtered by action and principal scope, a context with only the
-// attributes read, an arguments record with only the fields read (after
-// checking them all), cached entities, the memo — gives the decision
-// Cedar gives on the whole request with every policy. Random requests
-// from small pools, so that the memo answers many of them.
+// TestDecideMatchesReference: every shortcut of Decide — policies cut by
+// cedar-go's partial evaluation per tool and principal, a context with
+// only the attributes read (after checking every argument), cached
+// entities, the memo — gives the decision Cedar gives on the whole request
+// with every policy. Random requests from small pools, so that the memo
+// answers many of them.
 func TestDecideMatchesReference(t *testing.T) {
 	type recordsArgs struct {
 		Zone    string   `json:"zone"`

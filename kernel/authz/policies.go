@@ -12,6 +12,7 @@ import (
 	"github.com/cedar-policy/cedar-go"
 	"github.com/cedar-policy/cedar-go/types"
 	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
+	"github.com/cedar-policy/cedar-go/x/exp/eval"
 	"github.com/cedar-policy/cedar-go/x/exp/schema"
 	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
 )
@@ -42,21 +43,6 @@ type Policies struct {
 	resources     cache[types.EntityUID, *resEntry] // built once per resource and attributes
 	memo          *memo                             // recent decisions: pure functions of their key
 	attrNames     map[string][]string               // per resource type, sorted
-	attrLists     map[string]*attrList              // per resource type, for the compiled path
-}
-
-type attrDecl struct {
-	name string
-	t    AttrType
-}
-
-// attrList is a resource type's attributes, sorted by name.
-type attrList struct {
-	name  string // the type's
-	names []string
-	types []AttrType
-	decl  []attrDecl // names and types side by side, for loadAttrs
-	attrs map[string]AttrType
 }
 
 // Parse parses and validates a policy file (Cedar text) and an optional
@@ -66,8 +52,9 @@ func Parse(m *Model, name string, policy, entities []byte) (*Policies, error) {
 	return parse(m, name, policy, entities, true)
 }
 
-// parse is Parse; validate false skips the schema check (tests hold the
-// compiled evaluator to Cedar on policies that do not type-check).
+// parse is Parse; validate false skips the schema check (tests hold
+// Decide to cedar.Authorize on policies that do not type-check, so that
+// evaluation errors happen).
 func parse(m *Model, name string, policy, entities []byte, validate bool) (*Policies, error) {
 	args, err := m.prepare()
 	if err != nil {
@@ -85,16 +72,9 @@ func parse(m *Model, name string, policy, entities []byte, validate bool) (*Poli
 		return nil, fmt.Errorf("%w: %s: %w", errInvalid, name, err)
 	}
 	p := &Policies{model: m, set: cedar.NewPolicySet(), resTypes: map[string]ResourceType{}, memo: newMemo(), attrNames: map[string][]string{}}
-	p.attrLists = map[string]*attrList{}
 	for _, rt := range m.Resources {
 		p.resTypes[rt.Name] = rt
 		p.attrNames[rt.Name] = slices.Sorted(maps.Keys(rt.Attrs))
-		al := &attrList{name: rt.Name, names: p.attrNames[rt.Name], attrs: rt.Attrs}
-		for _, n := range al.names {
-			al.types = append(al.types, rt.Attrs[n])
-			al.decl = append(al.decl, attrDecl{n, rt.Attrs[n]})
-		}
-		p.attrLists[rt.Name] = al
 	}
 	p.server = types.Entity{UID: types.NewEntityUID(ServerType, types.String(m.Server)),
 		Attributes: types.NewRecord(types.RecordMap{"name": types.String(m.Server)})}
@@ -184,50 +164,31 @@ type plan struct {
 	action Action
 	uid    types.EntityUID
 	args   recordType
-	// rules are the policies whose action scope can match the tool. A
-	// policy whose scope does not match is never evaluated further by
-	// Cedar (no decision, no error), so leaving it out changes nothing but
-	// the time a decision takes.
+	// rules are the policies whose scope can match the tool (inScope): Cedar
+	// skips the others without a decision or an error, so leaving them out
+	// changes nothing but the time a decision takes.
 	rules ruleList
 	// readsArgs: some policy of the tool reads its arguments, for some
 	// principal; the arguments must then fit their types, whoever calls.
 	readsArgs bool
-	// ctxArgs is the type of context.arguments: args, or the empty
-	// record when no policy of the tool reads them.
-	ctxArgs recordType
-	// argsFixed: every field of ctxArgs is a String, a Bool or a set of
-	// one of them (at most 64 fields), types a validation against the
-	// tool's input schema fixes: validated arguments then fit without a
-	// check (Request.ArgumentsValidated).
-	argsFixed bool
-	// in holds the action and every action group it is in.
-	in map[types.EntityUID]bool
-	// targets are the resource types of Action.Targets but the server, in
-	// that order; serverOK: the tool may act on the server.
-	targets  []*attrList
+	// targets are the resource types of Action.Targets but the server;
+	// serverOK: the tool may act on the server.
+	targets  []string
 	serverOK bool
-	// parked is the evaluation state the tool's last compiled decision
-	// used, kept for the next (park): one per tool, so set rewrites little.
-	parked atomic.Pointer[evalEnv]
 }
 
-// target finds a request's resource type among the tool's targets: -1
-// for the server (the empty type), else its index in targets. A type the
-// tool does not act on is an error.
-func (pl *plan) target(typ string) (int, error) {
+// target refuses a request's resource type when the tool does not act on
+// it; the empty type is the server.
+func (pl *plan) target(typ string) error {
 	if typ == "" || typ == ServerType {
 		if pl.serverOK {
-			return -1, nil
+			return nil
 		}
 		typ = ServerType
-	} else {
-		for i, al := range pl.targets {
-			if al.name == typ {
-				return i, nil
-			}
-		}
+	} else if slices.Contains(pl.targets, typ) {
+		return nil
 	}
-	return 0, fmt.Errorf("tool %q does not act on %s", pl.action.Name, typ)
+	return fmt.Errorf("tool %q does not act on %s", pl.action.Name, typ)
 }
 
 // rule is one policy with what the decision path reads of it.
@@ -235,16 +196,25 @@ type rule struct {
 	id     cedar.PolicyID
 	policy *cedar.Policy
 	ast    *xast.Policy
+	scope  *xast.Policy // ast without its conditions (inScope)
 	reads  reads
 	// the arguments it reads by name (context.arguments.x, has x); all of
 	// them when it uses context.arguments or context otherwise
 	allArgs   bool
 	argFields map[string]bool
-	// prog is the compiled policy (compile.go); nil when it uses
-	// something outside the compiled subset.
-	prog   cond
-	size   int // its compiled form's nodes
-	forbid bool
+}
+
+// inScope reports whether the scope of r can match env's principal,
+// action and resource, each known or a variable (eval.Variable), as
+// cedar-go's partial evaluation decides it. Cedar evaluates a policy's
+// scope before its conditions, and a scope cannot fail: a policy whose
+// scope is false is skipped, never evaluated further, never an error. Its
+// conditions are left out here, since partial evaluation would drop a
+// policy with a false condition after one that fails, where Cedar reports
+// the failure (FuzzDecideMatchesCedar found it).
+func (r *rule) inScope(env eval.Env) bool {
+	_, keep := eval.PartialPolicy(env, r.scope)
+	return keep
 }
 
 // ruleList is a cedar.PolicyIterator over a slice, in file order.
@@ -265,43 +235,28 @@ func (p *Policies) buildPlans(args map[string]recordType) {
 	for _, id := range p.ids {
 		pol := p.set.Get(cedar.PolicyID(id))
 		ast := (*xast.Policy)(pol.AST())
+		scope := *ast
+		scope.Conditions = nil
 		allArgs, fields := argumentFields(ast)
-		rl := rule{id: cedar.PolicyID(id), policy: pol, ast: ast, reads: policyReads(ast), allArgs: allArgs, argFields: fields,
-			forbid: pol.Effect() == cedar.Forbid}
-		all = append(all, rl)
+		all = append(all, rule{id: cedar.PolicyID(id), policy: pol, ast: ast, scope: &scope, reads: policyReads(ast),
+			allArgs: allArgs, argFields: fields})
 	}
 	p.plans = make(map[string]*plan, len(p.model.Actions))
 	for i, a := range p.model.Actions {
-		uid := types.NewEntityUID("Action", types.String(a.Name))
-		in := map[types.EntityUID]bool{uid: true}
-		for parent := range p.entities[uid].Parents.All() {
-			in[parent] = true
-			for gp := range p.entities[parent].Parents.All() {
-				in[gp] = true
-			}
-		}
-		pl := &plan{index: i, action: a, uid: uid, args: args[a.Name], in: in}
+		uid := types.NewEntityUID(actionType, types.String(a.Name))
+		pl := &plan{index: i, action: a, uid: uid, args: args[a.Name]}
 		pl.serverOK = len(a.Targets) == 0 || slices.Contains(a.Targets, ServerType)
 		for _, t := range a.Targets {
 			if t != ServerType {
-				pl.targets = append(pl.targets, p.attrLists[t]) // prepare checked that it is declared
+				pl.targets = append(pl.targets, t) // prepare checked that it is declared
 			}
 		}
+		env := eval.Env{Entities: p.entities, Principal: eval.Variable("principal"), Action: uid,
+			Resource: eval.Variable("resource"), Context: eval.Variable("context")}
 		for _, r := range all {
-			if actionScopeMatches(r.ast.Action, uid, in) {
+			if r.inScope(env) {
 				pl.rules = append(pl.rules, r)
 				pl.readsArgs = pl.readsArgs || r.reads.arguments
-			}
-		}
-		pl.ctxArgs = newRecordType(nil)
-		if pl.readsArgs {
-			pl.ctxArgs = pl.args
-		}
-		pl.argsFixed = fixedBySchema(pl.ctxArgs)
-		for j := range pl.rules { // compiled for this tool: what it fixes is read once, here
-			r := &pl.rules[j]
-			if prog, size, ok := compilePolicy(r.ast, p, pl); ok {
-				r.prog, r.size = prog, size
 			}
 		}
 		p.plans[a.Name] = pl
@@ -443,52 +398,4 @@ func isArguments(n xast.IsNode) bool {
 func isContext(n xast.IsNode) bool {
 	v, ok := n.(xast.NodeTypeVariable)
 	return ok && v.Name == "context"
-}
-
-func actionScopeMatches(scope xast.IsActionScopeNode, uid types.EntityUID, in map[types.EntityUID]bool) bool {
-	return scopeMatches(scope, uid, in)
-}
-
-// scopeMatches decides a principal, action or resource scope for uid,
-// which is in every entity of in (the scope node types are shared; each
-// kind of scope uses some of them).
-func scopeMatches(scope any, uid types.EntityUID, in map[types.EntityUID]bool) bool {
-	switch sc := scope.(type) {
-	case xast.ScopeTypeAll:
-		return true
-	case xast.ScopeTypeEq:
-		return sc.Entity == uid
-	case xast.ScopeTypeIn:
-		return in[sc.Entity]
-	case xast.ScopeTypeInSet:
-		return slices.ContainsFunc(sc.Entities, func(e types.EntityUID) bool { return in[e] })
-	case xast.ScopeTypeIs:
-		return sc.Type == uid.Type
-	case xast.ScopeTypeIsIn:
-		return sc.Type == uid.Type && in[sc.Entity]
-	}
-	return true // a scope this code does not know: let Cedar decide
-}
-
-// fixedBySchema reports whether every field of rt has a type that a
-// validation against the input schema it was generated from fixes: a
-// String ("type": "string"), a Bool ("boolean"), or a set of one of them
-// (an array of those) — not a Long, whose range the schema does not
-// bound as Cedar does, nor a record. A nullable field is optional, so a
-// null it lets through is an absent field, as for a check.
-func fixedBySchema(rt recordType) bool {
-	if len(rt.list) > 64 {
-		return false
-	}
-	fixed := func(t cedarType) bool { return t == primType("String") || t == primType("Bool") }
-	for _, f := range rt.list {
-		if st, isSet := f.t.(setType); isSet {
-			if !fixed(st.elem) {
-				return false
-			}
-		} else if !fixed(f.t) {
-			return false
-		}
-	}
-	return true
 }

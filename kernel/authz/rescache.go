@@ -19,11 +19,8 @@ import (
 // with what build made of that same key.
 //
 // The Resources it returns are shared: their Attrs (and slices in them)
-// must not be changed, which neither the kernel nor Decide does. A
-// compiled decision checks a cached Resource's attributes against their
-// declared types once per entry, not on every call (loadedAttrs); a
-// resolver that wants other attributes builds a new map (a Resource whose
-// Attrs is not its entry's own map is checked on every call).
+// must not be changed, which neither the kernel nor Decide does; a
+// resolver that wants other attributes builds a new map.
 type ResourceCache struct {
 	slots [resourceSlots]atomic.Pointer[resourceEntry]
 }
@@ -37,9 +34,6 @@ type resourceEntry struct {
 	s   string
 	n   int64
 	res Resource
-	// loaded is the attributes as the last compiled decision on this entry
-	// checked and read them (loadedAttrs), for the attribute list it used.
-	loaded atomic.Pointer[loadedAttrs]
 }
 
 var resourceSeed = maphash.MakeSeed()
@@ -55,7 +49,6 @@ func (c *ResourceCache) Get(s string, n int64, build func(string, int64) Resourc
 		return e.res
 	}
 	e := &resourceEntry{s: strings.Clone(s), n: n, res: build(s, n)} // not a view of a request's buffer
-	e.res.from = e
 	slot.Store(e)
 	return e.res
 }

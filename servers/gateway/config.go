@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -145,7 +146,40 @@ func ParseConfig(data []byte) (Config, error) {
 		}
 		return c, fmt.Errorf("%w: unknown key(s) %s", ErrConfig, strings.Join(keys, ", "))
 	}
+	if err := exactKeys(md); err != nil {
+		return c, err
+	}
 	return c, c.Validate()
+}
+
+// exactKeys refuses a key spelled otherwise than the configuration spells
+// it. The decoder matches keys to fields without regard to case, so a
+// `Deny_Tools = []` after `deny_tools = ["rm"]` would silently empty the
+// deny list (FuzzParseConfig found it).
+func exactKeys(md toml.MetaData) error {
+	top, up := tomlNames(reflect.TypeFor[Config]()), tomlNames(reflect.TypeFor[Upstream]())
+	for _, k := range md.Keys() {
+		// below a map-typed key (target_args, target_kinds) the names are
+		// the operator's own: tool and argument names
+		known := len(k) == 1 && top[k[0]] != nil ||
+			len(k) >= 2 && k[0] == "upstream" && up[k[1]] != nil && (len(k) == 2 || up[k[1]].Kind() == reflect.Map)
+		if !known {
+			return fmt.Errorf("%w: unknown key %s (keys are written as documented, in lower case)", ErrConfig, k)
+		}
+	}
+	return nil
+}
+
+// tomlNames are the toml names of the fields of struct type t, with the
+// fields' types.
+func tomlNames(t reflect.Type) map[string]reflect.Type {
+	names := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ","); name != "" {
+			names[name] = t.Field(i).Type
+		}
+	}
+	return names
 }
 
 var (

@@ -2,9 +2,13 @@ package gateway_test
 
 import (
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/BurntSushi/toml"
 
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 )
@@ -55,29 +59,31 @@ func TestParseConfigTargetLists(t *testing.T) {
 
 func TestParseConfigRefuses(t *testing.T) {
 	cases := map[string]string{
-		"unknown key":         "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ndeny_tool = [\"rm\"]\n",
-		"unknown top key":     "timeout = \"1s\"\n[[upstream]]\nname = \"a\"\ncommand = \"x\"\n",
-		"no upstream":         "call_timeout = \"1s\"\n",
-		"command and url":     "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nurl = \"https://example.com/mcp\"\n",
-		"neither":             "[[upstream]]\nname = \"a\"\n",
-		"bad name":            "[[upstream]]\nname = \"A B\"\ncommand = \"x\"\n",
-		"dup prefix":          "[[upstream]]\nname = \"a\"\ncommand = \"x\"\n[[upstream]]\nname = \"b\"\nprefix = \"a\"\ncommand = \"x\"\n",
-		"url with userinfo":   "[[upstream]]\nname = \"a\"\nurl = \"https://u:p@example.com/mcp\"\n",
-		"plain http remote":   "[[upstream]]\nname = \"a\"\nurl = \"http://example.com/mcp\"\n",
-		"read-only and write": "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nread_only_tools = [\"t\"]\nwrite_tools = [\"t\"]\n",
-		"read-only confirmed": "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nread_only_tools = [\"t\"]\nconfirm_tools = [\"t\"]\n",
-		"bad env name":        "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nenv = [\"A=B\"]\n",
-		"env without command": "[[upstream]]\nname = \"a\"\nurl = \"https://example.com/mcp\"\nenv = [\"PATH\"]\n",
-		"bad duration":        "call_timeout = \"soon\"\n[[upstream]]\nname = \"a\"\ncommand = \"x\"\n",
-		"wrong type":          "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\n",
-		"not toml":            "{\"upstream\": []}",
-		"unknown target kind": "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_kinds = { path = \"file\" }\n",
-		"relative root":       "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nroots = [\"srv\"]\n",
-		"root not canonical":  "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nroots = [\"/srv/../etc\"]\n",
-		"target not a name":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = 5 }\n",
-		"target list of int":  "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = [\"a\", 5] }\n",
-		"empty target list":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = [] }\n",
-		"empty target":        "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = \"\" }\n",
+		"unknown key":           "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ndeny_tool = [\"rm\"]\n",
+		"unknown top key":       "timeout = \"1s\"\n[[upstream]]\nname = \"a\"\ncommand = \"x\"\n",
+		"no upstream":           "call_timeout = \"1s\"\n",
+		"command and url":       "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nurl = \"https://example.com/mcp\"\n",
+		"neither":               "[[upstream]]\nname = \"a\"\n",
+		"bad name":              "[[upstream]]\nname = \"A B\"\ncommand = \"x\"\n",
+		"dup prefix":            "[[upstream]]\nname = \"a\"\ncommand = \"x\"\n[[upstream]]\nname = \"b\"\nprefix = \"a\"\ncommand = \"x\"\n",
+		"url with userinfo":     "[[upstream]]\nname = \"a\"\nurl = \"https://u:p@example.com/mcp\"\n",
+		"plain http remote":     "[[upstream]]\nname = \"a\"\nurl = \"http://example.com/mcp\"\n",
+		"read-only and write":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nread_only_tools = [\"t\"]\nwrite_tools = [\"t\"]\n",
+		"read-only confirmed":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nread_only_tools = [\"t\"]\nconfirm_tools = [\"t\"]\n",
+		"bad env name":          "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nenv = [\"A=B\"]\n",
+		"env without command":   "[[upstream]]\nname = \"a\"\nurl = \"https://example.com/mcp\"\nenv = [\"PATH\"]\n",
+		"bad duration":          "call_timeout = \"soon\"\n[[upstream]]\nname = \"a\"\ncommand = \"x\"\n",
+		"wrong type":            "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\n",
+		"not toml":              "{\"upstream\": []}",
+		"unknown target kind":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_kinds = { path = \"file\" }\n",
+		"relative root":         "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nroots = [\"srv\"]\n",
+		"root not canonical":    "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nroots = [\"/srv/../etc\"]\n",
+		"target not a name":     "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = 5 }\n",
+		"target list of int":    "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = [\"a\", 5] }\n",
+		"empty target list":     "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = [] }\n",
+		"empty target":          "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntarget_args = { t = \"\" }\n",
+		"key in another case":   "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ndeny_tools = [\"rm\"]\nDeny_Tools = []\n",
+		"table in another case": "[[Upstream]]\nname = \"a\"\ncommand = \"x\"\n",
 	}
 	for name, doc := range cases {
 		if _, err := gateway.ParseConfig([]byte(doc)); !errors.Is(err, gateway.ErrConfig) {
@@ -97,16 +103,54 @@ func TestParseConfigBudget(t *testing.T) {
 	}
 }
 
+// FuzzParseConfig: ParseConfig accepts a file only when every key in it is
+// one of the configuration's (the toml tags of Config and Upstream,
+// checked against a plain decoding of the same file), the upstreams it
+// returns are the file's, in order, with the names, commands and URLs the
+// file gives; adding an unknown key to an accepted file makes it refused;
+// and every refusal wraps ErrConfig.
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(exampleConfig))
 	f.Add([]byte("[[upstream]]\nname = \"a\"\nurl = \"https://example.com/mcp\"\ncredential_file = \"/x\"\n"))
+	f.Add([]byte("[[upstream]]\nname = \"a\"\ncommand = \"x\"\ndeny_tool = [\"rm\"]\n"))
+	f.Add([]byte("[[upstream]]\nname = \"a\"\ncommand = \"x\"\n[upstream.target_args]\nmv = \"src\"\n"))
+	topKeys, upstreamKeys := gateway.TomlNames(reflect.TypeFor[gateway.Config]()), gateway.TomlNames(reflect.TypeFor[gateway.Upstream]())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := gateway.ParseConfig(b)
 		if err != nil {
+			if !errors.Is(err, gateway.ErrConfig) {
+				t.Fatalf("a refusal that does not wrap ErrConfig: %v", err)
+			}
 			return
 		}
-		if err := c.Validate(); err != nil {
-			t.Fatalf("ParseConfig accepted what Validate refuses: %v", err)
+		var raw map[string]any
+		if _, err := toml.Decode(string(b), &raw); err != nil {
+			t.Fatalf("accepted a file that is not TOML: %v", err)
+		}
+		for k := range raw {
+			if topKeys[k] == nil {
+				t.Fatalf("accepted the unknown key %q", k)
+			}
+		}
+		ups, _ := raw["upstream"].([]map[string]any)
+		if len(ups) != len(c.Upstreams) {
+			t.Fatalf("the file has %d upstreams, the configuration %d", len(ups), len(c.Upstreams))
+		}
+		for i, u := range ups {
+			for k := range u {
+				if upstreamKeys[k] == nil {
+					t.Fatalf("upstream %d: accepted the unknown key %q", i, k)
+				}
+			}
+			got := c.Upstreams[i]
+			for k, v := range map[string]string{"name": got.Name, "command": got.Command, "url": got.URL} {
+				if s, _ := u[k].(string); s != v {
+					t.Fatalf("upstream %d: %s is %q in the file, %q in the configuration", i, k, s, v)
+				}
+			}
+		}
+		if _, err := gateway.ParseConfig(append(slices.Clone(b), "\nzz_not_a_key = true\n"...)); !errors.Is(err, gateway.ErrConfig) {
+			t.Fatalf("an unknown key added to an accepted file: %v", err)
 		}
 	})
 }

@@ -11,3 +11,6 @@ func Parked(g *Gateway) int { return g.parked.len() }
 // UseSDKCalls makes g relay calls to stdio upstreams through the go-sdk
 // client session (the path rawcall.go replaces); call it before Start.
 func UseSDKCalls(g *Gateway) { g.sdkCalls = true }
+
+// TomlNames are the toml names of a struct type's fields.
+var TomlNames = tomlNames

@@ -156,8 +156,10 @@ func (g *Gateway) Close() {
 
 // Tools are the upstreams' tools, as kernel tools named "<prefix>.<tool>",
 // in upstream then name order. A tool that cannot be exposed safely (a
-// name outside [A-Za-z0-9_.-], a schema that does not resolve) is left out
-// and logged.
+// name outside [A-Za-z0-9_.-], a schema that does not resolve, or any
+// declaration error kernel.Tool.Validate reports, such as a schema keyword
+// the kernel's argument validator does not implement) is left out and
+// logged, so that kernel.New and AddTools accept every tool given.
 func (g *Gateway) Tools() []kernel.Tool {
 	var out []kernel.Tool
 	for _, l := range g.links {

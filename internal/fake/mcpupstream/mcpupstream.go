@@ -55,7 +55,33 @@ const (
 	// protocol versions the fake negotiates (e.g. "2025-11-25": a server
 	// that does not speak 2026-07-28).
 	VersionsVar = "BULWARK_FAKE_MCPUPSTREAM_VERSIONS"
+	// SchemasVar, set to "1", adds a tool for each of RefusedSchemas and
+	// the tool "draft07" (Draft07Schema).
+	SchemasVar = "BULWARK_FAKE_MCPUPSTREAM_SCHEMAS"
 )
+
+// RefusedSchemas are input schemas that jsonschema-go reads and resolves
+// and that bulwark's kernel cannot register, by the name of the tool that
+// takes each: keywords its argument validator does not implement, and a
+// schema jsonschema-go cannot encode again.
+var RefusedSchemas = map[string]string{
+	"schema_unevaluated_properties": `{"type":"object","properties":{"a":{"type":"string"}},"unevaluatedProperties":false}`,
+	"schema_unevaluated_items":      `{"type":"object","properties":{"a":{"type":"array","unevaluatedItems":false}}}`,
+	"schema_dynamic_ref":            `{"type":"object","$defs":{"n":{"$dynamicAnchor":"n","type":"string"}},"properties":{"a":{"$dynamicRef":"#n"}}}`,
+	"schema_nested_id":              `{"type":"object","properties":{"a":{"$id":"https://example.com/a","type":"string"}}}`,
+	"schema_dependencies":           `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"dependencies":{"a":["b"]}}`,
+	"schema_items_array":            `{"type":"object","properties":{"a":{"type":"array","items":[{"type":"string"}]}}}`,
+	"schema_additional_items":       `{"type":"object","properties":{"a":{"type":"array","additionalItems":false}}}`,
+	"schema_defs_and_definitions":   `{"type":"object","$defs":{"x":{"type":"string"}},"definitions":{"y":{"type":"string"}}}`,
+}
+
+// Draft07Schema is a draft-07 schema that uses the array form of items,
+// additionalItems and dependencies, which the kernel supports in draft-07:
+// "a" needs "b", and "pair" is an integer then a string, nothing more.
+const Draft07Schema = `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object",
+	"properties":{"a":{"type":"string"},"b":{"type":"string"},
+		"pair":{"type":"array","items":[{"type":"integer"},{"type":"string"}],"additionalItems":false}},
+	"dependencies":{"a":["b"]}}`
 
 // Options configure a fake server.
 type Options struct {
@@ -71,6 +97,8 @@ type Options struct {
 	// Versions, when set, are the only protocol versions the fake
 	// negotiates (VersionsVar, comma-separated).
 	Versions []string
+	// Schemas adds the tools of RefusedSchemas and "draft07" (SchemasVar).
+	Schemas bool
 }
 
 // MaybeServe serves the fake over stdin/stdout and exits when EnvVar is "1";
@@ -89,7 +117,8 @@ func MaybeServe() {
 	if v := os.Getenv(VersionsVar); v != "" {
 		versions = strings.Split(v, ",")
 	}
-	srv := NewServer(&Options{Raw: out, Exit: os.Exit, DescriptionSuffix: os.Getenv(DescriptionVar), Mutable: os.Getenv(MutableVar) == "1", Versions: versions})
+	srv := NewServer(&Options{Raw: out, Exit: os.Exit, DescriptionSuffix: os.Getenv(DescriptionVar), Mutable: os.Getenv(MutableVar) == "1", Versions: versions,
+		Schemas: os.Getenv(SchemasVar) == "1"})
 	fmt.Fprintln(os.Stderr, "fake upstream starting; api_key="+Secret)
 	var values []string // a careless server prints its configuration
 	for _, kv := range os.Environ() {
@@ -171,9 +200,13 @@ func NewServer(opts *Options) *mcp.Server {
 		t.tool.Description += f.opts.DescriptionSuffix
 		s.AddTool(t.tool, t.handle)
 	}
+	if f.opts.Schemas {
+		addSchemaTools(s)
+	}
 	if f.opts.Mutable {
-		s.AddTool(&mcp.Tool{Name: "mutate", Description: "Changes this server's tools: describe (echo's description), rename (echo to echo2), add (a tool fresh).",
-			InputSchema: object(map[string]*jsonschema.Schema{"change": {Type: "string", Enum: []any{"describe", "rename", "add"}}}, "change"), Annotations: readOnly()},
+		s.AddTool(&mcp.Tool{Name: "mutate", Description: "Changes this server's tools: describe (echo's description), rename (echo to echo2), " +
+			"add (a tool fresh), schemas (the tools of SchemasVar and fresh).",
+			InputSchema: object(map[string]*jsonschema.Schema{"change": {Type: "string", Enum: []any{"describe", "rename", "add", "schemas"}}}, "change"), Annotations: readOnly()},
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return f.mutate(s, args(req)["change"])
 			})
@@ -193,13 +226,25 @@ func (f *fake) mutate(s *mcp.Server, change any) (*mcp.CallToolResult, error) {
 		s.RemoveTools("echo")
 		echo.tool.Name = "echo2"
 		s.AddTool(echo.tool, echo.handle)
-	case "add":
+	case "add", "schemas":
+		if change == "schemas" {
+			addSchemaTools(s)
+		}
 		s.AddTool(&mcp.Tool{Name: "fresh", Description: "A tool added mid-session.", InputSchema: object(nil), Annotations: readOnly()},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("fresh"), nil })
 	default:
 		return nil, fmt.Errorf("unknown change %v", change)
 	}
 	return text("changed"), nil
+}
+
+// addSchemaTools adds a tool for each of RefusedSchemas, and "draft07".
+func addSchemaTools(s *mcp.Server) {
+	ran := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ran"), nil }
+	for name, schema := range RefusedSchemas {
+		s.AddTool(&mcp.Tool{Name: name, Description: "Takes arguments the schema describes.", InputSchema: json.RawMessage(schema), Annotations: readOnly()}, ran)
+	}
+	s.AddTool(&mcp.Tool{Name: "draft07", Description: "Takes arguments a draft-07 schema describes.", InputSchema: json.RawMessage(Draft07Schema), Annotations: readOnly()}, ran)
 }
 
 type tool struct {

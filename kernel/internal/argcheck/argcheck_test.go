@@ -79,7 +79,15 @@ const draft7Schema = `{
   "$schema": "http://json-schema.org/draft-07/schema#",
   "type": "object",
   "definitions": {"s": {"type": "string", "maxLength": 4}},
-  "properties": {"a": {"$ref": "#/definitions/s", "minLength": 3}, "b": {"type": ["integer", "null"], "maximum": 9}},
+  "properties": {
+    "a": {"$ref": "#/definitions/s", "minLength": 3}, "b": {"type": ["integer", "null"], "maximum": 9},
+    "t": {"type": "array", "items": [{"type": "integer"}, {"$ref": "#/definitions/s"}], "additionalItems": {"type": "boolean"}},
+    "u": {"type": "array", "items": [{"type": "string"}]},
+    "v": {"items": {"type": "integer"}, "additionalItems": false},
+    "w": {"$ref": "#/properties/t/items/0"},
+    "x": {"additionalItems": false}
+  },
+  "dependencies": {"a": ["b"], "b": {"properties": {"t": {"maxItems": 2}}}, "x": {"$ref": "#/dependencies/b"}},
   "additionalProperties": false
 }`
 
@@ -97,6 +105,8 @@ var seedArgs = []string{
 	`{"home":{"city":"X"},"work":{"city":""},"kind":"x","n":2.5,"pick":7}`,
 	`{"e":[1,2],"tags":["ta","tb","ta"],"pair":[1,"s",true,false],"obj":{"x-a":1,"b":"abc","toolong":"x"}}`,
 	`{"e":{"a":null},"nope":"s","any":3,"deep":{},"a":"abcde","b":10}`,
+	`{"a":"abc","b":1,"t":[1,"ab"],"u":["x",1],"v":[1,2],"w":3,"x":[1]}`, `{"a":"abc","t":[1,"ab",true]}`,
+	`{"b":1,"t":[1,"ab",true]}`, `{"t":[1,"ab",true,1]}`, `{"u":[1],"v":[1,"s"],"w":1.5,"x":[1,2,3],"t":[]}`,
 	`{"e":null,"tags":["ta",0,-0]}`, `{"e":true,"tags":["ta",{"a":[1,{"b":-0}]},{"a":[1,{"b":0}]}]}`, `{"e":"one","tags":["t",1,"1",null,false]}`,
 }
 
@@ -198,9 +208,12 @@ func TestCompileRefusesUnsupportedKeywords(t *testing.T) {
 		{`{"type":"object","$dynamicAnchor":"x"}`, "$dynamicAnchor"},
 		{`{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`, "outside this schema"},
 		{`{"type":"object","properties":{"a":{"$id":"https://example.com/a","type":"string"}}}`, "$id below the root"},
-		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"items":[{"type":"string"}]}}}`, "items (array form)"},
-		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"additionalItems":false}}}`, "additionalItems"},
-		{`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","dependencies":{"a":["b"]}}`, "dependencies"},
+		// draft-07's keywords in a draft 2020-12 schema, which jsonschema-go
+		// ignores there: refused, not left unchecked.
+		{`{"type":"object","properties":{"a":{"items":[{"type":"string"}]}}}`, "items (array form, a draft-07 keyword)"},
+		{`{"type":"object","properties":{"a":{"additionalItems":false}}}`, "additionalItems (a draft-07 keyword)"},
+		{`{"type":"object","dependencies":{"a":["b"]}}`, "dependencies (a draft-07 keyword)"},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","dependencies":{"a":{"required":["b"]}}}`, "dependencies"},
 		{`{"type":"object","$vocabulary":{"https://example.com/v":true}}`, "$vocabulary"},
 	} {
 		var s jsonschema.Schema

@@ -90,14 +90,18 @@ type compiler struct {
 // additionalProperties, propertyNames, minProperties, maxProperties,
 // required, dependentRequired, dependentSchemas, allOf, anyOf, oneOf, not,
 // if/then/else, and $ref to "#", a JSON pointer into the schema or a
-// $anchor; defaults of properties are checked against their schema here and
-// applied by ApplyDefaults. Annotations (title, description, default,
-// examples, format, deprecated, readOnly, writeOnly, $comment, content*,
-// and keywords JSON Schema does not define, such as x-mcp-header) assert
-// nothing, as the specification says. Anything else — $dynamicRef,
-// $dynamicAnchor, $vocabulary, unevaluated*, a nested $id, draft-07's
-// array form of items, additionalItems and dependencies, a $ref that leaves
-// the document — is an error wrapping ErrUnsupported.
+// $anchor; in a draft-07 schema also the array form of items,
+// additionalItems and dependencies, which draft 2020-12 replaced by
+// prefixItems, items and dependentRequired/dependentSchemas. Defaults of
+// properties are checked against their schema here and applied by
+// ApplyDefaults. Annotations (title, description, default, examples,
+// format, deprecated, readOnly, writeOnly, $comment, content*, and keywords
+// JSON Schema does not define, such as x-mcp-header) assert nothing, as the
+// specification says. Anything else — $dynamicRef, $dynamicAnchor,
+// $vocabulary, unevaluated*, a nested $id, a $ref that leaves the document,
+// and the draft-07 keywords above in a draft 2020-12 schema (where
+// jsonschema-go ignores them, and an author who wrote them meant them to
+// assert) — is an error wrapping ErrUnsupported.
 func Compile(s *jsonschema.Schema) (*Validator, error) {
 	if s == nil {
 		return nil, errors.New("argcheck: no schema")
@@ -156,7 +160,8 @@ func eachChild(s *jsonschema.Schema, fn func(key string, sub *jsonschema.Schema)
 		kw string
 		m  map[string]*jsonschema.Schema
 	}{{"$defs", s.Defs}, {"definitions", s.Definitions}, {"properties", s.Properties},
-		{"patternProperties", s.PatternProperties}, {"dependentSchemas", s.DependentSchemas}} {
+		{"patternProperties", s.PatternProperties}, {"dependentSchemas", s.DependentSchemas},
+		{"dependencies", s.DependencySchemas}} {
 		for k, sub := range m.m {
 			if !fn(m.kw+"/"+k, sub) {
 				return false
@@ -166,7 +171,8 @@ func eachChild(s *jsonschema.Schema, fn func(key string, sub *jsonschema.Schema)
 	for _, l := range []struct {
 		kw   string
 		list []*jsonschema.Schema
-	}{{"prefixItems", s.PrefixItems}, {"allOf", s.AllOf}, {"anyOf", s.AnyOf}, {"oneOf", s.OneOf}} {
+	}{{"prefixItems", s.PrefixItems}, {"allOf", s.AllOf}, {"anyOf", s.AnyOf}, {"oneOf", s.OneOf},
+		{"items", s.ItemsArray}} {
 		for i, sub := range l.list {
 			if !fn(l.kw+"/"+strconv.Itoa(i), sub) {
 				return false
@@ -177,7 +183,8 @@ func eachChild(s *jsonschema.Schema, fn func(key string, sub *jsonschema.Schema)
 		kw  string
 		sub *jsonschema.Schema
 	}{{"items", s.Items}, {"additionalProperties", s.AdditionalProperties}, {"propertyNames", s.PropertyNames},
-		{"contains", s.Contains}, {"not", s.Not}, {"if", s.If}, {"then", s.Then}, {"else", s.Else}} {
+		{"contains", s.Contains}, {"not", s.Not}, {"if", s.If}, {"then", s.Then}, {"else", s.Else},
+		{"additionalItems", s.AdditionalItems}} {
 		if one.sub != nil && !fn(one.kw, one.sub) {
 			return false
 		}
@@ -222,12 +229,12 @@ func (c *compiler) refuse(s *jsonschema.Schema, at string) error {
 		return unsupported(at, "unevaluatedItems")
 	case s.UnevaluatedProperties != nil:
 		return unsupported(at, "unevaluatedProperties")
-	case s.ItemsArray != nil:
-		return unsupported(at, "items (array form)")
-	case s.AdditionalItems != nil:
-		return unsupported(at, "additionalItems")
-	case s.DependencySchemas != nil || s.DependencyStrings != nil:
-		return unsupported(at, "dependencies")
+	case !c.draft7 && s.ItemsArray != nil:
+		return unsupported(at, "items (array form, a draft-07 keyword)")
+	case !c.draft7 && s.AdditionalItems != nil:
+		return unsupported(at, "additionalItems (a draft-07 keyword)")
+	case !c.draft7 && (s.DependencySchemas != nil || s.DependencyStrings != nil):
+		return unsupported(at, "dependencies (a draft-07 keyword)")
 	case s.ID != "" && s != c.root:
 		return unsupported(at, "$id below the root")
 	case c.draft7 && (s.PrefixItems != nil || s.DependentRequired != nil || s.DependentSchemas != nil):
@@ -333,6 +340,9 @@ func (c *compiler) scalars(n *node, s *jsonschema.Schema, at string) error {
 		}
 	}
 	n.dependentRequired = s.DependentRequired
+	if c.draft7 { // the array half of draft-07's dependencies
+		n.dependentRequired = s.DependencyStrings
+	}
 	return nil
 }
 
@@ -382,10 +392,20 @@ func (c *compiler) subschemas(n *node, s *jsonschema.Schema, at string) error {
 		}
 		n.patternProps = append(n.patternProps, patternProp{re, one(s.PatternProperties[p], "patternProperties/"+p)})
 	}
-	if len(s.DependentSchemas) > 0 {
+	deps, depsKw := s.DependentSchemas, "dependentSchemas"
+	if c.draft7 { // the schema half of draft-07's dependencies (the other is in scalars)
+		deps, depsKw = s.DependencySchemas, "dependencies"
+	}
+	if c.draft7 && s.ItemsArray != nil {
+		// draft-07's array form of items is prefixItems, and additionalItems
+		// the items after them; beside items as one schema, or none,
+		// additionalItems is ignored, as jsonschema-go ignores it.
+		n.prefixItems, n.items = list(s.ItemsArray, "items"), one(s.AdditionalItems, "additionalItems")
+	}
+	if len(deps) > 0 {
 		n.dependentSchemas = map[string]*node{}
-		for name, sub := range s.DependentSchemas {
-			n.dependentSchemas[name] = one(sub, "dependentSchemas/"+name)
+		for name, sub := range deps {
+			n.dependentSchemas[name] = one(sub, depsKw+"/"+name)
 		}
 	}
 	return err

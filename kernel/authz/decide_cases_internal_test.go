@@ -9,14 +9,13 @@ import (
 	"testing"
 )
 
-// TestCachedResourceAttrsOncePerEntry: a cached resource's attributes are
-// checked and read once per entry and policy set (loadedAttrs), and every
-// decision still follows the attributes the call's Resource holds: a
-// resolver that hands on the entry's map is decided on it; one that
-// builds its own map (a copy with another zone) on that map, not the
-// entry's; a new policy set reads the entry afresh; an attribute that
-// does not fit its type denies on every call, from the entry too.
-func TestCachedResourceAttrsOncePerEntry(t *testing.T) {
+// TestCachedResourceDecidesOnItsAttrs: a decision follows the attributes
+// the call's Resource holds, whether a resolver hands on a ResourceCache
+// entry's map or builds its own from it (a copy with another zone); an
+// attribute that does not fit its type denies on every call, cached or not;
+// a new policy set (a reload) decides on the same entries with its own
+// policies, and the old set still decides right.
+func TestCachedResourceDecidesOnItsAttrs(t *testing.T) {
 	m := fuzzModel(t)
 	policy := []byte(`@id("team") permit(principal, action, resource is Dns::Zone) when { resource.zone like "*.team.example" && resource.nameLabels.contains("team") };`)
 	p, err := Parse(m, "p", policy, nil)
@@ -42,14 +41,6 @@ func TestCachedResourceAttrsOncePerEntry(t *testing.T) {
 			t.Fatalf("call %d on a cached zone of the team: %+v", i, d)
 		}
 	}
-	first := a.from.loaded.Load()
-	if first == nil {
-		t.Fatal("the entry keeps no checked attributes")
-	}
-	p.Decide(req(cache.Get("A.Team.Example", 0, build)))
-	if a.from.loaded.Load() != first {
-		t.Fatal("the entry's attributes were checked again for the same policy set")
-	}
 
 	// a resolver that builds its own map from the cached Resource: decided
 	// on that map, on every call, not on the entry's
@@ -71,7 +62,8 @@ func TestCachedResourceAttrsOncePerEntry(t *testing.T) {
 		}
 	}
 
-	// a new policy set (a reload) reads the entry afresh, with its own types
+	// a new policy set (a reload) decides on the same entry with its own
+	// policies
 	p2, err := Parse(m, "p", []byte(`@id("none") forbid(principal, action, resource is Dns::Zone) when { resource.zone like "a.*" };`+"\n"+string(policy)), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -79,20 +71,17 @@ func TestCachedResourceAttrsOncePerEntry(t *testing.T) {
 	if d := p2.Decide(req(a)); d.Allow || len(d.Policies) != 1 || d.Policies[0] != "none" {
 		t.Fatalf("after a reload: %+v", d)
 	}
-	if a.from.loaded.Load() == first {
-		t.Fatal("the new policy set used the old one's checked attributes")
-	}
 	if d := p.Decide(req(a)); !d.Allow { // and the old set still decides right
 		t.Fatalf("the old set after the new one: %+v", d)
 	}
 }
 
-// TestStringReadsMatchCedar: equality with a string literal, like and has,
-// on a String attribute of the resource or of context.arguments
-// (stringRead, has: read as a string, not as a value), decide as Cedar does for every tool,
-// resource (the server too, cached or not), argument set (absent, null,
-// of another type), validated by the kernel or not.
-func TestStringReadsMatchCedar(t *testing.T) {
+// TestStringConditionsMatchCedar: equality with a string literal, like and
+// has, on a String attribute of the resource or of context.arguments,
+// decide as Cedar does on the whole request for every tool, resource (the
+// server too, cached or not) and argument set (absent, null, of another
+// type).
+func TestStringConditionsMatchCedar(t *testing.T) {
 	m := fuzzModel(t)
 	policy := `@id("eq") permit(principal, action, resource) when { context.arguments.zone == "x.a.example" };
 @id("ne") forbid(principal, action, resource) when { context.arguments.type != "NS" && context.arguments.comment like "ticket-*" };
@@ -114,18 +103,15 @@ func TestStringReadsMatchCedar(t *testing.T) {
 				continue
 			}
 			for ai, a := range args {
-				for _, checked := range []bool{false, true} {
-					r := Request{Principal: fuzzPrincipals[ai%len(fuzzPrincipals)], Action: tool, Resource: res, Transport: "http", Arguments: a,
-						ArgumentsValidated: checked && validated(m, tool, a)}
-					if ai%2 == 1 && ri > 0 {
-						r.Resource = cache.Get(strconv.Itoa(ri), 0, func(string, int64) Resource { return res })
-					}
-					got, want := p.Decide(r), p.reference(nil, r)
-					if got.Allow != want.Allow || !slices.Equal(got.Policies, want.Policies) || !slices.Equal(got.Errors, want.Errors) {
-						t.Fatalf("request %+v:\nDecide    %+v\nreference %+v", r, got, want)
-					}
-					n++
+				r := Request{Principal: fuzzPrincipals[ai%len(fuzzPrincipals)], Action: tool, Resource: res, Transport: "http", Arguments: a}
+				if ai%2 == 1 && ri > 0 {
+					r.Resource = cache.Get(strconv.Itoa(ri), 0, func(string, int64) Resource { return res })
 				}
+				got, want := p.Decide(r), p.reference(nil, r)
+				if got.Allow != want.Allow || !slices.Equal(got.Policies, want.Policies) || !slices.Equal(got.Errors, want.Errors) {
+					t.Fatalf("request %+v:\nDecide    %+v\nreference %+v", r, got, want)
+				}
+				n++
 			}
 		}
 	}
@@ -166,9 +152,9 @@ func TestActionIndexNeverMisleads(t *testing.T) {
 }
 
 // TestConcurrentDecisionsShareNoState: decisions made at once on one tool
-// — each taking the tool's parked evaluation state or one from the pool,
-// principals, resources (cached or not) and arguments all different —
-// give each its own answer, the one it gets alone.
+// — principals, resources (cached or not) and arguments all different,
+// through the shared caches and memo — give each its own answer, the one
+// it gets alone.
 func TestConcurrentDecisionsShareNoState(t *testing.T) {
 	m := fuzzModel(t)
 	p, err := Parse(m, "p", []byte(`@id("zone") permit(principal, action, resource is Dns::Zone) when { resource.zone like "*.a.example" };
@@ -182,8 +168,7 @@ func TestConcurrentDecisionsShareNoState(t *testing.T) {
 	for pi, pr := range fuzzPrincipals {
 		for ri := 1; ri < len(fuzzResources); ri++ {
 			for ai, a := range fuzzArguments {
-				r := Request{Principal: pr, Action: "label_zone", Resource: fuzzResources[ri], Transport: "http", Arguments: a,
-					ArgumentsValidated: validated(m, "label_zone", a)}
+				r := Request{Principal: pr, Action: "label_zone", Resource: fuzzResources[ri], Transport: "http", Arguments: a}
 				if (pi+ai)%2 == 0 {
 					r.Resource = cache.Get(strconv.Itoa(ri), 0, func(string, int64) Resource { return fuzzResources[ri] })
 				}
@@ -214,5 +199,38 @@ func TestConcurrentDecisionsShareNoState(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestListingBuildsContextOnce: one request decided on many resources (a
+// listing filtering its items) builds its context record once; a request
+// whose context differs gets its own, and every decision is Cedar's.
+func TestListingBuildsContextOnce(t *testing.T) {
+	m := fuzzModel(t)
+	p, err := Parse(m, "p", []byte(`@id("zone") permit(principal, action, resource is Dns::Zone) when { resource.zone like "*.a.example" && context.transport == "http" };
+@id("ns") forbid(principal, action, resource) when { context.arguments.type == "NS" };`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Request{Principal: Principal{ID: "alice"}, Action: "get_zone", Transport: "http", Arguments: fuzzArguments[0]}
+	rs := p.rules(p.principal(r.Principal), p.plans["get_zone"])
+	var first *keyedContext
+	for i, res := range fuzzResources[1:] {
+		r.Resource = res
+		if got, want := p.Decide(r), p.reference(t, r); got.Allow != want.Allow || !slices.Equal(got.Policies, want.Policies) {
+			t.Fatalf("resource %d: %+v, Cedar %+v", i, got, want)
+		}
+		if i == 0 {
+			first = rs.lastContext.Load()
+		} else if rs.lastContext.Load() != first {
+			t.Fatalf("resource %d: the context was built again", i)
+		}
+	}
+	r.Arguments = fuzzArguments[1] // type NS: another context
+	if d := p.Decide(r); d.Allow || !slices.Equal(d.Policies, []string{"ns"}) {
+		t.Fatalf("another context: %+v", d)
+	}
+	if rs.lastContext.Load() == first {
+		t.Fatal("a request with another context was decided on the first one's")
 	}
 }
