@@ -158,6 +158,9 @@ func (s *Server) listZones(ctx context.Context, call *kernel.Call, in listZonesA
 	if len(in.LabelSelector) > maxSelectorLen {
 		return ZoneList{}, invalid("label_selector", "must be at most %d characters", maxSelectorLen)
 	}
+	if err := s.noLabels("label_selector", in.LabelSelector != ""); err != nil {
+		return ZoneList{}, err
+	}
 	opts := ListZonesOptions{Name: in.Name, Mode: in.Mode, LabelSelector: in.LabelSelector,
 		Sort: in.Sort, Page: in.Page, PerPage: in.PerPage}
 	if s.restricted() {
@@ -212,7 +215,7 @@ func (s *Server) createZone(ctx context.Context, call *kernel.Call, in createZon
 	if err != nil {
 		return createZoneResult{}, err
 	}
-	z, a, err := s.p.CreateZone(ctx, req)
+	z, a, err := s.caps.zones.CreateZone(ctx, req)
 	if err != nil {
 		return createZoneResult{}, mapError(err, zoneSubject(in.Name))
 	}
@@ -267,7 +270,7 @@ func (s *Server) updateZone(ctx context.Context, _ *kernel.Call, in updateZoneAr
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	z, err := s.p.UpdateZone(ctx, ref, labels)
+	z, err := s.caps.labels.UpdateZone(ctx, ref, labels)
 	return zoneResult{Zone: z}, mapError(err, zoneSubject(in.Zone))
 }
 
@@ -288,7 +291,7 @@ func (s *Server) zoneAction(ctx context.Context, call *kernel.Call, zone string,
 }
 
 func (s *Server) deleteZone(ctx context.Context, call *kernel.Call, in zoneArgs) (actionResult, error) {
-	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) { return s.p.DeleteZone(ctx, ref) })
+	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) { return s.caps.zones.DeleteZone(ctx, ref) })
 }
 
 func (s *Server) importZonefile(ctx context.Context, call *kernel.Call, in importArgs) (actionResult, error) {
@@ -302,7 +305,7 @@ func (s *Server) importZonefile(ctx context.Context, call *kernel.Call, in impor
 	if err != nil {
 		return actionResult{}, err
 	}
-	a, err := s.p.ImportZonefile(ctx, ref, in.Zonefile)
+	a, err := s.caps.importer.ImportZonefile(ctx, ref, in.Zonefile)
 	if err != nil {
 		return actionResult{}, mapError(err, sub)
 	}
@@ -313,12 +316,12 @@ func (s *Server) changeZoneTTL(ctx context.Context, call *kernel.Call, in zoneTT
 	if err := checkTTL(&in.TTL); err != nil {
 		return actionResult{}, err
 	}
-	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) { return s.p.ChangeZoneTTL(ctx, ref, in.TTL) })
+	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) { return s.caps.zones.ChangeZoneTTL(ctx, ref, in.TTL) })
 }
 
 func (s *Server) changeZoneProtection(ctx context.Context, call *kernel.Call, in zoneProtectionArgs) (actionResult, error) {
 	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) {
-		return s.p.ChangeZoneProtection(ctx, ref, in.Delete)
+		return s.caps.protection.ChangeZoneProtection(ctx, ref, in.Delete)
 	})
 }
 
@@ -328,7 +331,7 @@ func (s *Server) changePrimaryNameservers(ctx context.Context, call *kernel.Call
 		return actionResult{}, err
 	}
 	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) {
-		return s.p.ChangePrimaryNameservers(ctx, ref, ns)
+		return s.caps.secondaries.ChangePrimaryNameservers(ctx, ref, ns)
 	})
 }
 
