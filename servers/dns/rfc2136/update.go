@@ -144,12 +144,13 @@ func (u *update) delSet() {
 }
 
 // retime gives every record of the RRSet (those read and those added) the
-// TTL ttl: the RRSet deleted and added again, or, for the apex NS, which
-// is never deleted, each record added again (a duplicate replaces the
-// record it duplicates, TTL included).
+// TTL ttl: each record read is deleted and every record added again. Record
+// by record, because servers never delete the apex NS RRSet whole, and a
+// record added again beside its duplicate keeps its old TTL on some (Knot)
+// and changes it on others (BIND); deleted first, it is new to all of them.
 func (u *update) retime(ttl uint32, added []mdns.RR) {
-	if !u.apexNS() {
-		u.delSet()
+	for _, rr := range u.cur.records() {
+		u.del(rr)
 	}
 	for _, rr := range append(slices.Clone(u.cur.records()), added...) {
 		c := mdns.Copy(rr)
