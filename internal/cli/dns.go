@@ -27,6 +27,9 @@ type dnsFlags struct {
 	zones      []string // rfc2136: the zones it manages
 	tsigKey    secret   // a TSIG key file's content
 	tsigName   string   // rfc2136: which key of the file signs
+
+	secondaries  []string // local: the hidden primary's secondaries
+	serialPolicy []string // local: date or increment, ZONE=POLICY
 }
 
 // hetznerHeader carries a request's own Hetzner token under -byok.
@@ -50,6 +53,7 @@ func setupDNS(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	f.Secret(&c.token, "hetzner-token-file", "HETZNER_API_TOKEN", "hetzner: the API token")
 	f.List(&c.allowZones, "allow-zones", "DNS_ALLOW_ZONES|HETZNER_ALLOW_ZONES", "the only zones any tool may read or change")
 	c.registerRFC2136(f)
+	c.registerPrimary(f)
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {
 			return err
@@ -93,7 +97,13 @@ func runDNS(ctx context.Context, c *dnsFlags, env Env) error {
 					"addr", addr, "rate_limit", fmt.Sprintf("%d UDP responses/s per source", localzone.DefaultResponseRate))
 			}
 			c.dnsListen = addr
-			responder = localzone.NewResponder(lp, nil)
+			ropts, err := c.responderOptions(&opts, logger, addr, beyond)
+			if err != nil {
+				return err
+			}
+			responder = localzone.NewResponder(lp, ropts)
+		} else if len(c.secondaries) > 0 {
+			return fmt.Errorf("%w: -secondaries need the DNS responder: set -dns-listen to an address, not off", errUsage)
 		}
 	case "hetzner":
 		hp, err := c.hetznerProvider(&opts, logger)
@@ -140,7 +150,11 @@ func (c *dnsFlags) localProvider(env Env) (*localzone.Provider, string, error) {
 	if dir == "" {
 		return nil, "", fmt.Errorf("%w: no data directory: set -data-dir (HOME is not set)", errUsage)
 	}
-	p, err := localzone.New(dir, nil)
+	def, zones := parseSerialPolicy(c.serialPolicy)
+	p, err := localzone.New(dir, &localzone.Options{SerialPolicy: def, ZoneSerialPolicy: zones})
+	if errors.Is(err, localzone.ErrBadOptions) {
+		return nil, "", fmt.Errorf("%w: -serial-policy: %v", errUsage, err)
+	}
 	if err != nil {
 		return nil, "", err
 	}

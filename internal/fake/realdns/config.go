@@ -15,7 +15,10 @@ func StartBIND(t testing.TB, cfg Config, noWait bool) *Server {
 	t.Helper()
 	bin := Named(t)
 	s := &Server{Kind: "bind", Dir: t.TempDir()}
-	port := FreePort(t)
+	port := cfg.Port
+	if port == 0 {
+		port = FreePort(t)
+	}
 	s.Addr = fmt.Sprintf("127.0.0.1:%d", port)
 	var b strings.Builder
 	fmt.Fprintf(&b, `options {
@@ -66,7 +69,10 @@ func StartKnot(t testing.TB, cfg Config, noWait bool) *Server {
 	t.Helper()
 	bin := Knotd(t)
 	s := &Server{Kind: "knot", Dir: t.TempDir()}
-	port := FreePort(t)
+	port := cfg.Port
+	if port == 0 {
+		port = FreePort(t)
+	}
 	s.Addr = fmt.Sprintf("127.0.0.1:%d", port)
 	var b strings.Builder
 	fmt.Fprintf(&b, `server:

@@ -47,6 +47,8 @@ type Zone struct {
 type Config struct {
 	Key   Key
 	Zones []Zone
+	// Port is the loopback port to listen on; a free one when 0.
+	Port int
 }
 
 // Server is a running server.

@@ -35,7 +35,7 @@
 // The Provider mirrors the Hetzner Cloud DNS API (reference §3, §5): RRSets
 // keyed by name and type, names relative and lower case with "@" for the
 // apex, an SOA and NS records made on creation, the SOA serial bumped
-// (YYYYMMDDnn, always rising) whenever records change, the API's error codes
+// (by the zone's serial policy, always rising) whenever records change, the API's error codes
 // as *dns.Error. Where the reference leaves a behaviour open, this package
 // chooses:
 //
@@ -70,6 +70,25 @@
 // directory's primary zones over UDP and TCP; see Responder for what it
 // answers. A bare port binds loopback (ListenAddr), and UDP answers are
 // rate-limited per source, slipping to truncated answers (rrl.go).
+//
+// # Hidden primary
+//
+// With ResponderOptions.Secondaries the responder is the hidden primary of
+// its zones (primary.go, journal.go, notify.go): the listed secondaries,
+// and they alone, take the zones by AXFR and IXFR — over TCP, from their
+// address, signed with their TSIG key; anyone else is REFUSED and the
+// refusal logged. IXFR is served from an in-memory journal of each zone's
+// recent changes (up to 64 changes and 200,000 records; after a restart,
+// or beyond, the whole zone is sent, as RFC 1995 allows). Each secondary
+// hears NOTIFY (RFC 1996, signed with its key) of every new serial: at
+// start, after each change made through the Provider, and when a zone file
+// changes on disk; it is sent again, each wait twice the one before, until
+// answered or five tries have gone by. Answers to signed requests are
+// signed; a request with a bad signature gets NOTAUTH.
+//
+// The serial of a changed zone rises by the zone's policy
+// (Options.SerialPolicy, Options.ZoneSerialPolicy): SerialDate, YYYYMMDDnn
+// (the default), or SerialIncrement.
 //
 // # Budget
 //

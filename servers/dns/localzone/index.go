@@ -16,6 +16,9 @@ import (
 type zoneIndex struct {
 	origin string // lower case, absolute
 	nodes  map[string]*node
+	// all is every record in file order, the SOA among them: what a zone
+	// transfer sends.
+	all []mdns.RR
 	// negSOA is the SOA with the negative-caching TTL (min of the SOA's
 	// TTL and MINIMUM, RFC 2308), as a slice ready for the authority
 	// section.
@@ -37,6 +40,16 @@ type node struct {
 type typedSet struct {
 	typ uint16
 	rrs []mdns.RR // cap == len, so appending to an answer never writes here
+}
+
+// soa is the zone's SOA (buildIndex made sure there is one).
+func (z *zoneIndex) soa() *mdns.SOA {
+	if n := z.nodes[z.origin]; n != nil {
+		if rrs := n.get(mdns.TypeSOA); len(rrs) == 1 {
+			return rrs[0].(*mdns.SOA)
+		}
+	}
+	return nil
 }
 
 // get returns the RRs of type t (nil when none).
@@ -77,7 +90,7 @@ func readIndex(dir, zone string) (*zoneIndex, error) {
 // buildIndex files rrs (all inside origin, class IN, one SOA at the apex)
 // into a zoneIndex.
 func buildIndex(origin string, rrs []mdns.RR) (*zoneIndex, error) {
-	z := &zoneIndex{origin: origin, nodes: make(map[string]*node, len(rrs))}
+	z := &zoneIndex{origin: origin, nodes: make(map[string]*node, len(rrs)), all: rrs}
 	z.nodes[origin] = &node{}
 	for _, rr := range rrs {
 		h := rr.Header()

@@ -45,6 +45,11 @@ type Options struct {
 	// (estimated; the least recently used zones go first); default
 	// DefaultCacheBytes, negative keeps none (every call parses).
 	CacheBytes int64
+	// SerialPolicy is how a change bumps a zone's SOA serial: SerialDate
+	// (YYYYMMDDnn, the default) or SerialIncrement (one more).
+	// ZoneSerialPolicy sets it per zone (by name), over SerialPolicy.
+	SerialPolicy     SerialPolicy
+	ZoneSerialPolicy map[string]SerialPolicy
 	// DisableSync skips fsync of files and the directory. Readers and a
 	// killed process still see every file whole (old or new), but a crash of
 	// the machine may lose or reorder recent writes. For tests and
@@ -103,6 +108,9 @@ func New(dir string, opts *Options) (*Provider, error) {
 	}
 	st := newStore(dir, o.Now, o.Nameservers, cacheBytes)
 	st.noSync = o.DisableSync
+	if err := st.setSerialPolicy(o.SerialPolicy, o.ZoneSerialPolicy); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
 	if err := st.write(context.Background(), st.removeTemp); err != nil {
 		return nil, fmt.Errorf("localzone: %w", err)
 	}
