@@ -30,6 +30,7 @@ type dnsFlags struct {
 
 	secondaries  []string // local: the hidden primary's secondaries
 	serialPolicy []string // local: date or increment, ZONE=POLICY
+	dnssec       []string // local: ZONE[=ALG[/DENIAL]] to sign
 }
 
 // hetznerHeader carries a request's own Hetzner token under -byok.
@@ -151,9 +152,9 @@ func (c *dnsFlags) localProvider(env Env) (*localzone.Provider, string, error) {
 		return nil, "", fmt.Errorf("%w: no data directory: set -data-dir (HOME is not set)", errUsage)
 	}
 	def, zones := parseSerialPolicy(c.serialPolicy)
-	p, err := localzone.New(dir, &localzone.Options{SerialPolicy: def, ZoneSerialPolicy: zones})
+	p, err := localzone.New(dir, &localzone.Options{SerialPolicy: def, ZoneSerialPolicy: zones, DNSSEC: parseDNSSEC(c.dnssec)})
 	if errors.Is(err, localzone.ErrBadOptions) {
-		return nil, "", fmt.Errorf("%w: -serial-policy: %v", errUsage, err)
+		return nil, "", fmt.Errorf("%w: -serial-policy or -dnssec: %v", errUsage, err)
 	}
 	if err != nil {
 		return nil, "", err

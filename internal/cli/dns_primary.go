@@ -15,6 +15,18 @@ import (
 func (c *dnsFlags) registerPrimary(f *flags) {
 	f.List(&c.secondaries, "secondaries", "BULWARK_DNS_SECONDARIES", "local: the secondaries that take the zones by AXFR/IXFR and hear NOTIFY, as `ADDR[:PORT]@KEY` (the key's name in -tsig-key-file; port 53 when omitted); ZONE=ADDR[:PORT]@KEY for one zone only. Transfers are refused to anyone else")
 	f.List(&c.serialPolicy, "serial-policy", "BULWARK_DNS_SERIAL_POLICY", "local: how a change bumps a zone's SOA serial: date (YYYYMMDDnn, the default) or increment; ZONE=POLICY for one zone")
+	f.List(&c.dnssec, "dnssec", "BULWARK_DNS_DNSSEC", "local: the zones to sign online, as `ZONE[=ALGORITHM[/DENIAL]]` (* for every zone; ecdsa-p256 or ed25519, default ecdsa-p256; nsec or nsec3, default nsec). The key is made in the data directory; get_zone shows the DS for the parent")
+}
+
+// parseDNSSEC reads -dnssec entries.
+func parseDNSSEC(list []string) map[string]localzone.DNSSEC {
+	out := map[string]localzone.DNSSEC{}
+	for _, e := range list {
+		zone, spec, _ := strings.Cut(e, "=")
+		alg, denial, _ := strings.Cut(spec, "/")
+		out[zone] = localzone.DNSSEC{Algorithm: alg, Denial: denial}
+	}
+	return out
 }
 
 // parseSecondaries reads -secondaries entries.

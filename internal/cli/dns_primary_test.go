@@ -27,6 +27,8 @@ func TestDNSHiddenPrimaryFlags(t *testing.T) {
 		{"bad zone", []string{"-secondaries", "a..b=127.0.0.1@bulwark-cli", "-tsig-key-file", keyFile}, "a..b"},
 		{"responder off", []string{"-secondaries", "127.0.0.1@bulwark-cli", "-tsig-key-file", keyFile, "-dns-listen", "off"}, "-dns-listen"},
 		{"serial policy", []string{"-serial-policy", "weekly"}, "-serial-policy"},
+		{"dnssec algorithm", []string{"-dnssec", "example.com=rsasha1"}, "-dnssec"},
+		{"dnssec denial", []string{"-dnssec", "*=ed25519/nsec5"}, "-dnssec"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,5 +48,25 @@ func TestDNSHiddenPrimaryFlags(t *testing.T) {
 	}
 	if strings.Contains(errOut, tsigSecret) {
 		t.Fatal("the secret reached the log")
+	}
+}
+
+// TestDNSSECFlag: -dnssec signs the zones named; get_zone shows the DS for
+// the parent and never the private key.
+func TestDNSSECFlag(t *testing.T) {
+	dir := t.TempDir()
+	cs, _, _ := session(t, nil, "-data-dir", dir, "-dns-listen", "off", "-dnssec", "example.com=ed25519/nsec3")
+	call(t, cs, "create_zone", map[string]any{"name": "example.com", "mode": "primary"})
+	out := call(t, cs, "get_zone", map[string]any{"zone": "example.com"})
+	if !strings.Contains(out, `"denial":"nsec3"`) || !strings.Contains(out, "IN\\tDS\\t") || !strings.Contains(out, `"algorithm":"ED25519"`) {
+		t.Fatalf("get_zone: %s", out)
+	}
+	key, err := os.ReadFile(filepath.Join(dir, "example.com.dnssec-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(key), "PrivateKey: ")
+	if i < 0 || strings.Contains(out, string(key)[i+12:i+40]) {
+		t.Fatal("get_zone shows the private key, or the key file has none")
 	}
 }

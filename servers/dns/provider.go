@@ -130,6 +130,20 @@ type Zone struct {
 	RecordCount              int                       `json:"record_count"`
 	Registrar                string                    `json:"registrar,omitempty"`
 	AuthoritativeNameservers *AuthoritativeNameservers `json:"authoritative_nameservers,omitempty"`
+	// DNSSEC is a signed zone's key and the DS record its parent zone
+	// needs; nil for a zone its provider does not sign.
+	DNSSEC *ZoneDNSSEC `json:"dnssec,omitempty"`
+}
+
+// ZoneDNSSEC is how a zone is signed: the algorithm, the denial of
+// existence, the public key (never the private one) and the DS records to
+// give the parent zone.
+type ZoneDNSSEC struct {
+	Algorithm string   `json:"algorithm"` // ECDSAP256SHA256 or ED25519
+	Denial    string   `json:"denial"`    // nsec or nsec3
+	KeyTag    uint16   `json:"key_tag"`
+	DNSKEY    string   `json:"dnskey" jsonschema:"the zone's public key, as the DNSKEY record's data"`
+	DS        []string `json:"ds" jsonschema:"the DS records for the parent zone, in zone-file syntax"`
 }
 
 // ZoneProtection is a zone's delete protection.

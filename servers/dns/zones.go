@@ -77,7 +77,8 @@ func (s *Server) zoneReadTools() []kernel.Tool {
 		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, zoneResult]{
 			Name: "get_zone", Title: "Get a zone", Policy: readOnly, Handle: s.getZone,
 			Description: "Get one zone: mode, default TTL, protection, record count, nameservers and delegation status. " +
-				"With the local zone store the assigned nameservers are the local responder's names and no delegation is checked.",
+				"With the local zone store the assigned nameservers are the local responder's names and no delegation is checked; " +
+				"a zone the local store signs (DNSSEC) shows its public key and the DS records to give the parent zone.",
 		}), map[string]argschema.Rule{"zone": zoneRule}),
 		argschema.Refine(kernel.NewTool(kernel.Spec[exportArgs, kernel.Text]{
 			Name: "export_zonefile", Title: "Export a zone file", Policy: readOnly, Handle: s.exportZonefile,

@@ -86,6 +86,23 @@
 // answered or five tries have gone by. Answers to signed requests are
 // signed; a request with a bad signature gets NOTAUTH.
 //
+// # DNSSEC
+//
+// Zones named in Options.DNSSEC are signed online (dnssec.go,
+// dnssec_sign.go, dnssec_answer.go): the zone file stays unsigned, and the
+// responder signs each version it indexes with the zone's key (ECDSA P-256
+// or Ed25519, made on first use and kept in <zone>.dnssec-key, mode 0600),
+// adds the DNSKEY, and an NSEC or NSEC3 chain (SHA-1, no salt, no extra
+// iterations, no opt-out: RFC 9276). A query with the DO bit gets the
+// RRSIGs and the proofs of non-existence (NXDOMAIN, NODATA, wildcards,
+// empty non-terminals, insecure delegations); a transfer carries the whole
+// signed zone, so secondaries serve it as it is. Signatures are valid for
+// two weeks from an hour ago; a signature is reused while more than a week
+// is left, so a change re-signs only what changed, and a zone whose
+// signatures near that mark gets a new serial and new signatures (the
+// secondaries follow). get_zone shows the public key and the DS records
+// for the parent; the private key is never printed.
+//
 // The serial of a changed zone rises by the zone's policy
 // (Options.SerialPolicy, Options.ZoneSerialPolicy): SerialDate, YYYYMMDDnn
 // (the default), or SerialIncrement.

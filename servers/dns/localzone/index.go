@@ -28,6 +28,9 @@ type zoneIndex struct {
 	// broken is set for a zone whose file never parsed: it answers
 	// SERVFAIL.
 	broken bool
+	// sec is the DNSSEC data of a signed zone (dnssec_sign.go), nil
+	// for an unsigned one.
+	sec *signedZone
 }
 
 // node is one owner name: its RRsets, and for a delegation point the glue.
@@ -35,6 +38,9 @@ type node struct {
 	sets []typedSet
 	cut  bool      // NS here, below the apex: a delegation
 	glue []mdns.RR // A/AAAA of the delegation's nameservers found in the zone
+	// sigs are the RRSIGs of a signed zone's RRsets, by the type they
+	// cover.
+	sigs map[uint16][]mdns.RR
 }
 
 type typedSet struct {

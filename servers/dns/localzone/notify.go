@@ -45,6 +45,7 @@ func (r *Responder) notifyLoop(ctx context.Context) {
 		case <-r.p.store.changed:
 		case <-t.C:
 			r.refresh(true)
+			r.resignDue(ctx)
 		}
 	}
 }

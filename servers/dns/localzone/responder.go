@@ -66,7 +66,8 @@ type ResponderOptions struct {
 	// NotifyWait is how long a NOTIFY waits for its first retry; it
 	// doubles with each. Default one second.
 	NotifyWait time.Duration
-	// Now is the rate limiter's clock; default time.Now.
+	// Now is the clock of the rate limiter and of DNSSEC signatures;
+	// default time.Now.
 	Now func() time.Time
 }
 
@@ -88,7 +89,8 @@ type Responder struct {
 	udpSize int
 	recheck time.Duration
 	limit   *rrl       // nil: no rate limit
-	opt     [2]mdns.RR // the OPT record of answers, without and with DO
+	opt     [2]*mdns.OPT // the OPT record of answers, without and with DO
+	now     func() time.Time
 
 	secondaries []Secondary
 	keys        *tsig.Keyring
@@ -132,12 +134,12 @@ func NewResponder(p *Provider, opts *ResponderOptions) *Responder {
 	}
 	r := &Responder{p: p, udpSize: o.UDPSize, recheck: o.RecheckInterval, ready: make(chan struct{}),
 		secondaries: slices.Clone(o.Secondaries), keys: o.Keys, log: cmp.Or(o.Logger, discard), notifyWait: cmp.Or(o.NotifyWait, time.Second)}
+	r.now = o.Now
+	if r.now == nil {
+		r.now = time.Now
+	}
 	if !o.DisableRateLimit {
-		now := o.Now
-		if now == nil {
-			now = time.Now
-		}
-		r.limit = newRRL(cmp.Or(max(o.ResponseRate, 0), DefaultResponseRate), cmp.Or(max(o.Slip, 0), DefaultSlip), now)
+		r.limit = newRRL(cmp.Or(max(o.ResponseRate, 0), DefaultResponseRate), cmp.Or(max(o.Slip, 0), DefaultSlip), r.now)
 	}
 	for i := range r.opt {
 		opt := &mdns.OPT{Hdr: mdns.RR_Header{Name: ".", Rrtype: mdns.TypeOPT}}
@@ -262,6 +264,9 @@ func (r *Responder) index(cur *snapshot, zone string) (indexedFile, bool) {
 		}
 	}
 	idx, err := readIndex(r.p.store.dir, zone)
+	if err == nil {
+		idx, err = r.signed(idx, old.idx)
+	}
 	switch {
 	case err == nil:
 		return indexedFile{key: key, idx: idx}, true
@@ -328,6 +333,7 @@ func (r *Responder) recheckLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			r.refresh(true)
+			r.resignDue(ctx)
 		}
 	}
 }

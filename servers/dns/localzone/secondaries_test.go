@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -110,19 +111,48 @@ func digShort(t *testing.T, addr, name, typ string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// validatedThrough asks delv, through each secondary, for a record of the
+// signed zone, with the DS get_zone shows as the trust anchor.
+func (h *hiddenPrimary) validatedThrough(t *testing.T, servers ...*realdns.Server) {
+	t.Helper()
+	delv := realdns.Tool(t, "delv")
+	res := h.sess.Call(t, "get_zone", map[string]any{"zone": "example.com"})
+	var z struct{ Zone dns.Zone }
+	mcptest.Structured(t, res, &z)
+	if z.Zone.DNSSEC == nil {
+		t.Fatalf("get_zone shows no DNSSEC: %s", mcptest.Text(res))
+	}
+	f := strings.Fields(z.Zone.DNSSEC.DS[0])
+	anchors := t.TempDir() + "/anchors.conf"
+	if err := os.WriteFile(anchors, []byte(fmt.Sprintf("trust-anchors { %s static-ds %s %s %s \"%s\"; };\n", f[0], f[4], f[5], f[6], f[7])), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		host, port, _ := strings.Cut(s.Addr, ":")
+		for _, q := range []struct{ name, want string }{{"api.example.com", "; fully validated"}, {"nothere.example.com", "; negative response, fully validated"}} {
+			out, _ := exec.Command(delv, "@"+host, "-p", port, "-a", anchors, "+root=example.com", "+tcp", q.name, "A").CombinedOutput()
+			if !strings.Contains(string(out), q.want) {
+				t.Errorf("delv %s through %s: want %q:\n%s", q.name, s.Kind, q.want, out)
+			}
+		}
+	}
+}
+
 func secondaryAt(t *testing.T, port int) localzone.Secondary {
 	return localzone.Secondary{Addr: netip.MustParseAddrPort(fmt.Sprintf("127.0.0.1:%d", port)), Key: secKey}
 }
 
-// TestSecondariesBINDAndKnot: BIND and Knot take the local store's zone
-// from bulwark as its hidden primary; a change made through a tool is
-// served by both within 2 s of the NOTIFY; a secondary without the TSIG
-// key is REFUSED, and the refusal is logged.
+// TestSecondariesBINDAndKnot: BIND and Knot take the local store's signed
+// zone from bulwark as its hidden primary; a change made through a tool is
+// served by both within 2 s of the NOTIFY, and validated by delv through
+// either; a secondary without the TSIG key is REFUSED, and the refusal is
+// logged.
 func TestSecondariesBINDAndKnot(t *testing.T) {
 	realdns.Named(t)
 	realdns.Knotd(t)
 	bindPort, knotPort := realdns.FreePort(t), realdns.FreePort(t)
-	h := startHiddenPrimary(t, []localzone.Secondary{secondaryAt(t, bindPort), secondaryAt(t, knotPort)}, nil)
+	h := startHiddenPrimary(t, []localzone.Secondary{secondaryAt(t, bindPort), secondaryAt(t, knotPort)},
+		&localzone.Options{DisableSync: true, DNSSEC: map[string]localzone.DNSSEC{"example.com": {Denial: localzone.DenialNSEC3}}})
 	h.call(t, "create_zone", map[string]any{"name": "example.com", "mode": "primary"})
 	h.call(t, "add_records", map[string]any{"zone": "example.com", "name": "www", "type": "A", "records": []any{map[string]any{"value": "198.51.100.1"}}})
 
@@ -152,6 +182,7 @@ func TestSecondariesBINDAndKnot(t *testing.T) {
 	if !strings.Contains(h.log.String(), "form=incremental") {
 		t.Errorf("no secondary took an incremental transfer:\n%s", h.log.String())
 	}
+	h.validatedThrough(t, bind, knot)
 
 	// A secondary without the key: refused, and the refusal logged.
 	nokey := realdns.StartBIND(t, realdns.Config{Key: key, Zones: []realdns.Zone{{Name: "example.com", Primary: h.r.Addr(), NoKey: true}}}, true)
