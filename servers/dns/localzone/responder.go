@@ -88,7 +88,7 @@ type Responder struct {
 	p       *Provider
 	udpSize int
 	recheck time.Duration
-	limit   *rrl       // nil: no rate limit
+	limit   *rrl         // nil: no rate limit
 	opt     [2]*mdns.OPT // the OPT record of answers, without and with DO
 	now     func() time.Time
 
