@@ -53,6 +53,7 @@ type signer struct {
 	old  sigCache
 	used sigCache
 	min  time.Time
+	buf  []byte // for sigKey
 }
 
 // signIndex returns z signed with k: the DNSKEY (and NSEC3PARAM) at the
@@ -78,7 +79,7 @@ func signIndex(z *zoneIndex, k *zoneKey, d DNSSEC, now time.Time, old sigCache) 
 	if err != nil {
 		return nil, err
 	}
-	sg := &signer{k: k, now: now, old: old, used: sigCache{}, min: now.Add(sigValidity)}
+	sg := &signer{k: k, now: now, old: old, used: sigCache{}, min: now.Add(sigValidity), buf: make([]byte, mdns.MaxMsgSize)}
 	idx.sec = &signedZone{denial: d.Denial, key: k.dnskey}
 	negTTL := min(soa.Hdr.Ttl, soa.Minttl)
 	if d.Denial == DenialNSEC3 {
@@ -105,6 +106,9 @@ func withTTL(rr mdns.RR, ttl uint32) mdns.RR {
 // occluded reports whether name lies below a delegation (glue, not the
 // zone's data).
 func (z *zoneIndex) occluded(name string) bool {
+	if !z.hasCuts {
+		return false
+	}
 	for p := parentName(name); p != "" && p != z.origin && mdns.IsSubDomain(z.origin, p); p = parentName(p) {
 		if n := z.nodes[p]; n != nil && n.cut {
 			return true
@@ -116,14 +120,24 @@ func (z *zoneIndex) occluded(name string) bool {
 // authoritative are the zone's names that are not below a delegation, in
 // canonical order (RFC 4034 §6.1); withEmpty keeps empty non-terminals.
 func (z *zoneIndex) authoritative(withEmpty bool) []string {
-	var names []string
+	var keyed []canonName
 	for name, n := range z.nodes {
 		if (withEmpty || len(n.sets) > 0) && !z.occluded(name) {
-			names = append(names, name)
+			keyed = append(keyed, canonName{name: name, labels: canonicalLabels(name)})
 		}
 	}
-	slices.SortFunc(names, canonicalCompare)
+	slices.SortFunc(keyed, func(a, b canonName) int { return compareLabels(a.labels, b.labels) })
+	names := make([]string, len(keyed))
+	for i, k := range keyed {
+		names[i] = k.name
+	}
 	return names
+}
+
+// canonName is a name with its labels in canonical comparison form.
+type canonName struct {
+	name   string
+	labels []string
 }
 
 // typesAt are the types of a node that its NSEC or NSEC3 lists: at a
@@ -217,7 +231,7 @@ func (z *zoneIndex) signAll(sg *signer) error {
 // sign returns the RRSIG of rrset: the one of the last signing when it
 // signs the same records and has more than sigRefresh left, else a new one.
 func (sg *signer) sign(rrset []mdns.RR) (mdns.RR, error) {
-	key := sigKey(rrset)
+	key := sg.sigKey(rrset)
 	if old := sg.old[key]; old != nil && sg.now.Add(sigRefresh).Before(sigTime(old.Expiration)) {
 		sg.keep(key, old)
 		return old, nil
@@ -243,26 +257,48 @@ func (sg *signer) keep(key [32]byte, sig *mdns.RRSIG) {
 // sigTime reads an RRSIG time (seconds, RFC 1982 arithmetic near now).
 func sigTime(t uint32) time.Time { return time.Unix(int64(t), 0) }
 
-// sigKey identifies an RRset's content: owner, type, TTL and records.
-func sigKey(rrset []mdns.RR) [32]byte {
-	parts := make([]string, len(rrset))
-	for i, rr := range rrset {
-		parts[i] = rr.String()
+// sigKey identifies an RRset's content, records in order: owner, type,
+// TTL and data, in wire form (a set whose records come in another order
+// is signed again, which is only slower).
+func (sg *signer) sigKey(rrset []mdns.RR) [32]byte {
+	h := sha256.New()
+	for _, rr := range rrset {
+		n, err := mdns.PackRR(rr, sg.buf, 0, nil, false)
+		if err != nil {
+			h.Write([]byte(rr.String())) // cannot happen for parsed records
+			continue
+		}
+		h.Write(sg.buf[:n])
 	}
-	slices.Sort(parts)
-	return sha256.Sum256([]byte(strings.Join(parts, "\n")))
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
 }
 
 // canonicalCompare orders names as RFC 4034 §6.1 does: label by label
 // from the right, each compared as lower-case bytes.
 func canonicalCompare(a, b string) int {
-	la, lb := mdns.SplitDomainName(strings.ToLower(a)), mdns.SplitDomainName(strings.ToLower(b))
-	for i, j := len(la)-1, len(lb)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
-		if c := strings.Compare(unescape(la[i]), unescape(lb[j])); c != 0 {
+	return compareLabels(canonicalLabels(a), canonicalLabels(b))
+}
+
+// canonicalLabels are name's labels, rightmost first, lower case and
+// unescaped: its form for canonical comparison.
+func canonicalLabels(name string) []string {
+	ls := mdns.SplitDomainName(strings.ToLower(name))
+	slices.Reverse(ls)
+	for i, l := range ls {
+		ls[i] = unescape(l)
+	}
+	return ls
+}
+
+func compareLabels(a, b []string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := strings.Compare(a[i], b[i]); c != 0 {
 			return c
 		}
 	}
-	return len(la) - len(lb)
+	return len(a) - len(b)
 }
 
 // unescape turns a label's \DDD and \X escapes into its bytes.

@@ -44,12 +44,12 @@ func fromAXFR(zc *zoneConf, rrs []mdns.RR) (*zoneState, error) {
 	if !ok || mdns.CanonicalName(soa.Hdr.Name) != zc.origin {
 		return nil, upstreamMalformed("the zone transfer's SOA is not the zone's")
 	}
-	st := &zoneState{zone: zc, soa: soa, sets: make(map[setKey]*rrset, len(rrs)/2)}
+	st := &zoneState{zone: zc, soa: soa, sets: make(map[setKey]*rrset, len(rrs))}
 	for _, rr := range rrs[:len(rrs)-1] {
 		if err := st.check(rr); err != nil {
 			return nil, err
 		}
-		st.add(rr)
+		st.file(rr)
 	}
 	return st, nil
 }
@@ -71,6 +71,25 @@ func (st *zoneState) key(rr mdns.RR) setKey {
 	h := rr.Header()
 	h.Name = mdns.CanonicalName(h.Name)
 	return setKey{name: relative(h.Name, st.zone.origin), typ: h.Rrtype}
+}
+
+// file adds rr (already checked) to its RRSet in place, for a state being
+// built that nothing shares yet.
+func (st *zoneState) file(rr mdns.RR) {
+	k := st.key(rr)
+	s := st.sets[k]
+	if s == nil {
+		s = &rrset{ttl: rr.Header().Ttl}
+		st.sets[k] = s
+	} else if slices.ContainsFunc(s.rrs, func(o mdns.RR) bool { return mdns.IsDuplicate(o, rr) }) {
+		return
+	}
+	s.ttl = min(s.ttl, rr.Header().Ttl)
+	s.rrs = append(s.rrs, rr)
+	st.records++
+	if soa, ok := rr.(*mdns.SOA); ok && k.name == "@" {
+		st.soa = soa
+	}
 }
 
 // add files rr (already checked) into its RRSet, copying the RRSet first
