@@ -89,6 +89,7 @@ key:
     secret: %s
 acl:
   - id: bulwark_key
+    address: 127.0.0.1
     key: %s
     action: [update, transfer, notify]
 template:
