@@ -1,7 +1,6 @@
 package localzone_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,65 +9,17 @@ import (
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/realdns"
-	"github.com/bulwarkmcp/bulwark/kernel"
-	"github.com/bulwarkmcp/bulwark/kernel/confirm"
-	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 	"github.com/bulwarkmcp/bulwark/servers/dns/localzone"
 )
-
-// signedStore is a local store signing zone with d, its responder, and an
-// MCP session of its tools.
-type signedStore struct {
-	p    *localzone.Provider
-	r    *localzone.Responder
-	sess *mcptest.Session
-}
-
-func startSigned(t *testing.T, dir, zone string, d localzone.DNSSEC) *signedStore {
-	t.Helper()
-	p, err := localzone.New(dir, &localzone.Options{DisableSync: true, DNSSEC: map[string]localzone.DNSSEC{zone: d}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &signedStore{p: p, r: localzone.NewResponder(p, &localzone.ResponderOptions{DisableRateLimit: true})}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.r.ListenAndServe(ctx, "127.0.0.1:0") }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-s.r.Ready()
-	srv, err := dns.New(dns.Config{}, dns.Deps{Provider: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kernel.New(kernel.Info{Name: "bulwark-dns", Version: "test"}, srv.Tools(),
-		&kernel.Options{Envelope: srv.Envelope(), Confirm: confirm.NewIssuer(nil, nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.sess = mcptest.Connect(t, k.MCP(), nil)
-	return s
-}
-
-func (s *signedStore) call(t *testing.T, tool string, args map[string]any, out any) string {
-	t.Helper()
-	res := s.sess.Call(t, tool, args)
-	if res.IsError {
-		t.Fatalf("%s: %s", tool, mcptest.Text(res))
-	}
-	if out != nil {
-		mcptest.Structured(t, res, out)
-	}
-	return mcptest.Text(res)
-}
 
 func rec(v string) []any { return []any{map[string]any{"value": v}} }
 
 // seedSigned fills a zone with what the proofs must cover: plain data, a
 // wildcard, an empty non-terminal, a CNAME and an insecure delegation.
-func seedSigned(t *testing.T, s *signedStore, zone string) {
+func seedSigned(t *testing.T, s *hiddenPrimary, zone string) {
 	t.Helper()
-	s.call(t, "create_zone", map[string]any{"name": zone, "mode": "primary"}, nil)
+	s.ok(t, "create_zone", map[string]any{"name": zone, "mode": "primary"}, nil)
 	for _, r := range []struct{ name, typ, value string }{
 		{"www", "A", "198.51.100.1"},
 		{"www", "AAAA", "2001:db8::1"},
@@ -78,7 +29,7 @@ func seedSigned(t *testing.T, s *signedStore, zone string) {
 		{"sub", "NS", "ns.sub." + zone + "."},
 		{"ns.sub", "A", "198.51.100.53"},
 	} {
-		s.call(t, "add_records", map[string]any{"zone": zone, "name": r.name, "type": r.typ, "records": rec(r.value)}, nil)
+		s.ok(t, "add_records", map[string]any{"zone": zone, "name": r.name, "type": r.typ, "records": rec(r.value)}, nil)
 	}
 }
 
@@ -96,12 +47,12 @@ func TestDNSSECValidatedByDelv(t *testing.T) {
 		{Algorithm: localzone.AlgEd25519, Denial: localzone.DenialNSEC},
 	} {
 		t.Run(d.Algorithm+"-"+d.Denial, func(t *testing.T) {
-			dir := t.TempDir()
 			zone := "signed.example"
-			s := startSigned(t, dir, zone, d)
+			s := startHiddenPrimary(t, nil, &localzone.Options{DisableSync: true, DNSSEC: map[string]localzone.DNSSEC{zone: d}})
+			dir := s.p.Dir()
 			seedSigned(t, s, zone)
 			var z struct{ Zone dns.Zone }
-			text := s.call(t, "get_zone", map[string]any{"zone": zone}, &z)
+			text := s.ok(t, "get_zone", map[string]any{"zone": zone}, &z)
 			if z.Zone.DNSSEC == nil || len(z.Zone.DNSSEC.DS) != 1 || z.Zone.DNSSEC.Denial != d.Denial {
 				t.Fatalf("get_zone: %s", text)
 			}

@@ -95,12 +95,17 @@ func startHiddenPrimary(t *testing.T, secs []localzone.Secondary, opts *localzon
 	return h
 }
 
-// call calls a tool and fails the test on a tool error.
-func (h *hiddenPrimary) call(t *testing.T, tool string, args map[string]any) {
+// ok calls a tool, fails the test on a tool error, and decodes the result.
+func (h *hiddenPrimary) ok(t *testing.T, tool string, args map[string]any, out any) string {
 	t.Helper()
-	if res := h.sess.Call(t, tool, args); res.IsError {
+	res := h.sess.Call(t, tool, args)
+	if res.IsError {
 		t.Fatalf("%s: %s", tool, mcptest.Text(res))
 	}
+	if out != nil {
+		mcptest.Structured(t, res, out)
+	}
+	return mcptest.Text(res)
 }
 
 // digShort is what dig +short answers at addr.
@@ -153,8 +158,8 @@ func TestSecondariesBINDAndKnot(t *testing.T) {
 	bindPort, knotPort := realdns.FreePort(t), realdns.FreePort(t)
 	h := startHiddenPrimary(t, []localzone.Secondary{secondaryAt(t, bindPort), secondaryAt(t, knotPort)},
 		&localzone.Options{DisableSync: true, DNSSEC: map[string]localzone.DNSSEC{"example.com": {Denial: localzone.DenialNSEC3}}})
-	h.call(t, "create_zone", map[string]any{"name": "example.com", "mode": "primary"})
-	h.call(t, "add_records", map[string]any{"zone": "example.com", "name": "www", "type": "A", "records": []any{map[string]any{"value": "198.51.100.1"}}})
+	h.ok(t, "create_zone", map[string]any{"name": "example.com", "mode": "primary"}, nil)
+	h.ok(t, "add_records", map[string]any{"zone": "example.com", "name": "www", "type": "A", "records": []any{map[string]any{"value": "198.51.100.1"}}}, nil)
 
 	key := realdns.Key{Name: secKey, Algorithm: "hmac-sha256", Secret: secSecret}
 	zone := []realdns.Zone{{Name: "example.com", Primary: h.r.Addr()}}
@@ -167,7 +172,7 @@ func TestSecondariesBINDAndKnot(t *testing.T) {
 	}
 
 	for i, v := range []string{"198.51.100.7", "198.51.100.8"} {
-		h.call(t, "add_records", map[string]any{"zone": "example.com", "name": "api", "type": "A", "records": []any{map[string]any{"value": v}}})
+		h.ok(t, "add_records", map[string]any{"zone": "example.com", "name": "api", "type": "A", "records": []any{map[string]any{"value": v}}}, nil)
 		changed := time.Now()
 		for _, s := range []*realdns.Server{bind, knot} {
 			for !strings.Contains(digShort(t, s.Addr, "api.example.com", "A"), v) {
