@@ -23,6 +23,14 @@ type dnsFlags struct {
 	baseURL    string
 	token      secret
 	allowZones []string
+	dnsServer  string   // rfc2136: the primary
+	zones      []string // rfc2136: the zones it manages
+	tsigKey    secret   // a TSIG key file's content
+	tsigName   string   // rfc2136: which key of the file signs
+
+	secondaries  []string // local: the hidden primary's secondaries
+	serialPolicy []string // local: date or increment, ZONE=POLICY
+	dnssec       []string // local: ZONE[=ALG[/DENIAL]] to sign
 }
 
 // hetznerHeader carries a request's own Hetzner token under -byok.
@@ -32,7 +40,7 @@ func setupDNS(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	var c dnsFlags
 	f := newFlags(fs, env)
 	c.register(f, "HETZNER")
-	f.String(&c.provider, "provider", "BULWARK_DNS_PROVIDER", "", "hetzner or local (default: hetzner when a Hetzner token is configured, else local)")
+	f.String(&c.provider, "provider", "BULWARK_DNS_PROVIDER", "", providerUsage())
 	f.String(&c.dataDir, "data-dir", "BULWARK_DNS_DATA_DIR", "", "local: the zone-file directory (default $XDG_DATA_HOME/bulwark/zones or ~/.local/share/bulwark/zones)")
 	f.String(&c.dnsListen, "dns-listen", "BULWARK_DNS_LISTEN", "127.0.0.1:5353", "local: where the authoritative DNS responder listens, UDP and TCP (a bare :port binds 127.0.0.1; \"off\" to disable)")
 	// The base URL is read once and removed too: a URL with credentials in
@@ -45,6 +53,8 @@ func setupDNS(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	fs.StringVar(&c.baseURL, "hetzner-base-url", base, "hetzner: the API base URL (default "+hetzner.DefaultBaseURL+") [HETZNER_API_BASE_URL]")
 	f.Secret(&c.token, "hetzner-token-file", "HETZNER_API_TOKEN", "hetzner: the API token")
 	f.List(&c.allowZones, "allow-zones", "DNS_ALLOW_ZONES|HETZNER_ALLOW_ZONES", "the only zones any tool may read or change")
+	c.registerRFC2136(f)
+	c.registerPrimary(f)
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {
 			return err
@@ -61,8 +71,11 @@ func runDNS(ctx context.Context, c *dnsFlags, env Env) error {
 	provider := c.provider
 	if provider == "" {
 		provider = "local"
-		if c.token.set() || (c.byok && c.http != "") {
+		switch {
+		case c.token.set() || (c.byok && c.http != ""):
 			provider = "hetzner"
+		case c.dnsServer != "":
+			provider = "rfc2136"
 		}
 	}
 	var p dnssrv.Provider
@@ -85,7 +98,13 @@ func runDNS(ctx context.Context, c *dnsFlags, env Env) error {
 					"addr", addr, "rate_limit", fmt.Sprintf("%d UDP responses/s per source", localzone.DefaultResponseRate))
 			}
 			c.dnsListen = addr
-			responder = localzone.NewResponder(lp, nil)
+			ropts, err := c.responderOptions(&opts, logger, addr, beyond)
+			if err != nil {
+				return err
+			}
+			responder = localzone.NewResponder(lp, ropts)
+		} else if len(c.secondaries) > 0 {
+			return fmt.Errorf("%w: -secondaries need the DNS responder: set -dns-listen to an address, not off", errUsage)
 		}
 	case "hetzner":
 		hp, err := c.hetznerProvider(&opts, logger)
@@ -94,8 +113,15 @@ func runDNS(ctx context.Context, c *dnsFlags, env Env) error {
 		}
 		p = hp
 		logger.Info("bulwark dns", "provider", "hetzner", "base_url", hp.BaseURL(), "byok", opts.BYOK)
+	case "rfc2136":
+		rp, key, err := c.rfc2136Provider(&opts)
+		if err != nil {
+			return err
+		}
+		p = rp
+		logger.Info("bulwark dns", "provider", "rfc2136", "server", rp.Server(), "zones", rp.ZoneNames(), "tsig_key", key.String())
 	default:
-		return fmt.Errorf("%w: -provider %q: use hetzner or local", errUsage, provider)
+		return fmt.Errorf("%w: -provider %q: use hetzner, local or rfc2136", errUsage, provider)
 	}
 	srv, err := dnssrv.New(dnssrv.Config{AllowZones: c.allowZones}, dnssrv.Deps{Provider: p})
 	if err != nil {
@@ -125,7 +151,11 @@ func (c *dnsFlags) localProvider(env Env) (*localzone.Provider, string, error) {
 	if dir == "" {
 		return nil, "", fmt.Errorf("%w: no data directory: set -data-dir (HOME is not set)", errUsage)
 	}
-	p, err := localzone.New(dir, nil)
+	def, zones := parseSerialPolicy(c.serialPolicy)
+	p, err := localzone.New(dir, &localzone.Options{SerialPolicy: def, ZoneSerialPolicy: zones, DNSSEC: parseDNSSEC(c.dnssec)})
+	if errors.Is(err, localzone.ErrBadOptions) {
+		return nil, "", fmt.Errorf("%w: -serial-policy or -dnssec: %v", errUsage, err)
+	}
 	if err != nil {
 		return nil, "", err
 	}

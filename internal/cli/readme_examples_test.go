@@ -70,7 +70,11 @@ func TestREADMEFirstExample(t *testing.T) {
 // blocks names a real server and flags it accepts; every JSON block parses.
 func TestREADMECommandsParse(t *testing.T) {
 	var n int
-	for _, block := range readmeBlocks(t, "sh") {
+	blocks, jsonBlocks := readmeBlocks(t, "sh"), readmeBlocks(t, "json")
+	// Flags that read a file (-tsig-key-file) read it while parsing: the
+	// files the README names are made, empty, in a directory of the test's.
+	t.Chdir(t.TempDir())
+	for _, block := range blocks {
 		for _, line := range strings.Split(strings.ReplaceAll(block, "\\\n", " "), "\n") {
 			line, _, _ = strings.Cut(line, "#")
 			f := strings.Fields(line)
@@ -92,6 +96,13 @@ func TestREADMECommandsParse(t *testing.T) {
 				t.Errorf("README: %q names no server", line)
 				continue
 			}
+			for i := 1; i+1 < len(f); i++ {
+				if strings.HasSuffix(f[i], "-file") && !strings.Contains(f[i+1], "/") {
+					if err := os.WriteFile(f[i+1], nil, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			fs := flag.NewFlagSet(f[0], flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			cmd.setup(fs, Env{Getenv: func(string) string { return "" }})
@@ -104,7 +115,7 @@ func TestREADMECommandsParse(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no bulwark command found in the README's sh blocks")
 	}
-	for _, block := range readmeBlocks(t, "json") {
+	for _, block := range jsonBlocks {
 		if !json.Valid([]byte(block)) {
 			t.Errorf("README JSON block does not parse:\n%s", block)
 		}

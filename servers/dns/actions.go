@@ -70,7 +70,7 @@ func (s *Server) listZoneActions(ctx context.Context, call *kernel.Call, in list
 	case call.Authorizing():
 		return ActionList{}, invalid("zone", "name a zone: an authorization policy decides which zones each caller may use")
 	}
-	list, err := s.p.ListActions(ctx, opts)
+	list, err := s.caps.actions.ListActions(ctx, opts)
 	if list.Actions == nil {
 		list.Actions = []Action{}
 	}
@@ -81,7 +81,7 @@ func (s *Server) getZoneAction(ctx context.Context, call *kernel.Call, in getAct
 	if in.ActionID < 1 {
 		return getActionResult{}, invalid("action_id", "must be a positive integer")
 	}
-	a, err := s.p.GetAction(ctx, in.ActionID)
+	a, err := s.caps.actions.GetAction(ctx, in.ActionID)
 	if err != nil {
 		var pe *Error
 		if (s.restricted() || call.Authorizing()) && errors.As(err, &pe) && pe.Code == "not_found" {

@@ -185,7 +185,7 @@ func (s *Server) listAllowedZones(ctx context.Context, opts ListZonesOptions, ca
 		}
 	}
 	sortZones(zones, opts.Sort)
-	page, pg := pageOf(zones, opts.Page, opts.PerPage)
+	page, pg := PageOf(zones, opts.Page, opts.PerPage)
 	return ZoneList{Zones: page, Pagination: pg}, nil
 }
 
@@ -219,7 +219,7 @@ func (s *Server) listPermittedZones(ctx context.Context, opts ListZonesOptions, 
 		}
 	}
 	sortZones(zones, opts.Sort)
-	page, pg := pageOf(zones, opts.Page, opts.PerPage)
+	page, pg := PageOf(zones, opts.Page, opts.PerPage)
 	return ZoneList{Zones: page, Pagination: pg}, nil
 }
 
@@ -249,8 +249,11 @@ func sortZones(zones []Zone, keys []string) {
 	})
 }
 
-// pageOf cuts one page out of items and describes it as meta.pagination.
-func pageOf[T any](items []T, page, perPage int) ([]T, Pagination) {
+// PageOf cuts one page (from 1; 0 is the first) of perPage items (0: the
+// API's default of 25) out of items, and describes it as the API's
+// meta.pagination. A provider that pages itself uses it, so that its
+// pages count as the API's do. The page is a copy.
+func PageOf[T any](items []T, page, perPage int) ([]T, Pagination) {
 	page, perPage = cmp.Or(page, 1), cmp.Or(perPage, defaultPerPage)
 	total := len(items)
 	last := max(1, (total+perPage-1)/perPage)

@@ -1,8 +1,16 @@
 // Package dns is the MCP server `bulwark dns`: tools for DNS zones and
 // records over one Provider interface, implemented by the Hetzner Cloud DNS
-// API client (servers/dns/hetzner) and a local zone-file store
-// (servers/dns/localzone). This package never imports either; internal/cli
-// picks one and hands it to New.
+// API client (servers/dns/hetzner), a local zone-file store
+// (servers/dns/localzone) and any authoritative server that takes RFC 2136
+// updates (servers/dns/rfc2136). This package never imports them;
+// internal/cli picks one and hands it to New.
+//
+// Provider is the core every backend serves (zones and RRSets read, record
+// changes). The rest is in capability interfaces (capabilities.go): a tool
+// is registered only when the provider implements the interface it needs,
+// so a backend whose protocol has no labels, comments, protection, actions
+// or zone creation offers no tool that would pretend to them, and
+// ServedTools says which tools a kind of provider serves.
 //
 // The tools are the surface of the established Hetzner DNS MCP server
 // (reference §8.2) plus update_records and sort parameters on the lists:

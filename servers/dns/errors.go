@@ -95,7 +95,42 @@ func providerError(pe *Error, sub subject) *kernel.Error {
 	case "resource_unavailable":
 		return e(kernel.FailedPrecondition, "The provider says %s is not available right now.", sub.what)
 	}
+	if ke := serverError(pe, sub, e); ke != nil {
+		return ke
+	}
 	return statusError(pe).WithUpstream(up)
+}
+
+// serverError maps the codes of a provider that speaks DNS to an
+// authoritative server (rfc2136); nil for other codes.
+func serverError(pe *Error, sub subject, e func(kernel.Code, string, ...any) *kernel.Error) *kernel.Error {
+	switch pe.Code {
+	case "rrset_changed":
+		return e(kernel.Conflict, "The %s changed on the server since it was read; nothing was changed.", sub.what).
+			WithHint("Read it again (get_rrset), decide again, then call again.")
+	case "update_refused":
+		return e(kernel.PermissionDenied, "The DNS server refused the change to %s.", sub.what).
+			WithHint("The server's update policy must let the TSIG key change this zone (BIND: allow-update { key NAME; }; Knot: an acl with action update).")
+	case "transfer_refused":
+		return e(kernel.PermissionDenied, "The DNS server refused the zone transfer of %s.", sub.what).
+			WithHint("The server must allow zone transfers to the TSIG key (BIND: allow-transfer { key NAME; }; Knot: an acl with action transfer).")
+	case "not_authoritative":
+		return e(kernel.FailedPrecondition, "The DNS server is not authoritative for %s.", sub.what).
+			WithHint("Check the configured zones and server: the server must be the zone's primary.")
+	case "tsig_rejected":
+		return e(kernel.Unauthenticated, "The DNS server did not accept the TSIG key.").
+			WithHint("Check the key file: name, algorithm and secret must be the server's, and the clocks must agree within five minutes.")
+	case "bad_signature":
+		return e(kernel.UpstreamError, "The DNS server's answer failed the TSIG check and was dropped.").
+			WithHint("A change may or may not have been applied: read the state before retrying. Check that the key is the server's.")
+	case "zone_too_large":
+		return e(kernel.ResourceExhausted, "The zone transfer of %s was stopped: the zone is over the zone-file budget.", sub.what).
+			WithHint("bulwark reads zones of up to 200,000 records; manage a larger zone with the server's own tools.")
+	case "transfer_failed":
+		return e(kernel.UpstreamError, "The zone transfer of %s failed; nothing of it was used.", sub.what).
+			WithHint("Retry later; if it persists, check the server's logs.")
+	}
+	return nil
 }
 
 func protectedError(sub subject) *kernel.Error {

@@ -27,10 +27,23 @@ const (
 	marker = "MARKER-7f3a"
 )
 
+// fullProvider is a provider with every capability, as the hetzner and
+// local providers are.
+type fullProvider interface {
+	dns.Provider
+	dns.ZoneManager
+	dns.Importer
+	dns.Labeler
+	dns.Protector
+	dns.Commenter
+	dns.SecondaryManager
+	dns.ActionLog
+}
+
 // backend is one provider under test.
 type backend struct {
 	name string
-	p    dns.Provider
+	p    fullProvider
 	fake *hetznerapi.Server // nil for the local provider
 }
 
@@ -160,7 +173,7 @@ func newFixture(t *testing.T, mk backendMaker, su setup) *fixture {
 
 func (f *fixture) start(t *testing.T, su setup) {
 	t.Helper()
-	p := f.p
+	var p dns.Provider = f.p
 	if su.client != nil {
 		p = su.client(f.backend)
 	}

@@ -39,7 +39,7 @@ func (s *Server) previewImport(ctx context.Context, _ *kernel.Call, in importArg
 	if z.Mode != ModePrimary {
 		return kernel.Preview{}, modeError(in.Zone)
 	}
-	if err := s.p.CheckImport(ctx, z, in.Zonefile); err != nil {
+	if err := s.caps.importer.CheckImport(ctx, z, in.Zonefile); err != nil {
 		return kernel.Preview{}, mapError(err, subject{what: fmt.Sprintf("zone %q", in.Zone), protection: "change_rrset_protection"})
 	}
 	lines := strings.Count(strings.TrimRight(in.Zonefile, "\n"), "\n") + 1
@@ -132,6 +132,9 @@ func (s *Server) previewDeleteRRSet(ctx context.Context, _ *kernel.Call, in rrse
 }
 
 func (s *Server) previewSetRecords(ctx context.Context, _ *kernel.Call, in recordsArgs) (kernel.Preview, error) {
+	if err := s.noComments(in.Records); err != nil {
+		return kernel.Preview{}, err
+	}
 	return s.previewRRSet(ctx, in.Zone, in.Name, in.Type, true, fmt.Sprintf("The call replaces them with the %d record(s) given.", len(in.Records)))
 }
 

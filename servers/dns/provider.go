@@ -6,28 +6,59 @@ import (
 	"time"
 )
 
-// Provider is the one interface behind every DNS tool. The hetzner and
-// localzone packages implement it; the tools never know which one they hold.
+// Provider is the core every DNS backend serves: zones read, RRSets read,
+// and record changes. The hetzner, localzone and rfc2136 packages implement
+// it; the tools never know which one they hold. What a backend can do
+// beyond the core it states by implementing the capability interfaces below
+// (ZoneManager, Importer, Labeler, Protector, Commenter, SecondaryManager,
+// ActionLog); the server registers a tool only when its provider implements
+// the interface the tool needs (Capabilities, ServedTools), so no provider
+// has to pretend to a model its protocol lacks.
 //
 // The model is the Hetzner Cloud DNS API's (../shared/reference): a zone holds
 // RRSets keyed by (name, type); names are relative to the zone, lower case,
-// "@" for the apex; the SOA and NS records are managed by the provider; every
-// mutation other than a label update returns an Action.
+// "@" for the apex; the SOA and NS records are managed by the provider.
+// A mutation may return an Action, which ActionLog providers let the tools
+// follow; a provider without one completes the change before it returns
+// (and returns a nil Action).
 //
 // Zone arguments are an id or a name; implementations accept both. Errors that
 // the provider's API (or store) reports about the request are *Error values
 // with the API's documented codes; any other error means the provider broke.
 type Provider interface {
-	// Name is "hetzner" or "local"; it appears in startup output and in the
-	// untrusted envelope's source.
+	// Name is "hetzner", "local" or "rfc2136"; it appears in startup output
+	// and in the untrusted envelope's source.
 	Name() string
 
 	ListZones(ctx context.Context, opts ListZonesOptions) (ZoneList, error)
 	GetZone(ctx context.Context, zone string) (Zone, error)
-	CreateZone(ctx context.Context, req CreateZoneRequest) (Zone, *Action, error)
-	UpdateZone(ctx context.Context, zone string, labels map[string]string) (Zone, error)
-	DeleteZone(ctx context.Context, zone string) (*Action, error)
 	ExportZonefile(ctx context.Context, zone string) (string, error)
+
+	ListRRSets(ctx context.Context, zone string, opts ListRRSetsOptions) (RRSetList, error)
+	GetRRSet(ctx context.Context, zone, name, typ string) (RRSet, error)
+	CreateRRSet(ctx context.Context, zone string, req CreateRRSetRequest) (RRSet, *Action, error)
+	DeleteRRSet(ctx context.Context, zone, name, typ string) (*Action, error)
+	SetRecords(ctx context.Context, zone, name, typ string, records []Record) (*Action, error)
+	// AddRecords appends records, creating the RRSet when it is missing; ttl
+	// (nil: unchanged / zone default) applies as the API applies it.
+	AddRecords(ctx context.Context, zone, name, typ string, records []Record, ttl *int) (*Action, error)
+	RemoveRecords(ctx context.Context, zone, name, typ string, records []Record) (*Action, error)
+	// ChangeRRSetTTL sets the TTL; nil returns the RRSet to the zone default
+	// (a provider without zone defaults refuses nil as invalid_input).
+	ChangeRRSetTTL(ctx context.Context, zone, name, typ string, ttl *int) (*Action, error)
+}
+
+// ZoneManager is a provider that creates and deletes zones and keeps a
+// default TTL per zone: create_zone, delete_zone, change_zone_ttl.
+type ZoneManager interface {
+	CreateZone(ctx context.Context, req CreateZoneRequest) (Zone, *Action, error)
+	DeleteZone(ctx context.Context, zone string) (*Action, error)
+	ChangeZoneTTL(ctx context.Context, zone string, ttl int) (*Action, error)
+}
+
+// Importer is a provider that replaces a zone's contents with a zone file:
+// import_zonefile.
+type Importer interface {
 	ImportZonefile(ctx context.Context, zone, zonefile string) (*Action, error)
 	// CheckImport reports, without changing anything, an error ImportZonefile
 	// would surely give for this file on zone z as just read: a secondary
@@ -35,26 +66,38 @@ type Provider interface {
 	// that breaks the import rules. The confirmation gate asks it before it
 	// issues a token, so that no token is issued for a call that cannot run.
 	CheckImport(ctx context.Context, z Zone, zonefile string) error
-	ChangeZoneTTL(ctx context.Context, zone string, ttl int) (*Action, error)
-	ChangeZoneProtection(ctx context.Context, zone string, delete bool) (*Action, error)
-	ChangePrimaryNameservers(ctx context.Context, zone string, servers []PrimaryNameserver) (*Action, error)
+}
 
-	ListRRSets(ctx context.Context, zone string, opts ListRRSetsOptions) (RRSetList, error)
-	GetRRSet(ctx context.Context, zone, name, typ string) (RRSet, error)
-	CreateRRSet(ctx context.Context, zone string, req CreateRRSetRequest) (RRSet, *Action, error)
+// Labeler is a provider that keeps labels on zones and RRSets:
+// update_zone, update_rrset, and label selectors in the listings.
+type Labeler interface {
+	UpdateZone(ctx context.Context, zone string, labels map[string]string) (Zone, error)
 	UpdateRRSet(ctx context.Context, zone, name, typ string, labels map[string]string) (RRSet, error)
-	DeleteRRSet(ctx context.Context, zone, name, typ string) (*Action, error)
-	SetRecords(ctx context.Context, zone, name, typ string, records []Record) (*Action, error)
-	// AddRecords appends records, creating the RRSet when it is missing; ttl
-	// (nil: unchanged / zone default) applies as the API applies it.
-	AddRecords(ctx context.Context, zone, name, typ string, records []Record, ttl *int) (*Action, error)
-	RemoveRecords(ctx context.Context, zone, name, typ string, records []Record) (*Action, error)
+}
+
+// Protector is a provider that keeps delete protection on zones and change
+// protection on RRSets: change_zone_protection, change_rrset_protection.
+type Protector interface {
+	ChangeZoneProtection(ctx context.Context, zone string, delete bool) (*Action, error)
+	ChangeRRSetProtection(ctx context.Context, zone, name, typ string, change bool) (*Action, error)
+}
+
+// Commenter is a provider that keeps a comment with each record:
+// update_records.
+type Commenter interface {
 	// UpdateRecords changes only the comments of existing records (values must match).
 	UpdateRecords(ctx context.Context, zone, name, typ string, records []Record) (*Action, error)
-	// ChangeRRSetTTL sets the TTL; nil returns the RRSet to the zone default.
-	ChangeRRSetTTL(ctx context.Context, zone, name, typ string, ttl *int) (*Action, error)
-	ChangeRRSetProtection(ctx context.Context, zone, name, typ string, change bool) (*Action, error)
+}
 
+// SecondaryManager is a provider that keeps secondary zones and their
+// primaries: change_primary_nameservers.
+type SecondaryManager interface {
+	ChangePrimaryNameservers(ctx context.Context, zone string, servers []PrimaryNameserver) (*Action, error)
+}
+
+// ActionLog is a provider whose changes are actions that can be listed and
+// followed: list_zone_actions, get_zone_action.
+type ActionLog interface {
 	// ListActions lists actions, of one zone when opts.Zone is set.
 	ListActions(ctx context.Context, opts ListActionsOptions) (ActionList, error)
 	GetAction(ctx context.Context, id int64) (Action, error)
@@ -87,6 +130,20 @@ type Zone struct {
 	RecordCount              int                       `json:"record_count"`
 	Registrar                string                    `json:"registrar,omitempty"`
 	AuthoritativeNameservers *AuthoritativeNameservers `json:"authoritative_nameservers,omitempty"`
+	// DNSSEC is a signed zone's key and the DS record its parent zone
+	// needs; nil for a zone its provider does not sign.
+	DNSSEC *ZoneDNSSEC `json:"dnssec,omitempty"`
+}
+
+// ZoneDNSSEC is how a zone is signed: the algorithm, the denial of
+// existence, the public key (never the private one) and the DS records to
+// give the parent zone.
+type ZoneDNSSEC struct {
+	Algorithm string   `json:"algorithm"` // ECDSAP256SHA256 or ED25519
+	Denial    string   `json:"denial"`    // nsec or nsec3
+	KeyTag    uint16   `json:"key_tag"`
+	DNSKEY    string   `json:"dnskey" jsonschema:"the zone's public key, as the DNSKEY record's data"`
+	DS        []string `json:"ds" jsonschema:"the DS records for the parent zone, in zone-file syntax"`
 }
 
 // ZoneProtection is a zone's delete protection.

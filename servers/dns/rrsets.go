@@ -179,6 +179,9 @@ func (s *Server) listRRSets(ctx context.Context, _ *kernel.Call, in listRRSetsAr
 	if len(in.LabelSelector) > maxSelectorLen {
 		return RRSetList{}, invalid("label_selector", "must be at most %d characters", maxSelectorLen)
 	}
+	if err := s.noLabels("label_selector", in.LabelSelector != ""); err != nil {
+		return RRSetList{}, err
+	}
 	ref, err := s.zoneRef(ctx, in.Zone)
 	if err != nil {
 		return RRSetList{}, err
@@ -213,7 +216,8 @@ func (s *Server) getRRSet(ctx context.Context, _ *kernel.Call, in rrsetArgs) (rr
 }
 
 func (s *Server) createRRSet(ctx context.Context, call *kernel.Call, in createRRSetArgs) (createRRSetResult, error) {
-	if err := firstErr(checkRecords(in.Records), checkTTL(in.TTL), checkLabels(in.Labels)); err != nil {
+	if err := firstErr(checkRecords(in.Records), checkTTL(in.TTL), checkLabels(in.Labels),
+		s.noLabels("labels", len(in.Labels) > 0), s.noComments(in.Records)); err != nil {
 		return createRRSetResult{}, err
 	}
 	ref, err := s.rrsetRef(ctx, in.Zone, in.Name, in.Type)
@@ -240,7 +244,7 @@ func (s *Server) updateRRSet(ctx context.Context, _ *kernel.Call, in updateRRSet
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	rs, err := s.p.UpdateRRSet(ctx, ref, in.Name, in.Type, labels)
+	rs, err := s.caps.labels.UpdateRRSet(ctx, ref, in.Name, in.Type, labels)
 	return rrsetResult{RRSet: rs}, mapError(err, rrsetSubject(in.Zone, in.Name, in.Type))
 }
 
@@ -268,13 +272,13 @@ func (s *Server) deleteRRSet(ctx context.Context, call *kernel.Call, in rrsetArg
 }
 
 func (s *Server) setRecords(ctx context.Context, call *kernel.Call, in recordsArgs) (actionResult, error) {
-	return s.rrsetAction(ctx, call, in.Zone, in.Name, in.Type, checkRecords(in.Records), func(ref string) (*Action, error) {
+	return s.rrsetAction(ctx, call, in.Zone, in.Name, in.Type, firstErr(checkRecords(in.Records), s.noComments(in.Records)), func(ref string) (*Action, error) {
 		return s.p.SetRecords(ctx, ref, in.Name, in.Type, in.Records)
 	})
 }
 
 func (s *Server) addRecords(ctx context.Context, call *kernel.Call, in addRecordsArgs) (actionResult, error) {
-	return s.rrsetAction(ctx, call, in.Zone, in.Name, in.Type, firstErr(checkRecords(in.Records), checkTTL(in.TTL)),
+	return s.rrsetAction(ctx, call, in.Zone, in.Name, in.Type, firstErr(checkRecords(in.Records), checkTTL(in.TTL), s.noComments(in.Records)),
 		func(ref string) (*Action, error) {
 			return s.p.AddRecords(ctx, ref, in.Name, in.Type, in.Records, in.TTL)
 		})
@@ -288,7 +292,7 @@ func (s *Server) removeRecords(ctx context.Context, call *kernel.Call, in record
 
 func (s *Server) updateRecords(ctx context.Context, call *kernel.Call, in recordsArgs) (actionResult, error) {
 	return s.rrsetAction(ctx, call, in.Zone, in.Name, in.Type, checkRecords(in.Records), func(ref string) (*Action, error) {
-		return s.p.UpdateRecords(ctx, ref, in.Name, in.Type, in.Records)
+		return s.caps.comments.UpdateRecords(ctx, ref, in.Name, in.Type, in.Records)
 	})
 }
 
@@ -300,7 +304,7 @@ func (s *Server) changeRRSetTTL(ctx context.Context, call *kernel.Call, in rrset
 
 func (s *Server) changeRRSetProtection(ctx context.Context, call *kernel.Call, in rrsetProtectionArgs) (actionResult, error) {
 	return s.rrsetAction(ctx, call, in.Zone, in.Name, in.Type, nil, func(ref string) (*Action, error) {
-		return s.p.ChangeRRSetProtection(ctx, ref, in.Name, in.Type, in.Change)
+		return s.caps.protection.ChangeRRSetProtection(ctx, ref, in.Name, in.Type, in.Change)
 	})
 }
 

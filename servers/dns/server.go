@@ -68,7 +68,8 @@ func (c Config) Validate() error {
 // Deps are what the server needs from outside: the provider, and a clock
 // and a sleep that tests replace.
 type Deps struct {
-	// Provider is the DNS backend (hetzner.Client or localzone.Provider).
+	// Provider is the DNS backend (hetzner.Client, localzone.Provider or
+	// rfc2136.Provider); the tools it serves follow from its capabilities.
 	Provider Provider
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -80,6 +81,7 @@ type Deps struct {
 type Server struct {
 	cfg   Config
 	p     Provider
+	caps  capable
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
 	allow map[string]bool // normalized zone names; nil: every zone
@@ -102,7 +104,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.ActionPoll == 0 {
 		cfg.ActionPoll = DefaultActionPoll
 	}
-	s := &Server{cfg: cfg, p: deps.Provider, now: deps.Now, sleep: deps.Sleep, known: map[int64]string{}}
+	s := &Server{cfg: cfg, p: deps.Provider, caps: capabilitiesOf(deps.Provider), now: deps.Now, sleep: deps.Sleep, known: map[int64]string{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -129,9 +131,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Tools returns the declarations of every DNS tool, reads first.
+// Tools returns the declarations of the DNS tools the provider serves
+// (every tool whose capability it has; see ServedTools), reads first.
 func (s *Server) Tools() []kernel.Tool {
-	return s.withTargets(append(append(s.zoneTools(), s.rrsetTools()...), s.actionTools()...))
+	all := append(append(s.zoneTools(), s.rrsetTools()...), s.actionTools()...)
+	tools := all[:0]
+	for _, t := range all {
+		if s.caps.has(toolCapability[t.Name()]) {
+			tools = append(tools, t)
+		}
+	}
+	return s.withTargets(tools)
 }
 
 // Envelope is the untrusted-data envelope for the provider's results.
@@ -142,6 +152,8 @@ func (s *Server) Envelope() untrusted.Envelope {
 		source, from = "hetzner-cloud-api", "the Hetzner Cloud API"
 	case "local":
 		source, from = "local-zone-store", "the local zone store"
+	case "rfc2136":
+		source, from = "dns-server", "the authoritative DNS server"
 	}
 	return untrusted.Envelope{
 		Source: source,

@@ -1,11 +1,15 @@
 package dns_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/tooltable"
+	"github.com/bulwarkmcp/bulwark/servers/dns"
+	"github.com/bulwarkmcp/bulwark/servers/dns/localzone"
+	"github.com/bulwarkmcp/bulwark/servers/dns/rfc2136"
 )
 
 const snapDir = "testdata/toolsnaps"
@@ -26,7 +30,12 @@ func toolDocText(t *testing.T) string {
 		"# `bulwark dns` tools\n\n" + tooltable.Markdown(declared(t)) + "\n" +
 		"Read-only mode registers only the read-only tools. Confirmation: the first call is refused with a " +
 		"single-use token (five minutes); the second call with the same arguments and that token runs. " +
-		"\"Bound to\" names the argument whose exact value the token covers besides the target.\n"
+		"\"Bound to\" names the argument whose exact value the token covers besides the target.\n\n" +
+		"## Tools by provider\n\n" +
+		"A provider serves the tools its protocol can (`dns.ServedTools`); the others are not registered.\n\n" +
+		"| Provider | Tools |\n|---|---|\n" +
+		"| `local`, `hetzner` | all " + strconv.Itoa(len(dns.ServedTools((*localzone.Provider)(nil)))) + " |\n" +
+		"| `rfc2136` | `" + strings.Join(dns.ServedTools((*rfc2136.Provider)(nil)), "`, `") + "` |\n"
 }
 
 func TestToolTable(t *testing.T) {

@@ -24,6 +24,10 @@ func (s *Server) follow(ctx context.Context, call *kernel.Call, a *Action) (acti
 		return actionResult{}, nil
 	}
 	cur := *a
+	if s.caps.actions == nil {
+		// A provider without an action log finishes before it returns.
+		return actionResult{Action: &cur}, nil
+	}
 	deadline := s.now().Add(s.cfg.ActionWait)
 	for cur.Status == ActionRunning {
 		s.progress(ctx, call, cur)
@@ -35,7 +39,7 @@ func (s *Server) follow(ctx context.Context, call *kernel.Call, a *Action) (acti
 		if err := s.sleep(ctx, s.cfg.ActionPoll); err != nil {
 			return actionResult{}, err
 		}
-		next, err := s.p.GetAction(ctx, cur.ID)
+		next, err := s.caps.actions.GetAction(ctx, cur.ID)
 		if err != nil {
 			return actionResult{}, mapError(err, actionSubject(cur.ID))
 		}

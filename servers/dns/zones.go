@@ -77,7 +77,8 @@ func (s *Server) zoneReadTools() []kernel.Tool {
 		argschema.Refine(kernel.NewTool(kernel.Spec[zoneArgs, zoneResult]{
 			Name: "get_zone", Title: "Get a zone", Policy: readOnly, Handle: s.getZone,
 			Description: "Get one zone: mode, default TTL, protection, record count, nameservers and delegation status. " +
-				"With the local zone store the assigned nameservers are the local responder's names and no delegation is checked.",
+				"With the local zone store the assigned nameservers are the local responder's names and no delegation is checked; " +
+				"a zone the local store signs (DNSSEC) shows its public key and the DS records to give the parent zone.",
 		}), map[string]argschema.Rule{"zone": zoneRule}),
 		argschema.Refine(kernel.NewTool(kernel.Spec[exportArgs, kernel.Text]{
 			Name: "export_zonefile", Title: "Export a zone file", Policy: readOnly, Handle: s.exportZonefile,
@@ -158,6 +159,9 @@ func (s *Server) listZones(ctx context.Context, call *kernel.Call, in listZonesA
 	if len(in.LabelSelector) > maxSelectorLen {
 		return ZoneList{}, invalid("label_selector", "must be at most %d characters", maxSelectorLen)
 	}
+	if err := s.noLabels("label_selector", in.LabelSelector != ""); err != nil {
+		return ZoneList{}, err
+	}
 	opts := ListZonesOptions{Name: in.Name, Mode: in.Mode, LabelSelector: in.LabelSelector,
 		Sort: in.Sort, Page: in.Page, PerPage: in.PerPage}
 	if s.restricted() {
@@ -212,7 +216,7 @@ func (s *Server) createZone(ctx context.Context, call *kernel.Call, in createZon
 	if err != nil {
 		return createZoneResult{}, err
 	}
-	z, a, err := s.p.CreateZone(ctx, req)
+	z, a, err := s.caps.zones.CreateZone(ctx, req)
 	if err != nil {
 		return createZoneResult{}, mapError(err, zoneSubject(in.Name))
 	}
@@ -267,7 +271,7 @@ func (s *Server) updateZone(ctx context.Context, _ *kernel.Call, in updateZoneAr
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	z, err := s.p.UpdateZone(ctx, ref, labels)
+	z, err := s.caps.labels.UpdateZone(ctx, ref, labels)
 	return zoneResult{Zone: z}, mapError(err, zoneSubject(in.Zone))
 }
 
@@ -288,7 +292,7 @@ func (s *Server) zoneAction(ctx context.Context, call *kernel.Call, zone string,
 }
 
 func (s *Server) deleteZone(ctx context.Context, call *kernel.Call, in zoneArgs) (actionResult, error) {
-	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) { return s.p.DeleteZone(ctx, ref) })
+	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) { return s.caps.zones.DeleteZone(ctx, ref) })
 }
 
 func (s *Server) importZonefile(ctx context.Context, call *kernel.Call, in importArgs) (actionResult, error) {
@@ -302,7 +306,7 @@ func (s *Server) importZonefile(ctx context.Context, call *kernel.Call, in impor
 	if err != nil {
 		return actionResult{}, err
 	}
-	a, err := s.p.ImportZonefile(ctx, ref, in.Zonefile)
+	a, err := s.caps.importer.ImportZonefile(ctx, ref, in.Zonefile)
 	if err != nil {
 		return actionResult{}, mapError(err, sub)
 	}
@@ -313,12 +317,12 @@ func (s *Server) changeZoneTTL(ctx context.Context, call *kernel.Call, in zoneTT
 	if err := checkTTL(&in.TTL); err != nil {
 		return actionResult{}, err
 	}
-	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) { return s.p.ChangeZoneTTL(ctx, ref, in.TTL) })
+	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) { return s.caps.zones.ChangeZoneTTL(ctx, ref, in.TTL) })
 }
 
 func (s *Server) changeZoneProtection(ctx context.Context, call *kernel.Call, in zoneProtectionArgs) (actionResult, error) {
 	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) {
-		return s.p.ChangeZoneProtection(ctx, ref, in.Delete)
+		return s.caps.protection.ChangeZoneProtection(ctx, ref, in.Delete)
 	})
 }
 
@@ -328,7 +332,7 @@ func (s *Server) changePrimaryNameservers(ctx context.Context, call *kernel.Call
 		return actionResult{}, err
 	}
 	return s.zoneAction(ctx, call, in.Zone, func(ref string) (*Action, error) {
-		return s.p.ChangePrimaryNameservers(ctx, ref, ns)
+		return s.caps.secondaries.ChangePrimaryNameservers(ctx, ref, ns)
 	})
 }
 

@@ -32,6 +32,7 @@ var Secrets = []string{
 	"MCP_AEAD_KEY",
 	"BULWARK_VDB_AI_KEY",
 	"BULWARK_REQUEST_STATE_KEY",
+	"BULWARK_DNS_TSIG_KEY",
 }
 
 // IsSecret reports whether name is on the Secrets list.

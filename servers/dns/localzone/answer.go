@@ -32,9 +32,12 @@ func (r *Responder) answer(s *snapshot, req *mdns.Msg, udp bool) *mdns.Msg {
 		}
 		size = max(mdns.MinMsgSize, min(int(opt.UDPSize()), r.udpSize))
 	}
-	r.resolve(s, m, req.Question[0])
+	r.resolve(s, m, req.Question[0], opt != nil && opt.Do())
 	if opt != nil {
-		m.Extra = append(m.Extra, r.opt[boolInt(opt.Do())])
+		// A copy: packing a message writes the extended rcode into its
+		// OPT, and answers are packed concurrently.
+		o := *r.opt[boolInt(opt.Do())]
+		m.Extra = append(m.Extra, &o)
 	}
 	if udp {
 		m.Truncate(size)
@@ -44,8 +47,8 @@ func (r *Responder) answer(s *snapshot, req *mdns.Msg, udp bool) *mdns.Msg {
 	return m
 }
 
-// resolve fills in m for question q.
-func (r *Responder) resolve(s *snapshot, m *mdns.Msg, q mdns.Question) {
+// resolve fills in m for question q; do is the query's DO bit.
+func (r *Responder) resolve(s *snapshot, m *mdns.Msg, q mdns.Question, do bool) {
 	switch {
 	case q.Qclass != mdns.ClassINET:
 		m.Rcode = mdns.RcodeRefused
@@ -65,7 +68,7 @@ func (r *Responder) resolve(s *snapshot, m *mdns.Msg, q mdns.Question) {
 		return
 	}
 	m.Authoritative = true
-	z.lookup(m, qname, q.Qtype, 0)
+	z.lookup(m, qname, q.Qtype, 0, z.signedFor(do))
 }
 
 // findZone returns the zone with the longest origin qname is in.
@@ -80,15 +83,19 @@ func (s *snapshot) findZone(qname string) *zoneIndex {
 
 // lookup answers qname/qtype inside z: a referral below a delegation, an
 // exact match, a CNAME (followed inside the zone), a wildcard (RFC 4592),
-// NODATA or NXDOMAIN (both with the SOA for negative caching).
-func (z *zoneIndex) lookup(m *mdns.Msg, qname string, qtype uint16, depth int) {
+// NODATA or NXDOMAIN (both with the SOA for negative caching). With sec,
+// the answer carries the zone's DNSSEC data (dnssec_answer.go).
+func (z *zoneIndex) lookup(m *mdns.Msg, qname string, qtype uint16, depth int, sec bool) {
 	if z.hasCuts {
-		if cut := z.findCut(qname); cut != nil && !(qtype == mdns.TypeDS && z.nodes[qname] == cut) {
+		if name, cut := z.findCut(qname); cut != nil && !(qtype == mdns.TypeDS && name == qname) {
 			if depth == 0 {
 				m.Authoritative = false
 			}
 			m.Ns = append(m.Ns, cut.get(mdns.TypeNS)...)
 			m.Extra = append(m.Extra, cut.glue...)
+			if sec {
+				z.proveDelegation(m, name, cut)
+			}
 			return
 		}
 	}
@@ -96,40 +103,67 @@ func (z *zoneIndex) lookup(m *mdns.Msg, qname string, qtype uint16, depth int) {
 	if n == nil {
 		if n = z.wildcard(qname); n == nil {
 			m.Rcode = mdns.RcodeNameError
-			m.Ns = z.negSOA
+			z.denyName(m, qname, sec)
 			return
 		}
 		synth = true
 	}
-	rrs := n.get(qtype)
+	t := qtype
 	if qtype == mdns.TypeANY && len(n.sets) > 0 {
-		rrs = n.sets[minTypeSet(n.sets)].rrs
+		t = n.sets[minTypeSet(n.sets)].typ
 	}
-	if rrs != nil {
-		m.Answer = appendRRs(m.Answer, rrs, qname, synth)
+	if rrs := n.get(t); rrs != nil {
+		z.answerSet(m, n, t, rrs, qname, synth, sec)
 		return
 	}
 	if cname := n.get(mdns.TypeCNAME); cname != nil {
-		m.Answer = appendRRs(m.Answer, cname, qname, synth)
+		z.answerSet(m, n, mdns.TypeCNAME, cname, qname, synth, sec)
 		target := strings.ToLower(cname[0].(*mdns.CNAME).Target)
 		if depth < maxChain && mdns.IsSubDomain(z.origin, target) {
-			z.lookup(m, target, qtype, depth+1)
+			z.lookup(m, target, qtype, depth+1, sec)
 		}
 		return
 	}
 	m.Ns = z.negSOA
+	if sec {
+		m.Ns = z.negative()
+		z.proveNoData(m, qname, n, synth)
+	}
+}
+
+// answerSet adds one RRset (and with sec its RRSIG, and for a wildcard
+// the proof that no closer name exists) to the answer.
+func (z *zoneIndex) answerSet(m *mdns.Msg, n *node, t uint16, rrs []mdns.RR, qname string, synth, sec bool) {
+	m.Answer = appendRRs(m.Answer, rrs, qname, synth)
+	if !sec {
+		return
+	}
+	m.Answer = append(m.Answer, sigsOf(n, t, qname, synth)...)
+	if synth {
+		z.proveWildcard(m, qname)
+	}
+}
+
+// denyName fills in the authority section of an NXDOMAIN.
+func (z *zoneIndex) denyName(m *mdns.Msg, qname string, sec bool) {
+	m.Ns = z.negSOA
+	if sec {
+		m.Ns = z.negative()
+		z.proveNoName(m, qname)
+	}
 }
 
 // findCut returns the topmost delegation point at or above qname, below
-// the apex.
-func (z *zoneIndex) findCut(qname string) *node {
+// the apex, and its name.
+func (z *zoneIndex) findCut(qname string) (string, *node) {
 	var cut *node
+	at := ""
 	for name := qname; name != z.origin && name != ""; name = parentName(name) {
 		if n := z.nodes[name]; n != nil && n.cut {
-			cut = n
+			cut, at = n, name
 		}
 	}
-	return cut
+	return at, cut
 }
 
 // wildcard returns the node "*.<closest encloser>" of a qname that does not

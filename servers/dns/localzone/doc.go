@@ -35,7 +35,7 @@
 // The Provider mirrors the Hetzner Cloud DNS API (reference §3, §5): RRSets
 // keyed by name and type, names relative and lower case with "@" for the
 // apex, an SOA and NS records made on creation, the SOA serial bumped
-// (YYYYMMDDnn, always rising) whenever records change, the API's error codes
+// (by the zone's serial policy, always rising) whenever records change, the API's error codes
 // as *dns.Error. Where the reference leaves a behaviour open, this package
 // chooses:
 //
@@ -70,6 +70,42 @@
 // directory's primary zones over UDP and TCP; see Responder for what it
 // answers. A bare port binds loopback (ListenAddr), and UDP answers are
 // rate-limited per source, slipping to truncated answers (rrl.go).
+//
+// # Hidden primary
+//
+// With ResponderOptions.Secondaries the responder is the hidden primary of
+// its zones (primary.go, journal.go, notify.go): the listed secondaries,
+// and they alone, take the zones by AXFR and IXFR — over TCP, from their
+// address, signed with their TSIG key; anyone else is REFUSED and the
+// refusal logged. IXFR is served from an in-memory journal of each zone's
+// recent changes (up to 64 changes and 200,000 records; after a restart,
+// or beyond, the whole zone is sent, as RFC 1995 allows). Each secondary
+// hears NOTIFY (RFC 1996, signed with its key) of every new serial: at
+// start, after each change made through the Provider, and when a zone file
+// changes on disk; it is sent again, each wait twice the one before, until
+// answered or five tries have gone by. Answers to signed requests are
+// signed; a request with a bad signature gets NOTAUTH.
+//
+// # DNSSEC
+//
+// Zones named in Options.DNSSEC are signed online (dnssec.go,
+// dnssec_sign.go, dnssec_answer.go): the zone file stays unsigned, and the
+// responder signs each version it indexes with the zone's key (ECDSA P-256
+// or Ed25519, made on first use and kept in <zone>.dnssec-key, mode 0600),
+// adds the DNSKEY, and an NSEC or NSEC3 chain (SHA-1, no salt, no extra
+// iterations, no opt-out: RFC 9276). A query with the DO bit gets the
+// RRSIGs and the proofs of non-existence (NXDOMAIN, NODATA, wildcards,
+// empty non-terminals, insecure delegations); a transfer carries the whole
+// signed zone, so secondaries serve it as it is. Signatures are valid for
+// two weeks from an hour ago; a signature is reused while more than a week
+// is left, so a change re-signs only what changed, and a zone whose
+// signatures near that mark gets a new serial and new signatures (the
+// secondaries follow). get_zone shows the public key and the DS records
+// for the parent; the private key is never printed.
+//
+// The serial of a changed zone rises by the zone's policy
+// (Options.SerialPolicy, Options.ZoneSerialPolicy): SerialDate, YYYYMMDDnn
+// (the default), or SerialIncrement.
 //
 // # Budget
 //

@@ -16,6 +16,9 @@ import (
 type zoneIndex struct {
 	origin string // lower case, absolute
 	nodes  map[string]*node
+	// all is every record in file order, the SOA among them: what a zone
+	// transfer sends.
+	all []mdns.RR
 	// negSOA is the SOA with the negative-caching TTL (min of the SOA's
 	// TTL and MINIMUM, RFC 2308), as a slice ready for the authority
 	// section.
@@ -25,6 +28,9 @@ type zoneIndex struct {
 	// broken is set for a zone whose file never parsed: it answers
 	// SERVFAIL.
 	broken bool
+	// sec is the DNSSEC data of a signed zone (dnssec_sign.go), nil
+	// for an unsigned one.
+	sec *signedZone
 }
 
 // node is one owner name: its RRsets, and for a delegation point the glue.
@@ -32,11 +38,24 @@ type node struct {
 	sets []typedSet
 	cut  bool      // NS here, below the apex: a delegation
 	glue []mdns.RR // A/AAAA of the delegation's nameservers found in the zone
+	// sigs are the RRSIGs of a signed zone's RRsets, by the type they
+	// cover.
+	sigs map[uint16][]mdns.RR
 }
 
 type typedSet struct {
 	typ uint16
 	rrs []mdns.RR // cap == len, so appending to an answer never writes here
+}
+
+// soa is the zone's SOA (buildIndex made sure there is one).
+func (z *zoneIndex) soa() *mdns.SOA {
+	if n := z.nodes[z.origin]; n != nil {
+		if rrs := n.get(mdns.TypeSOA); len(rrs) == 1 {
+			return rrs[0].(*mdns.SOA)
+		}
+	}
+	return nil
 }
 
 // get returns the RRs of type t (nil when none).
@@ -77,7 +96,7 @@ func readIndex(dir, zone string) (*zoneIndex, error) {
 // buildIndex files rrs (all inside origin, class IN, one SOA at the apex)
 // into a zoneIndex.
 func buildIndex(origin string, rrs []mdns.RR) (*zoneIndex, error) {
-	z := &zoneIndex{origin: origin, nodes: make(map[string]*node, len(rrs))}
+	z := &zoneIndex{origin: origin, nodes: make(map[string]*node, len(rrs)), all: rrs}
 	z.nodes[origin] = &node{}
 	for _, rr := range rrs {
 		h := rr.Header()

@@ -45,6 +45,15 @@ type Options struct {
 	// (estimated; the least recently used zones go first); default
 	// DefaultCacheBytes, negative keeps none (every call parses).
 	CacheBytes int64
+	// SerialPolicy is how a change bumps a zone's SOA serial: SerialDate
+	// (YYYYMMDDnn, the default) or SerialIncrement (one more).
+	// ZoneSerialPolicy sets it per zone (by name), over SerialPolicy.
+	SerialPolicy     SerialPolicy
+	ZoneSerialPolicy map[string]SerialPolicy
+	// DNSSEC signs the zones named (by name; "*" for every zone) online,
+	// each with a key made for it and kept in the data directory
+	// (dnssec.go). The responder serves the signed zone.
+	DNSSEC map[string]DNSSEC
 	// DisableSync skips fsync of files and the directory. Readers and a
 	// killed process still see every file whole (old or new), but a crash of
 	// the machine may lose or reorder recent writes. For tests and
@@ -58,8 +67,9 @@ var ErrBadOptions = errors.New("localzone: bad options")
 // Provider is the local dns.Provider: zone files in a directory. Several
 // Providers, in this process or others, may share a directory.
 type Provider struct {
-	opts  Options
-	store *store
+	opts    Options
+	store   *store
+	signers *signers
 }
 
 // New returns a Provider keeping its zones in dir, which it creates (mode
@@ -103,10 +113,26 @@ func New(dir string, opts *Options) (*Provider, error) {
 	}
 	st := newStore(dir, o.Now, o.Nameservers, cacheBytes)
 	st.noSync = o.DisableSync
+	if err := st.setSerialPolicy(o.SerialPolicy, o.ZoneSerialPolicy); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
 	if err := st.write(context.Background(), st.removeTemp); err != nil {
 		return nil, fmt.Errorf("localzone: %w", err)
 	}
-	return &Provider{opts: o, store: st}, nil
+	sg := &signers{dir: dir, noSync: o.DisableSync, settings: map[string]DNSSEC{}, keys: map[string]*zoneKey{}}
+	for z, d := range o.DNSSEC {
+		if err := d.fill(); err != nil {
+			return nil, fmt.Errorf("%w: zone %s: %w", ErrBadOptions, z, err)
+		}
+		if z != "*" {
+			if err := validateZoneName(canonicalZoneName(z)); err != nil {
+				return nil, fmt.Errorf("%w: DNSSEC zone %q: %w", ErrBadOptions, z, err)
+			}
+			z = canonicalZoneName(z)
+		}
+		sg.settings[z] = d
+	}
+	return &Provider{opts: o, store: st, signers: sg}, nil
 }
 
 // validHost checks an absolute name's syntax (letters, digits, '-', '_').

@@ -51,6 +51,9 @@ func (p *Provider) ListZones(ctx context.Context, opts dns.ListZonesOptions) (dn
 	if derr != nil {
 		return dns.ZoneList{}, derr
 	}
+	for i := range page {
+		page[i].DNSSEC = p.dnssecView(ctx, page[i])
+	}
 	return dns.ZoneList{Zones: page, Pagination: pg}, nil
 }
 
@@ -75,6 +78,9 @@ func (p *Provider) GetZone(ctx context.Context, zone string) (dns.Zone, error) {
 		z = p.zoneView(e)
 		return nil
 	})
+	if err == nil {
+		z.DNSSEC = p.dnssecView(ctx, z)
+	}
 	return z, err
 }
 

@@ -5,14 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	mdns "github.com/miekg/dns"
+
+	"github.com/bulwarkmcp/bulwark/servers/dns/tsig"
 )
 
 // Responder defaults.
@@ -48,7 +52,22 @@ type ResponderOptions struct {
 	Slip int
 	// DisableRateLimit turns response-rate limiting off (benchmarks).
 	DisableRateLimit bool
-	// Now is the rate limiter's clock; default time.Now.
+	// Secondaries make the responder the hidden primary of their zones:
+	// they alone may transfer them (AXFR, IXFR), over TCP, signed with
+	// their key, and each hears NOTIFY of every new serial (primary.go).
+	// The caller checks them with CheckSecondaries.
+	Secondaries []Secondary
+	// Keys are the TSIG keys of the secondaries; the responder verifies
+	// signed requests against them and signs its answers to them.
+	Keys *tsig.Keyring
+	// Logger hears of refused transfers, bad signatures and NOTIFY;
+	// nothing is logged when nil.
+	Logger *slog.Logger
+	// NotifyWait is how long a NOTIFY waits for its first retry; it
+	// doubles with each. Default one second.
+	NotifyWait time.Duration
+	// Now is the clock of the rate limiter and of DNSSEC signatures;
+	// default time.Now.
 	Now func() time.Time
 }
 
@@ -59,7 +78,8 @@ type ResponderOptions struct {
 // SOA (TTL min(SOA TTL, MINIMUM)); CNAMEs are followed inside the zone;
 // wildcards follow RFC 4592; NS records below the apex make referrals (no
 // AA, glue in the additional section); EDNS0 is echoed. Names outside every
-// zone, other classes than IN, and zone transfers (AXFR, IXFR) are REFUSED.
+// zone and other classes than IN are REFUSED, and so are zone transfers
+// (AXFR, IXFR) but to the secondaries of a hidden primary (primary.go).
 // ANY gets one RRset of the name, the one with the lowest type (RFC 8482
 // §4.1), over UDP and TCP alike. Secondary zones are not served: this
 // provider does not transfer them. A zone file that stops parsing keeps
@@ -68,8 +88,14 @@ type Responder struct {
 	p       *Provider
 	udpSize int
 	recheck time.Duration
-	limit   *rrl       // nil: no rate limit
-	opt     [2]mdns.RR // the OPT record of answers, without and with DO
+	limit   *rrl         // nil: no rate limit
+	opt     [2]*mdns.OPT // the OPT record of answers, without and with DO
+	now     func() time.Time
+
+	secondaries []Secondary
+	keys        *tsig.Keyring
+	log         *slog.Logger
+	notifyWait  time.Duration
 
 	snap      atomic.Pointer[snapshot]
 	refreshMu sync.Mutex
@@ -83,6 +109,9 @@ type snapshot struct {
 	gen   uint64                // Provider generation it was built at
 	zones map[string]*zoneIndex // by origin ("example.com.")
 	files map[string]indexedFile
+	// journals are the zones' recent changes, by origin, for IXFR (kept
+	// only for a hidden primary).
+	journals map[string][]change
 }
 
 type indexedFile struct {
@@ -103,13 +132,14 @@ func NewResponder(p *Provider, opts *ResponderOptions) *Responder {
 	if o.RecheckInterval <= 0 {
 		o.RecheckInterval = DefaultRecheckInterval
 	}
-	r := &Responder{p: p, udpSize: o.UDPSize, recheck: o.RecheckInterval, ready: make(chan struct{})}
+	r := &Responder{p: p, udpSize: o.UDPSize, recheck: o.RecheckInterval, ready: make(chan struct{}),
+		secondaries: slices.Clone(o.Secondaries), keys: o.Keys, log: cmp.Or(o.Logger, discard), notifyWait: cmp.Or(o.NotifyWait, time.Second)}
+	r.now = o.Now
+	if r.now == nil {
+		r.now = time.Now
+	}
 	if !o.DisableRateLimit {
-		now := o.Now
-		if now == nil {
-			now = time.Now
-		}
-		r.limit = newRRL(cmp.Or(max(o.ResponseRate, 0), DefaultResponseRate), cmp.Or(max(o.Slip, 0), DefaultSlip), now)
+		r.limit = newRRL(cmp.Or(max(o.ResponseRate, 0), DefaultResponseRate), cmp.Or(max(o.Slip, 0), DefaultSlip), r.now)
 	}
 	for i := range r.opt {
 		opt := &mdns.OPT{Hdr: mdns.RR_Header{Name: ".", Rrtype: mdns.TypeOPT}}
@@ -135,6 +165,14 @@ func (r *Responder) Ready() <-chan struct{} { return r.ready }
 // ServeDNS answers one query; it makes the Responder an mdns.Handler.
 // UDP responses are rate-limited per source (rrl.go).
 func (r *Responder) ServeDNS(w mdns.ResponseWriter, req *mdns.Msg) {
+	if t := req.IsTsig(); t != nil && w.TsigStatus() != nil {
+		r.badSignature(w, req, t)
+		return
+	}
+	if len(req.Question) == 1 && (req.Question[0].Qtype == mdns.TypeAXFR || req.Question[0].Qtype == mdns.TypeIXFR) {
+		r.transfer(w, req)
+		return
+	}
 	_, udp := w.RemoteAddr().(*net.UDPAddr)
 	if udp {
 		switch r.limit.check(w.RemoteAddr()) {
@@ -148,7 +186,9 @@ func (r *Responder) ServeDNS(w mdns.ResponseWriter, req *mdns.Msg) {
 			return
 		}
 	}
-	_ = w.WriteMsg(r.answer(r.current(), req, udp))
+	m := r.answer(r.current(), req, udp)
+	r.sign(w, req, m)
+	_ = w.WriteMsg(m)
 }
 
 // current returns the snapshot to answer from, rebuilding it first when the
@@ -170,7 +210,7 @@ func (r *Responder) refresh(force bool) *snapshot {
 	if cur != nil && cur.gen == gen && !force {
 		return cur
 	}
-	next := &snapshot{gen: gen, zones: map[string]*zoneIndex{}, files: map[string]indexedFile{}}
+	next := &snapshot{gen: gen, zones: map[string]*zoneIndex{}, files: map[string]indexedFile{}, journals: map[string][]change{}}
 	files, err := os.ReadDir(r.p.store.dir)
 	if err != nil && cur != nil {
 		return cur
@@ -183,10 +223,29 @@ func (r *Responder) refresh(force bool) *snapshot {
 		if e, ok := r.index(cur, zone); ok {
 			next.files[zone] = e
 			next.zones[e.idx.origin] = e.idx
+			r.journal(cur, next, zone, e.idx)
 		}
 	}
 	r.snap.Store(next)
 	return next
+}
+
+// journal carries a zone's journal into the next snapshot, with the
+// change from the index before when there is one (hidden primary only).
+func (r *Responder) journal(cur, next *snapshot, zone string, idx *zoneIndex) {
+	if len(r.secondaries) == 0 || cur == nil {
+		return
+	}
+	origin := idx.origin
+	j := cur.journals[origin]
+	if old := cur.files[zone].idx; old != nil && old != idx && !old.broken && !idx.broken {
+		if c, ok := diff(old, idx); ok {
+			j = appendChange(j, c)
+		}
+	}
+	if j != nil {
+		next.journals[origin] = j
+	}
 }
 
 // index returns the index of one zone file: the old one when the file is
@@ -205,6 +264,9 @@ func (r *Responder) index(cur *snapshot, zone string) (indexedFile, bool) {
 		}
 	}
 	idx, err := readIndex(r.p.store.dir, zone)
+	if err == nil {
+		idx, err = r.signed(idx, old.idx)
+	}
 	switch {
 	case err == nil:
 		return indexedFile{key: key, idx: idx}, true
@@ -234,6 +296,9 @@ func (r *Responder) ListenAndServe(ctx context.Context, addr string) error {
 	started.Add(2)
 	udp := &mdns.Server{PacketConn: pc, Handler: r, UDPSize: 4096, NotifyStartedFunc: started.Done}
 	tcp := &mdns.Server{Listener: l, Handler: r, NotifyStartedFunc: started.Done}
+	if r.keys != nil {
+		udp.TsigProvider, tcp.TsigProvider = r.keys, r.keys
+	}
 	errc := make(chan error, 2)
 	go func() { errc <- udp.ActivateAndServe() }()
 	go func() { errc <- tcp.ActivateAndServe() }()
@@ -241,7 +306,11 @@ func (r *Responder) ListenAndServe(ctx context.Context, addr string) error {
 		started.Wait()
 		r.readyOnce.Do(func() { close(r.ready) })
 	}()
-	go r.recheckLoop(ctx)
+	if len(r.secondaries) > 0 {
+		go r.notifyLoop(ctx)
+	} else {
+		go r.recheckLoop(ctx)
+	}
 	select {
 	case <-ctx.Done():
 		started.Wait()
@@ -264,6 +333,7 @@ func (r *Responder) recheckLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			r.refresh(true)
+			r.resignDue(ctx)
 		}
 	}
 }

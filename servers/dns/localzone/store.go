@@ -40,8 +40,14 @@ type store struct {
 
 	cache *zoneCache
 
-	// gen counts committed changes to zone files, for the responder.
-	gen atomic.Uint64
+	// gen counts committed changes to zone files, for the responder;
+	// changed hears of each (a send that would block is dropped: one
+	// pending signal says enough).
+	gen     atomic.Uint64
+	changed chan struct{}
+
+	// serial is each zone's serial policy (serial.go).
+	serial serialPolicies
 }
 
 // zoneEntry is one zone as the directory holds it. data is nil for a
@@ -56,7 +62,7 @@ type zoneEntry struct {
 }
 
 func newStore(dir string, now func() time.Time, nameservers []string, cacheBytes int64) *store {
-	return &store{dir: dir, now: now, nameservers: nameservers, cache: newZoneCache(cacheBytes)}
+	return &store{dir: dir, now: now, nameservers: nameservers, cache: newZoneCache(cacheBytes), changed: make(chan struct{}, 1)}
 }
 
 // errAdopt says a zone file without a sidecar was found: a writer must

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 )
@@ -120,7 +119,7 @@ func (s *store) writeZoneData(z *zoneData) error {
 	if err != nil {
 		return fmt.Errorf("zone %s: %w", z.name, err)
 	}
-	soa.Serial = nextSerial(soa.Serial, s.now())
+	soa.Serial = s.serial.next(z.name, soa.Serial, s.now())
 	z.setSOA(soa)
 	text := z.render()
 	// Never write a file that would not read back.
@@ -131,7 +130,7 @@ func (s *store) writeZoneData(z *zoneData) error {
 	if err := writeAtomic(s.dir, zoneFile(z.name), text, 0o644, s.noSync); err != nil {
 		return err
 	}
-	s.gen.Add(1)
+	s.bump()
 	// The file just written parses to back: cache it under the file's key,
 	// so the next read does not parse it again. The exclusive lock is held,
 	// so no other writer of the store is between the write and the stat (an
@@ -171,7 +170,7 @@ func (s *store) remove(st *dirState, e *zoneEntry, a dns.Action, limit int) erro
 		return err
 	}
 	s.cache.drop(e.name)
-	s.gen.Add(1)
+	s.bump()
 	st.Deleted = append(append(st.Deleted, e.meta.Actions...), a)
 	if over := len(st.Deleted) - limit; over > 0 {
 		st.Deleted = append([]dns.Action(nil), st.Deleted[over:]...)
@@ -182,20 +181,13 @@ func (s *store) remove(st *dirState, e *zoneEntry, a dns.Action, limit int) erro
 	return removeDurably(s.dir, sidecarFile(e.name), s.noSync)
 }
 
-// nextSerial returns a serial strictly above old in the YYYYMMDDnn style:
-// today's first serial when old is below it, else old+1 (which runs into
-// tomorrow's numbers after 99 changes a day, and past a higher serial a
-// user set).
-func nextSerial(old uint32, now time.Time) uint32 {
-	now = now.UTC()
-	day := uint32(now.Year()*1_000_000 + int(now.Month())*10_000 + now.Day()*100)
-	if old < day {
-		return day + 1
+// bump counts a committed change and tells whoever listens.
+func (s *store) bump() {
+	s.gen.Add(1)
+	select {
+	case s.changed <- struct{}{}:
+	default:
 	}
-	if old == 1<<32-1 {
-		return 1 // serial arithmetic (RFC 1982) wraps; 0 is avoided
-	}
-	return old + 1
 }
 
 // removeTemp deletes temporary files a killed writer left behind. The

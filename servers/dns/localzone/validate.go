@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bulwarkmcp/bulwark/servers/dns"
-	mdns "github.com/miekg/dns"
+	"github.com/bulwarkmcp/bulwark/servers/dns/zonefile"
 )
 
 // TTL bounds of the API.
@@ -139,35 +139,13 @@ func parseRecords(origin, typ string, in []dns.Record) ([]record, *dns.Error) {
 }
 
 // canonicalValue parses value as the rdata of a typ record at the apex of
-// origin and prints it back.
+// origin (zonefile.Value) and prints it back.
 func canonicalValue(origin, typ, value string) (string, error) {
-	value = strings.TrimSpace(value)
-	if value == "" {
-		return "", fmt.Errorf("the value is empty")
+	rr, err := zonefile.Value(origin, typ, value)
+	if err != nil {
+		return "", err
 	}
-	if strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return "", fmt.Errorf("the value has a line break or control character")
-	}
-	if (typ == "TXT") && value[0] != '"' && strings.ContainsAny(value, " \t") {
-		return "", fmt.Errorf("TXT values are quoted strings, e.g. \"v=spf1 -all\"")
-	}
-	zp := mdns.NewZoneParser(strings.NewReader("@ 3600 IN "+typ+" "+value+"\n"), origin, "")
-	zp.SetIncludeAllowed(false)
-	rr, ok := zp.Next()
-	if !ok {
-		if err := zp.Err(); err != nil {
-			return "", fmt.Errorf("not a valid %s value: %s", typ, strings.TrimPrefix(err.Error(), "dns: "))
-		}
-		return "", fmt.Errorf("not a valid %s value", typ)
-	}
-	if _, more := zp.Next(); more || zp.Err() != nil || mdns.Type(rr.Header().Rrtype).String() != typ {
-		return "", fmt.Errorf("not a single %s value", typ)
-	}
-	v := rdataText(rr)
-	if v == "" {
-		return "", fmt.Errorf("not a valid %s value", typ)
-	}
-	return v, nil
+	return rdataText(rr), nil
 }
 
 // checkComment trims a comment and refuses line breaks and control

@@ -318,9 +318,7 @@ func absoluteName(name, origin string) string {
 }
 
 // rdataText is a record's value: its text form without the header.
-func rdataText(rr mdns.RR) string {
-	return strings.TrimPrefix(rr.String(), rr.Header().String())
-}
+func rdataText(rr mdns.RR) string { return zonefile.RdataText(rr) }
 
 // cleanComment turns a parser comment ("; text") into the stored text.
 func cleanComment(c string) string {
