@@ -79,7 +79,7 @@ func TestAddToolsIsAllOrNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, ks.MCP(), nil)
+	sess := mcptest.Connect(t, ks, nil)
 	good, bad := runtimeTool("good", "G", true), schemaTool(t, "bad", refusedSchemas["unevaluatedProperties"])
 	if _, err := ks.AddTools(good, bad); err == nil || !strings.Contains(err.Error(), "tool bad: input schema") {
 		t.Fatalf("AddTools = %v, want the bad tool's declaration error", err)
@@ -107,7 +107,7 @@ func TestDraft07ArrayAndDependencyKeywordsAreChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := mcptest.Connect(t, ks.MCP(), nil)
+	sess := mcptest.Connect(t, ks, nil)
 	for args, want := range map[string]string{
 		`{"a":"xy","b":1,"pair":[1,"s"]}`: "ran",
 		`{"a":"xy"}`:                      `dependentRequired: "a" is present, so these are required: ["b"]`,

@@ -91,7 +91,7 @@ func startHiddenPrimary(t *testing.T, secs []localzone.Secondary, opts *localzon
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.sess = mcptest.Connect(t, k.MCP(), nil)
+	h.sess = mcptest.Connect(t, k, nil)
 	return h
 }
 

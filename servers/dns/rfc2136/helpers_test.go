@@ -80,7 +80,7 @@ func session(t testing.TB, p dns.Provider) *mcptest.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcptest.Connect(t, k.MCP(), nil)
+	return mcptest.Connect(t, k, nil)
 }
 
 // target is an authoritative server the tool suite runs against.
