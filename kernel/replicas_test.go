@@ -3,17 +3,22 @@ package kernel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
+	"github.com/bulwarkmcp/bulwark/kernel/seal"
+	"github.com/bulwarkmcp/bulwark/kernel/store"
 	"github.com/bulwarkmcp/bulwark/kernel/store/storetest"
 )
 
@@ -100,5 +105,70 @@ func TestReplicasShareRateLimit(t *testing.T) {
 	}
 	if acted.Load() != limit {
 		t.Fatalf("%d calls reached a handler, want %d", acted.Load(), limit)
+	}
+}
+
+// replicaSealer is the requestState key replicas share
+// (--request-state-key-file).
+func replicaSealer(t *testing.T) *seal.Sealer {
+	t.Helper()
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(i + 7)
+	}
+	s, err := seal.New(key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestReplicasShareRequestState: a multi-round-trip call asked on replica
+// A (the gate asks the person; its requestState carries a single-use token
+// in the shared store) is answered on replica B, once: the answer replayed
+// on A or B is refused.
+func TestReplicasShareRequestState(t *testing.T) {
+	tg := storetest.New(t)
+	sealer := replicaSealer(t)
+	a := newMRTRFixture(t, kernel.Options{Confirm: confirm.NewIssuer(tg.Store(t), nil), Sealer: sealer})
+	b := newMRTRFixture(t, kernel.Options{Confirm: confirm.NewIssuer(tg.Store(t), nil), Sealer: sealer})
+	state := a.ask(t, apiKey, item)
+	if r := b.call2026(t, apiKey, "delete_item", item, elicitCaps, accept, state); r.Error != nil || r.Result.IsError || len(b.deleted()) != 1 {
+		t.Fatalf("replica B: %+v", r)
+	}
+	for _, f := range []*mrtrFixture{a, b} {
+		if r := f.call2026(t, apiKey, "delete_item", item, elicitCaps, accept, state); r.Error == nil || r.Error.Code != -32602 {
+			t.Fatalf("replayed: %+v", r)
+		}
+	}
+	if len(a.deleted())+len(b.deleted()) != 1 {
+		t.Fatal("the call ran more than once")
+	}
+}
+
+// TestReplicasRequestStateDuringAnOutage: the answer reaches replica B
+// while the shared store is down: it is refused as store_unavailable
+// (never "invalid requestState", which would tell the client to start
+// over), nothing runs, and once the store is back the same answer runs the
+// call once.
+func TestReplicasRequestStateDuringAnOutage(t *testing.T) {
+	r := storetest.NewRestartable(t)
+	sealer := replicaSealer(t)
+	replica := func() *mrtrFixture {
+		c := redis.NewClient(&redis.Options{Addr: r.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+		t.Cleanup(func() { _ = c.Close() })
+		s := store.NewRedis(c, &store.RedisOptions{Timeout: time.Second})
+		return newMRTRFixture(t, kernel.Options{Confirm: confirm.NewIssuer(s, nil), Sealer: sealer})
+	}
+	a, b := replica(), replica()
+	state := a.ask(t, apiKey, item)
+	r.Stop()
+	res := b.call2026(t, apiKey, "delete_item", item, elicitCaps, accept, state)
+	if res.Error != nil || !res.Result.IsError || !strings.Contains(fmt.Sprint(res.Result.Content), "store_unavailable") || len(b.deleted()) != 0 {
+		t.Fatalf("the answer during the outage: %+v", res)
+	}
+	r.Start()
+	if res := b.call2026(t, apiKey, "delete_item", item, elicitCaps, accept, state); res.Error != nil || res.Result.IsError || len(b.deleted()) != 1 {
+		t.Fatalf("the answer after the outage: %+v", res)
 	}
 }

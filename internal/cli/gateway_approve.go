@@ -19,7 +19,7 @@ import (
 // resolve to.
 type gatewayApprove struct {
 	config, pins, dataDir string
-	redisURL              secret
+	redisConn             // redis.go
 	yes                   bool
 }
 
@@ -37,7 +37,7 @@ func runGatewayApprove(ctx context.Context, env Env, args []string) int {
 	f.String(&a.dataDir, "data-dir", "BULWARK_GATEWAY_DATA_DIR", "", "the gateway's data directory (default $XDG_DATA_HOME/bulwark/gateway or ~/.local/share/bulwark/gateway)")
 	fs.StringVar(&a.pins, "pins", "", "the pin `FILE` itself, instead of -config")
 	fs.BoolVar(&a.yes, "yes", false, "approve every definition shown without asking")
-	f.Secret(&a.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "the pins of gateways that keep them in a shared Redis (with -config): a redis:// URL")
+	a.registerRedis(f, "the pins of gateways that keep them in a shared Redis (with -config)", false)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(env.Stderr, "Usage: bulwark gateway approve [flags] [UPSTREAM[.TOOL]]\n\nShows each tool definition the gateway hid — new, changed or renamed — as a diff\nagainst its pin with the description scan's findings, and pins what you confirm.\n\nFlags:\n")
@@ -134,7 +134,7 @@ func stdinOf(env Env) io.Reader {
 // with -config), or its pin file (pinPath). where names it for messages.
 func (a *gatewayApprove) open(env Env) (st *pin.Store, where string, closeStore func(), err error) {
 	opts := &pin.Options{Logger: slog.New(slog.DiscardHandler)}
-	if a.redisURL.value != "" {
+	if a.redisURL.set() || a.redisPassword.set() {
 		if a.config == "" {
 			return nil, "", nil, fmt.Errorf("%w: -redis-url-file needs -config FILE: whose pins to approve", errUsage)
 		}
@@ -142,8 +142,15 @@ func (a *gatewayApprove) open(env Env) (st *pin.Store, where string, closeStore 
 		if err != nil {
 			return nil, "", nil, err
 		}
-		st, closeStore, err = redisPins(a.redisURL, abs, opts)
-		return st, "the shared Redis", closeStore, err
+		if _, err := a.connectRedis(slog.New(slog.DiscardHandler)); err != nil {
+			return nil, "", nil, err
+		}
+		closeStore = func() { _ = a.redisClient.Close() }
+		if st, err = redisPins(a.redisClient, abs, opts); err != nil {
+			closeStore()
+			return nil, "", nil, err
+		}
+		return st, "the shared Redis", closeStore, nil
 	}
 	path, err := a.pinPath(env)
 	if err != nil {

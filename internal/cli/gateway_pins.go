@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/bulwarkmcp/bulwark/kernel/store"
 	"github.com/bulwarkmcp/bulwark/servers/gateway/pin"
 )
 
@@ -43,8 +42,9 @@ func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, cl
 	if c.requireApproval {
 		opts.Mode = pin.RequireApproval
 	}
-	if c.redisURL.value != "" && c.config != "" {
-		return redisPins(c.redisURL, id, opts)
+	if c.redisClient != nil && c.config != "" {
+		st, err := redisPins(c.redisClient, id, opts)
+		return st, func() {}, err
 	}
 	dir := gatewayDataDir(c.dataDir, env)
 	if dir == "" {
@@ -61,25 +61,16 @@ func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, cl
 	return st, func() {}, nil
 }
 
-// redisPins is the pin store of the gateway id in the Redis at url: one key
-// per gateway, so gateways that share a Redis never share pins.
-func redisPins(url secret, id string, opts *pin.Options) (*pin.Store, func(), error) {
-	o, err := store.ParseRedisURL(url.value)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s: %v", errUsage, url.source, err)
-	}
-	client := redis.NewClient(o)
+// redisPins is the pin store of the gateway id in the Redis of client
+// (the process's shared-state client, which the caller keeps): one key per
+// gateway, so gateways that share a Redis never share pins.
+func redisPins(client redis.UniversalClient, id string, opts *pin.Options) (*pin.Store, error) {
 	sum := sha256.Sum256([]byte(id))
 	r, err := pin.NewRedis(client, "bulwark:gateway:pins:"+hex.EncodeToString(sum[:12]), 2*time.Second)
-	var st *pin.Store
-	if err == nil {
-		st, err = pin.New(r, opts)
-	}
 	if err != nil {
-		_ = client.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return st, func() { _ = client.Close() }, nil
+	return pin.New(r, opts)
 }
 
 // gatewayDataDir is the gateway's data directory: -data-dir, else

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
@@ -22,7 +20,6 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/memory"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
-	"github.com/bulwarkmcp/bulwark/kernel/store"
 )
 
 // serving holds the flags every server shares: transport, tool selection,
@@ -54,7 +51,7 @@ type serving struct {
 	floodLimit     autoInt
 	maxBodyPtr     *int
 	env            string
-	redisURL       secret
+	redisConn                 // redis.go
 	prefix         string     // the upstream's variable prefix (HETZNER, RUSTPAD)
 	authz          authzFlags // authz.go
 	obs            observing
@@ -95,7 +92,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.Int(&maxBody, "max-body-bytes", "BULWARK_MAX_BODY_BYTES", httpguard.DefaultMaxBodyBytes, "HTTP: the largest request body")
 	s.maxBodyPtr = &maxBody
 	s.env = f.getenv("BULWARK_ENV")
-	f.Secret(&s.redisURL, "redis-url-file", "BULWARK_REDIS_URL", "shared state for replicas: a redis:// URL")
+	s.registerRedis(f, "shared state for replicas", true)
 	s.authz.register(f)
 	s.obs.register(f)
 }
@@ -164,7 +161,7 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 	}
 	var tokens confirm.Store   // nil: in memory
 	var limits ratelimit.Store // nil: in memory
-	if s.redisURL.value != "" {
+	if s.redisURL.set() || s.redisPassword.set() {
 		shared, err := s.sharedStore(logger)
 		if err != nil {
 			return opts, nil, err
@@ -210,35 +207,6 @@ func (s *serving) options(stderr io.Writer) (kernel.Options, *slog.Logger, error
 		return opts, nil, err
 	}
 	return opts, logger, nil
-}
-
-// sharedStore connects to the Redis that -redis-url-file or
-// BULWARK_REDIS_URL names, and stops startup unless it answers within 5 s.
-// No error repeats the URL: it may hold a password.
-func (s *serving) sharedStore(logger *slog.Logger) (*store.Redis, error) {
-	// The command owns the process, so it may route go-redis's own
-	// (process-wide) log lines into ours; they name addresses, never
-	// passwords.
-	redis.SetLogger(redisLog{logger})
-	o, err := store.ParseRedisURL(s.redisURL.value)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errUsage, s.redisURL.source, err)
-	}
-	client := redis.NewClient(o)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := client.Ping(ctx).Err(); err != nil {
-		_ = client.Close()
-		return nil, fmt.Errorf("reaching the shared-state Redis at %s: %w", o.Addr, err)
-	}
-	return store.NewRedis(client, nil), nil
-}
-
-// redisLog passes go-redis's log lines to the server's logger.
-type redisLog struct{ l *slog.Logger }
-
-func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
-	r.l.WarnContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 func (s *serving) auditSink(stderr io.Writer) (audit.Sink, error) {

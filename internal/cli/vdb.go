@@ -7,12 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
-	"github.com/bulwarkmcp/bulwark/kernel/store"
 	vdbsrv "github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
@@ -131,14 +128,10 @@ func (c *vdbFlags) vdbCredentials(opts *kernel.Options, deps *vdbsrv.Deps, logge
 	if deps.Sealer, err = seal.New(master, nil); err != nil {
 		return fmt.Errorf("%w: %s: %v", errUsage, c.aeadKey.source, err)
 	}
-	if c.http != "" && c.redisURL.set() {
-		o, err := store.ParseRedisURL(c.redisURL.value)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", errUsage, c.redisURL.source, err)
-		}
-		// The shared store (serving.options) has already checked that
-		// this Redis answers.
-		deps.Keys = vdbsrv.NewRedisKeys(redis.NewClient(o), deps.Sealer)
+	if c.http != "" && c.redisClient != nil {
+		// The shared store (serving.options) has already connected to
+		// this Redis and checked that it answers.
+		deps.Keys = vdbsrv.NewRedisKeys(c.redisClient, deps.Sealer)
 		logger.Info("signed-in keys are kept in the shared Redis, sealed")
 	}
 	if c.http == "" {

@@ -35,7 +35,7 @@ func (r *Redis) Hit(ctx context.Context, key string, now time.Time, window time.
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	ms := max(window.Milliseconds(), 1)
-	res, err := hitScript.Run(ctx, r.client, []string{r.prefix + "rate:{" + tag(key) + "}"}, now.UnixMilli(), ms).Int64Slice()
+	res, err := r.exec(ctx, hitScript, []string{r.prefix + "rate:{" + tag(key) + "}"}, now.UnixMilli(), ms).Int64Slice()
 	if err != nil {
 		return 0, time.Time{}, wrap("counting a call", err)
 	}

@@ -19,6 +19,12 @@
 // one principal's keys in one slot, so every script touches one slot and
 // works on Redis Cluster (a cluster client: redis.NewClusterClient). A
 // token is never stored in clear, only its SHA-256.
+//
+// ParseURL reads the Redis URL of each deployment (one server, a Cluster,
+// Sentinel) with go-redis's own parsers. Behind Sentinel or a Cluster with
+// replicas, RedisOptions.WaitReplicas makes every write wait until that
+// many replicas hold it (WAIT), so that a failover cannot bring back a
+// token already spent.
 package store
 
 import (
@@ -52,14 +58,20 @@ type RedisOptions struct {
 	Prefix string
 	// Timeout bounds each operation; 2 seconds (defaultTimeout) when zero.
 	Timeout time.Duration
+	// WaitReplicas, when positive, is how many replicas must acknowledge
+	// each write (a token issued or spent, a call counted) before it
+	// counts; fewer within half of Timeout fail the operation, and the
+	// caller fails closed. Zero does not wait.
+	WaitReplicas int
 }
 
 // Redis is a confirm.Store and a ratelimit.Store shared through Redis. It
 // is safe for concurrent use.
 type Redis struct {
-	client  redis.UniversalClient
-	prefix  string
-	timeout time.Duration
+	client   redis.UniversalClient
+	prefix   string
+	timeout  time.Duration
+	replicas int
 }
 
 var (
@@ -76,11 +88,15 @@ func NewRedis(client redis.UniversalClient, opts *RedisOptions) *Redis {
 	if opts != nil && opts.Timeout > 0 {
 		r.timeout = opts.Timeout
 	}
+	if opts != nil && opts.WaitReplicas > 0 {
+		r.replicas = opts.WaitReplicas
+	}
 	return r
 }
 
-// ParseRedisURL parses a redis://, rediss:// or unix:// URL into client
-// options (go-redis' own syntax). Its error never repeats the URL.
+// ParseRedisURL parses the URL of one Redis server (redis://, rediss:// or
+// unix://) into client options (go-redis' own syntax); ParseURL takes
+// every deployment. Its error never repeats the URL.
 func ParseRedisURL(raw string) (*redis.Options, error) {
 	o, err := redis.ParseURL(raw)
 	if err != nil {

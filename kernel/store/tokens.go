@@ -83,7 +83,7 @@ func (r *Redis) Put(ctx context.Context, p confirm.Pending, limit int) error {
 	h := hex.EncodeToString(p.TokenHash[:])
 	pre := r.tokenPrefix(p.Principal)
 	keys := []string{pre + h, r.pendingKey(p.Principal)}
-	err := putScript.Run(ctx, r.client, keys, p.Principal, hex.EncodeToString(p.Digest[:]),
+	err := r.exec(ctx, putScript, keys, p.Principal, hex.EncodeToString(p.Digest[:]),
 		p.Expires.UnixMilli(), max(limit, 1), pre, h).Err()
 	if err != nil {
 		return wrap("recording a confirmation token", err)
@@ -98,7 +98,7 @@ func (r *Redis) Redeem(ctx context.Context, principal string, tokenHash, digest 
 	defer cancel()
 	h := hex.EncodeToString(tokenHash[:])
 	keys := []string{r.tokenPrefix(principal) + h, r.pendingKey(principal)}
-	n, err := redeemScript.Run(ctx, r.client, keys, principal, hex.EncodeToString(digest[:]), now.UnixMilli(), h).Int()
+	n, err := r.exec(ctx, redeemScript, keys, principal, hex.EncodeToString(digest[:]), now.UnixMilli(), h).Int()
 	if err != nil {
 		return false, wrap("redeeming a confirmation token", err)
 	}

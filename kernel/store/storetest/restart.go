@@ -3,8 +3,8 @@ package storetest
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -33,11 +33,11 @@ func NewRestartable(t testing.TB) *Restartable {
 	t.Helper()
 	r := &Restartable{t: t}
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		r.Kind, r.mini = kindMiniredis, miniredis.RunT(t)
+		r.Kind, r.mini = KindMiniredis, miniredis.RunT(t)
 		r.Addr = r.mini.Addr()
 		return r
 	}
-	r.Kind, r.dir = kindRedis, t.TempDir()
+	r.Kind, r.dir = KindRedis, t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,45 @@ func (r *Restartable) Start() {
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
-	c := redis.NewClient(&redis.Options{Addr: r.Addr, MaxRetries: -1})
+	waitAnswers(r.t, r.Addr)
+}
+
+// Server starts a redis-server of the test's own on a free loopback port
+// with args, waits until it answers, and stops it at cleanup. It skips the
+// test when redis-server is not on PATH, except under CI=true.
+func Server(t testing.TB, args ...string) (addr string, cmd *exec.Cmd) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but redis-server is not on PATH")
+		}
+		t.Skip("needs redis-server on PATH")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd = exec.Command("redis-server", append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", t.TempDir()}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	waitAnswers(t, addr)
+	return addr, cmd
+}
+
+// waitAnswers waits until the Redis at addr answers PING, 5 s at most.
+func waitAnswers(t testing.TB, addr string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
 	for i := 0; ; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -89,7 +127,7 @@ func (r *Restartable) Start() {
 			return
 		}
 		if i == 100 {
-			r.t.Fatalf("redis-server on port %s did not start: %v", strconv.Quote(port), err)
+			t.Fatalf("redis-server at %s did not start: %v", addr, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

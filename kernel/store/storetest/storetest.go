@@ -3,6 +3,9 @@
 //
 //   - BULWARK_TEST_REDIS_CLUSTER (comma-separated host:port seeds): a Redis
 //     Cluster, as scripts/test starts it;
+//   - else BULWARK_TEST_REDIS_SENTINEL (a Sentinel URL, as store.ParseURL
+//     reads it: redis://SENTINEL?master_name=NAME): a primary with a
+//     replica behind Sentinel, as scripts/test starts it;
 //   - else BULWARK_TEST_REDIS (a redis:// URL): one real Redis;
 //   - else an in-process Redis (miniredis), except under CI=true, where a
 //     missing Redis fails the test: the replica guarantee must not rest on
@@ -29,15 +32,18 @@ import (
 
 // Kinds of Target.
 const (
-	kindCluster   = "cluster"
-	kindRedis     = "redis"
-	kindMiniredis = "miniredis"
+	KindCluster   = "cluster"
+	KindSentinel  = "sentinel"
+	KindRedis     = "redis"
+	KindMiniredis = "miniredis"
 )
 
 // Target is a Redis for one test.
 type Target struct {
-	// Kind is "redis", "miniredis" or "cluster", for the test log.
+	// Kind is KindRedis, KindMiniredis, KindCluster or KindSentinel.
 	Kind string
+	// URL names the Redis as BULWARK_REDIS_URL would (store.ParseURL).
+	URL string
 	// Prefix is the test's own key prefix.
 	Prefix string
 	// NewClient returns a fresh client (one per simulated replica); the
@@ -50,29 +56,27 @@ type Target struct {
 func New(t testing.TB) *Target {
 	t.Helper()
 	tg := &Target{Prefix: "bulwarktest:" + randomHex(t) + ":"}
-	switch seeds, url := os.Getenv("BULWARK_TEST_REDIS_CLUSTER"), os.Getenv("BULWARK_TEST_REDIS"); {
+	switch seeds, sentinel, url := os.Getenv("BULWARK_TEST_REDIS_CLUSTER"), os.Getenv("BULWARK_TEST_REDIS_SENTINEL"), os.Getenv("BULWARK_TEST_REDIS"); {
 	case seeds != "":
-		tg.Kind = kindCluster
+		tg.Kind = KindCluster
 		addrs := strings.Split(seeds, ",")
-		tg.NewClient = func(t testing.TB) redis.UniversalClient {
-			return closeLater(t, redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}))
-		}
+		tg.URL = "redis://" + addrs[0] + "?addr=" + strings.Join(addrs[1:], "&addr=")
+	case sentinel != "":
+		tg.Kind, tg.URL = KindSentinel, sentinel
 	case url != "":
-		tg.Kind = kindRedis
-		o, err := store.ParseRedisURL(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tg.NewClient = func(t testing.TB) redis.UniversalClient { return closeLater(t, redis.NewClient(o)) }
+		tg.Kind, tg.URL = KindRedis, url
 	case os.Getenv("CI") == "true":
-		t.Fatal("CI=true but neither BULWARK_TEST_REDIS nor BULWARK_TEST_REDIS_CLUSTER is set: the shared-state tests must run against a real Redis in CI (scripts/test starts one)")
+		t.Fatal("CI=true but none of BULWARK_TEST_REDIS, BULWARK_TEST_REDIS_CLUSTER and BULWARK_TEST_REDIS_SENTINEL is set: the shared-state tests must run against a real Redis in CI (scripts/test starts one)")
 	default:
-		tg.Kind = kindMiniredis
+		tg.Kind = KindMiniredis
 		tg.mini = miniredis.RunT(t)
-		tg.NewClient = func(t testing.TB) redis.UniversalClient {
-			return closeLater(t, redis.NewClient(&redis.Options{Addr: tg.mini.Addr()}))
-		}
+		tg.URL = "redis://" + tg.mini.Addr() + "/0"
 	}
+	e, err := store.ParseURL(tg.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.NewClient = func(t testing.TB) redis.UniversalClient { return closeLater(t, e.NewClient()) }
 	c := tg.NewClient(t)
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		t.Fatalf("the test Redis (%s) does not answer: %v", tg.Kind, err)
@@ -82,8 +86,19 @@ func New(t testing.TB) *Target {
 }
 
 // Store returns a store over a fresh client, under the test's prefix.
+// Behind Sentinel every write waits for the replica, as the binary's
+// default there is.
 func (tg *Target) Store(t testing.TB) *store.Redis {
-	return store.NewRedis(tg.NewClient(t), &store.RedisOptions{Prefix: tg.Prefix})
+	return store.NewRedis(tg.NewClient(t), &store.RedisOptions{Prefix: tg.Prefix, WaitReplicas: tg.WaitReplicas()})
+}
+
+// WaitReplicas is the RedisOptions.WaitReplicas the binary would use on
+// this Redis: 1 behind Sentinel, else 0.
+func (tg *Target) WaitReplicas() int {
+	if tg.Kind == KindSentinel {
+		return 1
+	}
+	return 0
 }
 
 // Sleep lets d pass for the Redis too: miniredis expires keys only when
