@@ -204,6 +204,9 @@ func (s *Server) setDefaults() error {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	// every line the server logs is scrubbed of its secrets (an error can
+	// quote an upstream that echoes one)
+	s.logger = slog.New(egress.LogHandler(s.logger.Handler(), s.secrets.get))
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}

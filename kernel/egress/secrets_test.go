@@ -46,6 +46,7 @@ func hostileForms(v string) map[string]string {
 		"base64":                base64.StdEncoding.EncodeToString([]byte("Basic user:" + v)),
 		"base64url":             base64.RawURLEncoding.EncodeToString([]byte("x" + v + "y")),
 		"bearer":                "Authorization: Bearer " + v,
+		"cleaned bidi markers":  strings.Join(strings.Split(v, ""), "[U+202E]"),
 		"cut before ellipsis":   "…" + v[:9] + "…",
 		"cut before truncation": v[:7] + "\n[truncated: 7 of 100 characters shown]",
 	}

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"unicode"
@@ -54,6 +55,10 @@ func shown(s string) bool {
 func visible(s []byte, at []int32) view {
 	v := view{b: make([]byte, 0, len(s)), at: make([]int32, 0, len(s)+1)}
 	for i := 0; i < len(s); {
+		if n := marker(s[i:]); n > 0 { // a control CleanString made visible: as unseen as the control
+			i += n
+			continue
+		}
 		r, n := utf8.DecodeRune(s[i:])
 		if n == 1 && r == utf8.RuneError || !ignorable(r) {
 			v.b = append(v.b, s[i:i+n]...)
@@ -65,6 +70,31 @@ func visible(s []byte, at []int32) view {
 	}
 	v.at = append(v.at, at[len(s)])
 	return v
+}
+
+// marker returns the length of the "[U+XXXX]" that s starts with when it
+// stands for a character untrusted.CleanString makes visible (a
+// bidirectional control), or 0: text cleaned before the gate reads it
+// must not hide a secret split by such controls either.
+func marker(s []byte) int {
+	if len(s) < 8 || s[0] != '[' || s[1] != 'U' || s[2] != '+' {
+		return 0
+	}
+	end := bytes.IndexByte(s[:min(len(s), 10)], ']')
+	if end < 7 {
+		return 0
+	}
+	var r rune
+	for _, c := range s[3:end] {
+		if hexVal(c) < 0 {
+			return 0
+		}
+		r = r<<4 | rune(hexVal(c))
+	}
+	if !untrusted.IsInvisible(r) {
+		return 0
+	}
+	return end + 1
 }
 
 // identity is the offsets of s in s.
@@ -171,7 +201,7 @@ func (s *Secrets) Contains(t string) bool {
 // spans appends where in t the set's secrets are, in t's offsets.
 func (s *Secrets) spans(dst []span, t string) []span {
 	m := s.m
-	if shown(t) {
+	if shown(t) && !strings.Contains(t, "[U+") {
 		dst = m.find(dst, t)
 		dst = m.cuts(dst, t)
 	} else {

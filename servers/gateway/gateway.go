@@ -17,6 +17,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
@@ -69,6 +70,9 @@ func New(cfg Config, deps Deps) (*Gateway, error) {
 	if g.logger == nil {
 		g.logger = slog.New(slog.DiscardHandler)
 	}
+	// every line the gateway logs is scrubbed of the secrets it passes to
+	// its upstreams: its log lines quote upstream errors and definitions
+	g.logger = slog.New(egress.LogHandler(g.logger.Handler(), g.scrub.secrets))
 	if g.getenv == nil {
 		g.getenv = func(string) string { return "" }
 	}

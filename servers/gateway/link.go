@@ -216,6 +216,7 @@ func (l *link) setDown(err error) {
 
 // close ends the session and kills the child.
 func (l *link) close() {
+	l.flights.cancelAll()
 	l.mu.Lock()
 	sess, p := l.sess, l.proc
 	l.mu.Unlock()

@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
@@ -123,6 +124,16 @@ func (s *flights) remove(f *flight) {
 }
 
 // only is the one flight, or nil when there are none or several.
+// cancelAll ends every upstream call in flight, parked ones included: a
+// gateway that closes does not wait for answers that will not come.
+func (s *flights) cancelAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for f := range s.m {
+		f.cancel()
+	}
+}
+
 func (s *flights) only() *flight {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -621,7 +632,9 @@ func (g *Gateway) holdsSecret(p any) error {
 	if err != nil {
 		return err
 	}
-	if g.scrub.knows(string(raw)) {
+	// the decoded strings, as the egress gate reads them: a secret written
+	// with escapes inside the text is found too
+	if _, n, err := egress.ScrubJSON(raw, g.scrub.secrets()); err != nil || n > 0 {
 		return errors.New("the question held a credential, so it was not relayed")
 	}
 	return nil

@@ -172,12 +172,11 @@ func (s *scrubber) add(v string) {
 	s.known = s.known.With(v)
 }
 
-// knows reports whether t holds a known credential in any form (the
-// key=value rule is left out: it would refuse ordinary prose).
-func (s *scrubber) knows(t string) bool {
+// secrets is the set of the known credentials.
+func (s *scrubber) secrets() *egress.Secrets {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.known.Contains(t)
+	return s.known
 }
 
 func (s *scrubber) text(t string) string {

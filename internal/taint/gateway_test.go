@@ -1,0 +1,196 @@
+package taint_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/internal/taint"
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/servers/gateway"
+)
+
+func TestMain(m *testing.M) {
+	taint.MaybeServe()
+	os.Exit(m.Run())
+}
+
+// startGateway runs `bulwark gateway`'s server in front of the hostile
+// upstream in encoding enc, as internal/cli builds it: the upstream's
+// secret variable registered, questions relayed.
+func startGateway(t *testing.T, enc string, log io.Writer) *kernel.Server {
+	t.Helper()
+	u := gateway.Upstream{Name: "taint", Command: os.Args[0],
+		Env:           []string{taint.UpstreamVar, taint.EncodingVar, taint.SecretVar},
+		PublicEnv:     []string{taint.UpstreamVar, taint.EncodingVar},
+		ReadOnlyTools: taint.Tools, RelayElicitation: true, RelaySampling: true}
+	env := map[string]string{taint.UpstreamVar: "1", taint.EncodingVar: enc, taint.SecretVar: taint.Marker}
+	gw, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{u}},
+		gateway.Deps{Getenv: func(n string) string { return env[n] }, Logger: logTo(log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := gw.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gw.Close)
+	opts := kernel.Options{DynamicTools: true, Envelope: gw.Envelope(), Credentials: gw.Credentials(), Secrets: gw.Secrets(),
+		Audit: gw.Audit(audit.NewJSONLines(log)), Logger: logTo(log)}
+	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway"}, gw.Tools(), &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Attach(ks); err != nil {
+		t.Fatal(err)
+	}
+	return ks
+}
+
+// clientOptions answer the relayed questions: a decline, a sampled text.
+func clientOptions() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "ok"}}, nil
+		},
+	}
+}
+
+// exercise lists the tools and calls each, asking for progress and log
+// messages, over cs.
+func exercise(t *testing.T, cs *mcp.ClientSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list: %v", err)
+	}
+	_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+	for _, name := range taint.Tools {
+		if name == "t_notify" {
+			// an upstream's log message goes to a call only while it is
+			// the one call in flight (its predecessors' grace included)
+			time.Sleep(300 * time.Millisecond)
+		}
+		cctx, ccancel := context.WithTimeout(ctx, 15*time.Second)
+		start := time.Now()
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "taint." + name, Arguments: map[string]any{},
+			Meta: mcp.Meta{"progressToken": "p-" + name, mcp.MetaKeyLogLevel: "debug"}}) // an error is a finding's business, not the run's
+		if d := time.Since(start); d > 5*time.Second {
+			t.Logf("%s took %v: %v", name, d, err)
+		}
+		ccancel()
+	}
+}
+
+// lockedBuffer is what a client read, written by the transport.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+// overStdio runs a client session over OS pipes against ks.ServeStdio and
+// checks every line the client read.
+func overStdio(t *testing.T, ks *kernel.Server, version string, disableFastPath bool, c *taint.Checker) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ks.ServeStdioWith(ctx, inR, outW, kernel.StdioOptions{DisableFastPath: disableFastPath})
+	}()
+	var raw lockedBuffer
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "taint", Version: "1"}, clientOptions()).Connect(ctx,
+		&mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(outR, &raw)), Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("stdio connect: %v", err)
+	}
+	exercise(t, cs)
+	cs.Close()
+	cancel()
+	inW.Close()
+	<-done
+	outR.Close()
+	c.Lines(raw.Bytes())
+}
+
+// recorder keeps every response body a client read.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []struct {
+		ct string
+		b  []byte
+	}
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	r.mu.Lock()
+	r.bodies = append(r.bodies, struct {
+		ct string
+		b  []byte
+	}{resp.Header.Get("Content-Type"), b})
+	r.mu.Unlock()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp, err
+}
+
+// overHTTP runs a client session over Streamable HTTP on loopback and
+// checks every body the client read.
+func overHTTP(t *testing.T, ks *kernel.Server, version string, c *taint.Checker) {
+	endpoint := mcptest.ServeHTTP(t, ks, kernel.HTTPOptions{})
+	rec := &recorder{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "taint", Version: "1"}, clientOptions()).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rec}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("http connect: %v", err)
+	}
+	exercise(t, cs)
+	cs.Close()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, b := range rec.bodies {
+		c.Body(b.ct, b.b)
+	}
+}
+
+// logTo logs everything, debug included, as text to w.
+func logTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
