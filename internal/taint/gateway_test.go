@@ -1,13 +1,10 @@
 package taint_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +13,6 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/taint"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
-	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 )
 
@@ -93,100 +89,6 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 			t.Logf("%s took %v: %v", name, d, err)
 		}
 		ccancel()
-	}
-}
-
-// lockedBuffer is what a client read, written by the transport.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
-}
-
-// overStdio runs a client session over OS pipes against ks.ServeStdio and
-// checks every line the client read.
-func overStdio(t *testing.T, ks *kernel.Server, version string, disableFastPath bool, c *taint.Checker) {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ks.ServeStdioWith(ctx, inR, outW, kernel.StdioOptions{DisableFastPath: disableFastPath})
-	}()
-	var raw lockedBuffer
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "taint", Version: "1"}, clientOptions()).Connect(ctx,
-		&mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(outR, &raw)), Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("stdio connect: %v", err)
-	}
-	exercise(t, cs)
-	cs.Close()
-	cancel()
-	inW.Close()
-	<-done
-	outR.Close()
-	c.Lines(raw.Bytes())
-}
-
-// recorder keeps every response body a client read.
-type recorder struct {
-	mu     sync.Mutex
-	bodies []struct {
-		ct string
-		b  []byte
-	}
-}
-
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	r.mu.Lock()
-	r.bodies = append(r.bodies, struct {
-		ct string
-		b  []byte
-	}{resp.Header.Get("Content-Type"), b})
-	r.mu.Unlock()
-	resp.Body = io.NopCloser(bytes.NewReader(b))
-	return resp, err
-}
-
-// overHTTP runs a client session over Streamable HTTP on loopback and
-// checks every body the client read.
-func overHTTP(t *testing.T, ks *kernel.Server, version string, c *taint.Checker) {
-	endpoint := mcptest.ServeHTTP(t, ks, kernel.HTTPOptions{})
-	rec := &recorder{}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "taint", Version: "1"}, clientOptions()).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rec}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("http connect: %v", err)
-	}
-	exercise(t, cs)
-	cs.Close()
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	for _, b := range rec.bodies {
-		c.Body(b.ct, b.b)
 	}
 }
 

@@ -49,13 +49,14 @@ func TestTaintGateway(t *testing.T) {
 // upstream in encoding enc, and fails on what reached a client that must
 // not have.
 func runEncoding(t *testing.T, enc taint.Encoding) *taint.Checker {
-	var log lockedBuffer // the gateway's and the kernel's log lines and audit records
+	var log taint.Buffer // the gateway's and the kernel's log lines and audit records
 	ks := startGateway(t, enc.Name, &log)
 	c := taint.NewChecker(taint.Marker)
 	for _, v := range versions {
-		overStdio(t, ks, v, false, c)
-		overStdio(t, ks, v, true, c)
-		overHTTP(t, ks, v, c)
+		s := taint.Session{Version: v, Options: clientOptions(), Exercise: exercise}
+		taint.OverStdio(t, ks, s, false, c)
+		taint.OverStdio(t, ks, s, true, c)
+		taint.OverHTTP(t, ks, s, c)
 	}
 	c.Text("log", string(log.Bytes()))
 	if c.Messages < 50 {
