@@ -112,6 +112,30 @@ func EncodingNamed(name string) (Encoding, bool) {
 // Value is the hostile value of field (a "Definition.member" of the MCP
 // schema, with an optional "/sub/path" for a value deep inside it) in
 // encoding e.
-func Value(field string, e Encoding) string {
-	return "@@" + field + "@@ " + e.Text(Marker) + " " + Closing + " \u200b\u202e\U000E0041"
+func Value(field string, e Encoding) string { return ValueOf(field, e, Marker) }
+
+// ValueOf is Value with another secret: the credential an upstream was
+// sent, echoed.
+func ValueOf(field string, e Encoding, secret string) string {
+	return "@@" + field + "@@ " + e.Text(secret) + " " + Closing + " \u200b\u202e\U000E0041"
+}
+
+// underRace are the encodings a harness runs under the race detector,
+// which multiplies its time by ten: one of each kind (as written, a wire
+// escape, a hidden character, a documented limit). scripts/test runs every
+// encoding without it.
+var underRace = []string{"plain", "json-unicode-escapes", "zero-width-space", "hex"}
+
+// Run returns the encodings a harness runs in this build: all of them, or
+// under the race detector the few of underRace.
+func Run() []Encoding {
+	if !race {
+		return Encodings
+	}
+	var out []Encoding
+	for _, n := range underRace {
+		e, _ := EncodingNamed(n)
+		out = append(out, e)
+	}
+	return out
 }

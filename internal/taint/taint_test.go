@@ -30,7 +30,7 @@ func TestTaintGateway(t *testing.T) {
 	var mu sync.Mutex
 	visited := map[string]bool{}
 	t.Run("encodings", func(t *testing.T) {
-		for _, enc := range taint.Encodings {
+		for _, enc := range taint.Run() {
 			t.Run(enc.Name, func(t *testing.T) {
 				t.Parallel()
 				c := runEncoding(t, enc)

@@ -2,6 +2,7 @@ package vdb_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,10 @@ type setup struct {
 	keys       vdb.KeyStore
 	aiKey      string            // with cfg.AIURL: the model endpoint's key
 	http       *upstream.Options // the upstream client's options (default: 5 s attempts, no waits, the manual clock)
+	// urls, when set, gives the API and site base URLs the server uses
+	// from the fake's (a proxy in front of it).
+	urls   func(api, site string) (string, string)
+	logger *slog.Logger // the kernel's
 }
 
 func newFixture(t testing.TB, su setup) *fixture {
@@ -112,13 +117,16 @@ func newFixture(t testing.TB, su setup) *fixture {
 	}
 	cfg := su.cfg
 	cfg.APIBaseURL, cfg.SiteBaseURL = f.fake.APIURL(), f.fake.SiteURL()
+	if su.urls != nil {
+		cfg.APIBaseURL, cfg.SiteBaseURL = su.urls(cfg.APIBaseURL, cfg.SiteBaseURL)
+	}
 	srv, err := vdb.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.srv = srv
 	opts := kernel.Options{Envelope: srv.Envelope(), Credentials: []kernel.Credential{{Name: "vdb", Provider: "Vulnetix", Value: f.key}},
-		Audit: f.audit}
+		Audit: f.audit, Logger: su.logger}
 	k, err := kernel.New(kernel.Info{Name: "bulwark-vdb", Version: "test"}, srv.Tools(), &opts)
 	if err != nil {
 		t.Fatal(err)

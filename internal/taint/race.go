@@ -1,0 +1,5 @@
+//go:build race
+
+package taint
+
+const race = true
