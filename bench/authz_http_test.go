@@ -86,6 +86,12 @@ func BenchmarkAuthzHTTPCall(b *testing.B) {
 // 100 calls, each of body(i) sent by serve, and reports the metrics
 // BenchmarkAuthzHTTPCall describes.
 func benchAuthzBlocks(b *testing.B, handlers []http.Handler, body func(int) string, serve func(testing.TB, http.Handler, string)) {
+	benchBlocks(b, "plain", "authz", handlers, body, serve)
+}
+
+// benchBlocks is benchAuthzBlocks with the arms named: base (the first
+// handler) and arm (the last), in the metrics' names.
+func benchBlocks(b *testing.B, base, arm string, handlers []http.Handler, body func(int) string, serve func(testing.TB, http.Handler, string)) {
 	const calls = 100
 	last := len(handlers) - 1
 	seq := 0
@@ -127,13 +133,13 @@ func benchAuthzBlocks(b *testing.B, handlers []http.Handler, body func(int) stri
 	}
 	n := float64(b.N * calls)
 	slices.Sort(ratios)
-	b.ReportMetric(float64(sum[0].Nanoseconds())/n, "plain-cpu-ns/call")
-	b.ReportMetric(float64(sum[last].Nanoseconds())/n, "authz-cpu-ns/call")
+	b.ReportMetric(float64(sum[0].Nanoseconds())/n, base+"-cpu-ns/call")
+	b.ReportMetric(float64(sum[last].Nanoseconds())/n, arm+"-cpu-ns/call")
 	b.ReportMetric(float64((sum[last]-sum[0]).Nanoseconds())/n, "step-cpu-ns/call")
-	b.ReportMetric(float64(sum[last])/float64(sum[0]), "cpu-authz/plain")
+	b.ReportMetric(float64(sum[last])/float64(sum[0]), "cpu-"+arm+"/"+base)
 	b.ReportMetric(ratios[len(ratios)/2], "median-block-ratio")
 	if last > 1 {
-		b.ReportMetric(float64(sum[last])/float64(sum[1]), "cpu-authz/permit-all")
+		b.ReportMetric(float64(sum[last])/float64(sum[1]), "cpu-"+arm+"/permit-all")
 	}
 }
 

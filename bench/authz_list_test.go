@@ -46,6 +46,12 @@ func benchZoneNames() []string {
 // principal "local"), with the policy file in force unless policy is
 // empty.
 func dnsHTTPHandler(tb testing.TB, policy string, auth identity.Authenticator) http.Handler {
+	_, h := dnsHTTP(tb, policy, auth)
+	return h
+}
+
+// dnsHTTP is dnsHTTPHandler with its kernel server.
+func dnsHTTP(tb testing.TB, policy string, auth identity.Authenticator) (*kernel.Server, http.Handler) {
 	p, err := localzone.New(tb.TempDir(), &localzone.Options{DisableSync: true})
 	if err != nil {
 		tb.Fatal(err)
@@ -71,7 +77,7 @@ func dnsHTTPHandler(tb testing.TB, policy string, auth identity.Authenticator) h
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return h
+	return ks, h
 }
 
 const listZonesBody = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_zones","arguments":{}}}`

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -113,6 +114,7 @@ type Server struct {
 	outage    outage
 	secrets   serverSecrets // what no client may receive: credentials, Options.Secrets, AddSecrets (egress.go)
 	sessions  *egressScope  // what the calls of stdio and in-process sessions registered
+	egressOff atomic.Bool   // only kernel/benchhook sets it, in a test binary
 	authz     *authz.Authorizer
 	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
 	dyn       dynamic        // tools added and withdrawn at run time (dynamic.go)

@@ -180,6 +180,12 @@ func directCommand() *exec.Cmd {
 // child over stdio, built as the CLI builds it: a pin file (trust on first
 // use) and a tool set that may change at run time.
 func throughGateway(tb testing.TB) *mcp.ClientSession {
+	cs, _ := throughGatewayServer(tb)
+	return cs
+}
+
+// throughGatewayServer is throughGateway with the gateway's kernel server.
+func throughGatewayServer(tb testing.TB) (*mcp.ClientSession, *kernel.Server) {
 	pins, err := pin.Open(filepath.Join(tb.TempDir(), "bench"+pin.FileSuffix), &pin.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
@@ -215,7 +221,7 @@ func throughGateway(tb testing.TB) *mcp.ClientSession {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { cs.Close(); cancel(); inW.Close(); <-served; outR.Close() })
-	return cs
+	return cs, ks
 }
 
 func pct(d []time.Duration, p float64) time.Duration {

@@ -183,11 +183,18 @@ func (w *walker) object(depth int) error {
 		if err != nil {
 			return err
 		}
-		key, err := jsonscan.DecodeString(raw, esc)
-		if err != nil {
-			return err
+		var key, out string
+		if !esc && len(raw) < w.sec.shortest() && quietASCII(raw) {
+			// nothing to clean, too short for a secret (most keys): read
+			// in place, not copied
+			key = w.text[start+1 : s.Pos-1]
+			out = key
+		} else {
+			if key, err = jsonscan.DecodeString(raw, esc); err != nil {
+				return err
+			}
+			out = w.gate(key, cleaned)
 		}
-		out := w.gate(key, cleaned)
 		if out != key && !changed {
 			changed, keys = true, w.keysBefore(open, start, depth)
 		}

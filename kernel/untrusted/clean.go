@@ -99,6 +99,9 @@ func CleanEnveloped(s string) (string, bool) {
 	if len(keep) == 0 {
 		return Clean(s)
 	}
+	if plainBetween(s, keep) { // only the kept tags are not plain: nothing to clean
+		return s, false
+	}
 	var st stats
 	out := make([]byte, 0, len(s)+16)
 	last := 0
@@ -120,7 +123,11 @@ func envelopeTags(s string) [][2]int {
 	var keep [][2]int
 	open := false
 	for i := 0; i < len(s); i++ {
-		if s[i] != '<' || i > 0 && s[i-1] != '\n' {
+		j := strings.IndexByte(s[i:], '<')
+		if j < 0 {
+			break
+		}
+		if i += j; i > 0 && s[i-1] != '\n' {
 			continue
 		}
 		if !open {
@@ -141,6 +148,19 @@ func envelopeTags(s string) [][2]int {
 		keep = keep[:len(keep)-1]
 	}
 	return keep
+}
+
+// plainBetween reports whether every byte of s outside the tags of keep
+// is one cleanAppend copies unchanged.
+func plainBetween(s string, keep [][2]int) bool {
+	last := 0
+	for _, t := range keep {
+		if plainRun(s, last) < t[0] {
+			return false
+		}
+		last = t[1]
+	}
+	return plainRun(s, last) == len(s)
 }
 
 // openingTag returns the length of the opening tag, with its newline, that
@@ -183,6 +203,9 @@ func plainASCII(s string) bool {
 // copies unchanged: printable ASCII other than '<', tab, newline and
 // carriage return.
 func plainRun(s string, i int) int {
+	for i+8 <= len(s) && plainWord(s[i:i+8]) {
+		i += 8
+	}
 	for ; i < len(s); i++ {
 		c := s[i]
 		if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c >= 0x7f || c == '<' {
@@ -190,6 +213,19 @@ func plainRun(s string, i int) int {
 		}
 	}
 	return i
+}
+
+// plainWord reports whether each of the eight bytes of w is printable
+// ASCII other than '<' (a word holding tab or a newline is not, and is
+// read byte by byte): the classic tests for a byte below n,
+// (x - n×0x01…) &^ x & 0x80…, above n, ((x + (127-n)×0x01…) | x) & 0x80…,
+// and equal to '<'.
+func plainWord(w string) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	lt := x ^ (lo * '<')
+	return ((x-lo*0x20)&^x|(x+lo*(127-0x7e)|x)|(lt-lo)&^lt)&hi == 0
 }
 
 type stats struct {

@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -36,10 +37,14 @@ func DecodeString(raw []byte, escaped bool) (string, error) {
 // already refused them in scanned input).
 func Unescape(dst, raw []byte) ([]byte, error) {
 	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			continue
+		if raw[i] != '\\' {
+			// the run up to the next escape, copied at once
+			j := bytes.IndexByte(raw[i:], '\\')
+			if j < 0 {
+				return append(dst, raw[i:]...), nil
+			}
+			dst = append(dst, raw[i:i+j]...)
+			i += j
 		}
 		n := escapeLen(raw[i+1:])
 		if n == 0 {

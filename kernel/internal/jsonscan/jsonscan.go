@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Errors returned by the scanner. Use errors.Is.
@@ -99,9 +100,13 @@ func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 	}
 	start := s.Pos + 1
 	for i := start; i < len(s.Data); {
-		if i+8 <= len(s.Data) && plainWord(binary.LittleEndian.Uint64(s.Data[i:])) {
-			i += 8 // eight bytes none of which ends the string, escapes or is a control character
-			continue
+		if i+8 <= len(s.Data) {
+			m := specialBytes(binary.LittleEndian.Uint64(s.Data[i:]))
+			if m == 0 {
+				i += 8 // eight bytes none of which ends the string, escapes or is a control character
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8 // the first that does
 		}
 		switch c := s.Data[i]; {
 		case c == '"':
@@ -127,11 +132,17 @@ func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 // a control character (below 0x20): the classic exact tests for a zero
 // byte, (x - 0x01…) &^ x & 0x80…, and for a byte below n (n <= 128),
 // (x - n×0x01…) &^ x & 0x80…; bytes of 0x80 and above pass.
-func plainWord(w uint64) bool {
+func plainWord(w uint64) bool { return specialBytes(w) == 0 }
+
+// specialBytes is plainWord's mask: the high bit of each byte of w (little
+// endian) that is '"', '\\' or a control character. A borrow can flag a
+// byte above one that is flagged rightly, never one below it, so the
+// lowest flagged byte is the first special one.
+func specialBytes(w uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q := w ^ (lo * '"')
 	b := w ^ (lo * '\\')
-	return ((q-lo)&^q|(b-lo)&^b|(w-lo*0x20)&^w)&hi == 0
+	return ((q-lo)&^q | (b-lo)&^b | (w-lo*0x20)&^w) & hi
 }
 
 // escapeLen checks the escape after a backslash and returns its length

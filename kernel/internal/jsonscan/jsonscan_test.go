@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -220,20 +221,26 @@ func deeper(data []byte, n int) bool {
 }
 
 // FuzzPlainWord: plainWord is true exactly when no byte of the word is
-// '"', '\\' or below 0x20 (what String's byte loop stops at).
+// '"', '\\' or below 0x20 (what String's byte loop stops at), and the
+// lowest byte specialBytes flags is the first such byte (String jumps to
+// it).
 func FuzzPlainWord(f *testing.F) {
 	for _, w := range []uint64{0, 0x2020202020202020, 0x2122232425262728, 0x5c5c5c5c5c5c5c5c, 0x1f7f8081ffffffff, 0x2221202120212021, 0xffffffffffffffff} {
 		f.Add(w)
 	}
 	f.Fuzz(func(t *testing.T, w uint64) {
-		want := true
+		want, first := true, 8
 		for i := range 8 {
 			if c := byte(w >> (8 * i)); c == '"' || c == '\\' || c < 0x20 {
 				want = false
+				first = min(first, i)
 			}
 		}
 		if got := plainWord(w); got != want {
 			t.Fatalf("plainWord(%#016x) = %v, want %v", w, got, want)
+		}
+		if got := bits.TrailingZeros64(specialBytes(w)) / 8; got != first {
+			t.Fatalf("specialBytes(%#016x) flags byte %d first, want %d", w, got, first)
 		}
 	})
 }

@@ -1,0 +1,20 @@
+// Command offswitch tries to turn a kernel server's egress gate off outside
+// a test binary; TestSwitchRefusedOutsideTests expects it to panic.
+package main
+
+import (
+	"fmt"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/benchhook"
+)
+
+func main() {
+	ks, err := kernel.New(kernel.Info{Name: "offswitch"}, nil, &kernel.Options{})
+	if err != nil {
+		fmt.Println("kernel.New:", err)
+		return
+	}
+	benchhook.SetEgressGate(ks, false)
+	fmt.Println("the gate was turned off")
+}
