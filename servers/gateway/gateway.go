@@ -156,6 +156,7 @@ func (g *Gateway) Close() {
 		l.close()
 	}
 	g.wg.Wait()
+	sweepAdopted() // proc_linux.go
 }
 
 // Tools are the upstreams' tools, as kernel tools named "<prefix>.<tool>",
