@@ -107,4 +107,3 @@ func TestRelayingUpstreamGetsNoUnaskedProgressToken(t *testing.T) {
 		}
 	}
 }
-
