@@ -73,9 +73,19 @@ func runDoctor(ctx context.Context, env Env, args []string) int {
 		return 2
 	default:
 		for _, c := range commands() {
-			if c.needs != "" && (env.Getenv == nil || env.Getenv(c.needs) == "") {
+			getenv := env.Getenv
+			if getenv == nil {
+				getenv = func(string) string { return "" }
+			}
+			if c.needs != "" && getenv(c.needs) == "" {
 				fmt.Fprintf(env.Stdout, "bulwark doctor %s: skipped (%s is not set; bulwark doctor %s checks it anyway)\n", c.name, c.needs, c.name)
 				continue
+			}
+			if c.unconfigured != nil {
+				if why := c.unconfigured(getenv); why != "" {
+					fmt.Fprintf(env.Stdout, "bulwark doctor %s: skipped (%s; bulwark doctor %s checks it anyway)\n", c.name, why, c.name)
+					continue
+				}
 			}
 			names = append(names, c.name)
 		}
