@@ -139,9 +139,11 @@ func (d *doctorRun) report(w io.Writer) bool {
 	return failed
 }
 
-// oneLine keeps a line printable: control characters (from an upstream's
-// error text, say) become spaces, and it is cut at 300 bytes.
+// oneLine keeps a line printable: line breaks and tabs (an upstream's
+// error text has "\nHint: …") become spaces, any other control character
+// is shown escaped, and it is cut at 300 bytes, at a word's end.
 func oneLine(s string) string {
+	s = lineBreaks.Replace(s)
 	s = untrusted.TerminalLine(s) // a check's detail may quote an upstream or a file
 	if len(s) > 300 {
 		cut := 300
@@ -155,6 +157,8 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
 
 func (d *doctorRun) check(ctx context.Context, c command, env Env, args []string) {
 	fs := flag.NewFlagSet("bulwark doctor "+c.name, flag.ContinueOnError)

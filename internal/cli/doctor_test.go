@@ -151,3 +151,13 @@ func TestDoctorFreshMachineSkipsUnconfiguredVDB(t *testing.T) {
 		t.Fatalf("a key: %s", why)
 	}
 }
+
+// A finding's detail that quotes an error with a hint on its next line
+// reads as one line with a space, not "\x0a"; other control characters
+// stay escaped.
+func TestDoctorLineBreaksBecomeSpaces(t *testing.T) {
+	got := oneLine("  FAIL  upstream: No credential.\nHint: set it\r\nthen\tretry \x1b[31m")
+	if want := `  FAIL  upstream: No credential. Hint: set it then retry \x1b[31m`; got != want {
+		t.Errorf("oneLine:\n got %q\nwant %q", got, want)
+	}
+}
