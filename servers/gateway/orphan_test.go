@@ -238,3 +238,45 @@ func inOwnCgroup(pid int) bool {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	return strings.Contains(string(b), "/bulwark-upstream-")
 }
+
+// An upstream whose command does not exist fails to start, promptly, in
+// either mode: the start is tried once in a cgroup and once without (the
+// retry for a kernel that refuses the cgroup), not again and again; and no
+// cgroup of this gateway is left behind.
+func TestMissingCommandFailsToStart(t *testing.T) {
+	for _, mode := range []string{"cgroup", "subreaper"} {
+		t.Run(mode, func(t *testing.T) {
+			base := gateway.CgroupBase()
+			if mode == "cgroup" && base == "" {
+				t.Skip("no cgroup v2 here")
+			}
+			if mode == "subreaper" {
+				defer gateway.DisableCgroups()()
+			}
+			u := gateway.Upstream{Name: "missing", Command: filepath.Join(t.TempDir(), "no-such-binary")}
+			gw, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Deps{Getenv: testEnv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- gw.Start(ctx) }()
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("starting a command that does not exist did not fail within 10 s")
+			}
+			gw.Close()
+			if err == nil || !strings.Contains(err.Error(), "starting") {
+				t.Fatalf("Start: %v", err)
+			}
+			if base != "" {
+				left, _ := filepath.Glob(filepath.Join(base, fmt.Sprintf("bulwark-upstream-%d-*", os.Getpid())))
+				if len(left) > 0 {
+					t.Errorf("cgroups left behind: %v", left)
+				}
+			}
+		})
+	}
+}

@@ -102,11 +102,11 @@ func ownCgroup() string {
 }
 
 // childAttrs prepares cmd: its own process group, a parent-death signal,
-// and its own cgroup where possible. It returns what the child is started
-// in, and a function to call once Start has returned.
-func childAttrs(cmd *exec.Cmd) (*box, func()) {
+// and its own cgroup where possible and inCgroup is true. It returns what
+// the child is started in, and a function to call once Start has returned.
+func childAttrs(cmd *exec.Cmd, inCgroup bool) (*box, func()) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if noCgroup.Load() {
+	if !inCgroup || noCgroup.Load() {
 		return &box{}, func() {}
 	}
 	cgroupOnce.Do(func() { cgroupBase = ownCgroup() })

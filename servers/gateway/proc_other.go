@@ -10,7 +10,7 @@ import "os/exec"
 // the child started is left to the child.
 type box struct{}
 
-func childAttrs(*exec.Cmd) (*box, func()) { return &box{}, func() {} }
+func childAttrs(*exec.Cmd, bool) (*box, func()) { return &box{}, func() {} }
 
 func (*box) retryable() bool                                  { return false }
 func (*box) confineStarted(interface{ Warn(string, ...any) }) {}

@@ -84,18 +84,22 @@ func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *
 }
 
 // start starts u's command on the given stdio, in its own cgroup where
-// possible (proc_linux.go), else without.
+// possible (proc_linux.go), else without: a start that fails in a cgroup
+// is tried once more without one (the kernel may refuse the cgroup; the
+// command may also just not exist, and then the second try fails as well).
 func start(u *Upstream, getenv func(string) string, stdin, stdout, stderr *os.File) (*exec.Cmd, *box, error) {
+	inCgroup := true
 	for {
 		cmd := exec.Command(u.Command, u.Args...)
 		cmd.Env = childEnv(u.Env, getenv)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-		b, started := childAttrs(cmd)
+		b, started := childAttrs(cmd, inCgroup)
 		err := cmd.Start()
 		started()
 		if err == nil || !b.retryable() {
 			return cmd, b, err
 		}
+		inCgroup = false
 	}
 }
 
