@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -148,5 +149,20 @@ func TestHelpFlagTexts(t *testing.T) {
 	}
 	if !strings.Contains(out, `"<sha256-hex> <plan> [id] [groups=a,b]"`) {
 		t.Errorf("help gateway: --api-keys-file's format lacks the groups:\n%s", out)
+	}
+	// No boolean flag of any command names an argument in backquotes.
+	var all []*flag.Flag
+	for _, s := range completionServers() {
+		all = append(all, s.flags...)
+	}
+	for _, s := range completionSubs() {
+		all = append(all, s.flags...)
+	}
+	for _, f := range all {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if name, _ := flag.UnquoteUsage(f); name != "" {
+				t.Errorf("boolean flag -%s shows an argument %q", f.Name, name)
+			}
+		}
 	}
 }
