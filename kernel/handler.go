@@ -40,7 +40,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 		if rpcErr != nil { // a refused requestState (mrtr.go): a protocol error
 			rec.Outcome, rec.ErrorCode = audit.Refused, string(CodeInvalidRequestState)
 			rec.Duration = s.opts.Now().Sub(start)
-			s.audit.Write(ctx, rec)
+			s.writeCallRecord(ctx, rec) // audit_once.go
 			return nil, rpcErr
 		}
 		call.noteRecord(&rec)
@@ -50,7 +50,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 		st := meter.Stats()
 		rec.UpstreamCalls, rec.UpstreamRetries = int(st.Calls), st.Retries
 		rec.UpstreamBytesOut, rec.UpstreamBytesIn = st.BytesOut, st.BytesIn
-		s.audit.Write(ctx, rec)
+		s.writeCallRecord(ctx, rec)
 		return res, nil
 	}
 }

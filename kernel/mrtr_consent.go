@@ -109,11 +109,14 @@ func answerWord(ans *mcp.ElicitResult) string {
 // caller's own arguments, through the tool's Action), its target, the
 // preview's counts and what cannot be undone, and one box to tick.
 func (s *Server) consentRequest(t *Tool, in any, pv Preview, b confirm.Binding) *mcp.ElicitParams {
-	// The tool's Action names the target in the caller's words; without
-	// one, the canonical target is the best there is.
-	action, where := "call "+t.name, fmt.Sprintf("tool %s, target %s", t.name, b.Target)
+	// The tool's Action names the call in the caller's words; the target
+	// is named as the call is bound, authorized and audited: canonical.
+	action, where := "call "+t.name, "tool "+t.name
 	if t.action != nil {
-		action, where = t.action(in), "tool "+t.name
+		action = t.action(in)
+	}
+	if b.Target != "" {
+		where += ", target " + b.Target
 	}
 	var m strings.Builder
 	fmt.Fprintf(&m, "An AI assistant asks to %s (%s).", action, where)

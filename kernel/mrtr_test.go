@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -388,6 +389,17 @@ func TestConsentOverSession(t *testing.T) {
 			}
 			if len(f.deleted()) != want || res.IsError == (action == "accept") {
 				t.Fatalf("%s: deleted %v, result %s", action, f.deleted(), mcptest.Text(res))
+			}
+			if c.version != "" { // one tools/call, one audit record (on 2026-07-28 the retry is a second call)
+				f.mu.Lock()
+				recs := slices.Clone(f.audit)
+				f.mu.Unlock()
+				if len(recs) != 1 || recs[0].Tool != "delete_item" {
+					t.Fatalf("%d audit records for one tools/call: %+v", len(recs), recs)
+				}
+				if want := map[string]audit.Confirm{"accept": audit.ConfirmElicited, "decline": audit.ConfirmDeclined}[action]; recs[0].Confirm != want {
+					t.Fatalf("the record's confirm is %q, want %q", recs[0].Confirm, want)
+				}
 			}
 		})
 	}

@@ -57,23 +57,9 @@ func runAuthz(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "Usage: bulwark authz check|schema -server dns|rustpad|gateway [flags]  (bulwark authz check -help)")
 		return 2
 	}
-	fs := flag.NewFlagSet("bulwark authz "+args[0], flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	var c authzCheck
-	fs.StringVar(&c.server, "server", "dns", "the server whose tools the policy speaks of: dns, rustpad or gateway")
-	fs.StringVar(&c.config, "config", "", "with -server gateway: the gateway's TOML `FILE`; its upstreams are started to list their tools, then stopped")
-	if args[0] == "check" {
-		fs.StringVar(&c.policy, "policy", "", "the Cedar policy `FILE`")
-		fs.StringVar(&c.entities, "entities", "", "the Cedar JSON entities `FILE` (optional)")
-		fs.StringVar(&c.principal, "principal", "", "the caller's id (an API key's id, an OAuth subject, or local)")
-		fs.StringVar(&c.plan, "plan", "", "the caller's plan")
-		fs.StringVar(&c.groups, "groups", "", "the caller's groups, comma-separated (as an API-key file's groups= or a token's groups claim gives them)")
-		fs.StringVar(&c.scopes, "scopes", "", "the caller's OAuth scopes, comma-separated")
-		fs.StringVar(&c.auth, "auth", identity.SchemeAPIKey, "how the caller authenticated: none, apikey or oauth")
-		fs.StringVar(&c.transport, "transport", "http", "the transport of the call: http or stdio")
-		fs.StringVar(&c.tool, "tool", "", "the tool")
-		fs.StringVar(&c.args, "args", "{}", "the call's arguments, a JSON object")
-	}
+	fs := authzFlagSet(args[0], &c)
+	fs.SetOutput(env.Stderr)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -95,6 +81,28 @@ func runAuthz(ctx context.Context, env Env, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// authzFlagSet is the flag set of `bulwark authz sub` (check or schema),
+// into c; completion lists its flags too.
+func authzFlagSet(sub string, c *authzCheck) *flag.FlagSet {
+	fs := flag.NewFlagSet("bulwark authz "+sub, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.server, "server", "dns", "the server whose tools the policy speaks of: dns, rustpad or gateway")
+	fs.StringVar(&c.config, "config", "", "with -server gateway: the gateway's TOML `FILE`; its upstreams are started to list their tools, then stopped")
+	if sub == "check" {
+		fs.StringVar(&c.policy, "policy", "", "the Cedar policy `FILE`")
+		fs.StringVar(&c.entities, "entities", "", "the Cedar JSON entities `FILE` (optional)")
+		fs.StringVar(&c.principal, "principal", "", "the caller's id (an API key's id, an OAuth subject, or local)")
+		fs.StringVar(&c.plan, "plan", "", "the caller's plan")
+		fs.StringVar(&c.groups, "groups", "", "the caller's groups, comma-separated (as an API-key file's groups= or a token's groups claim gives them)")
+		fs.StringVar(&c.scopes, "scopes", "", "the caller's OAuth scopes, comma-separated")
+		fs.StringVar(&c.auth, "auth", identity.SchemeAPIKey, "how the caller authenticated: none, apikey or oauth")
+		fs.StringVar(&c.transport, "transport", "http", "the transport of the call: http or stdio")
+		fs.StringVar(&c.tool, "tool", "", "the tool")
+		fs.StringVar(&c.args, "args", "{}", "the call's arguments, a JSON object")
+	}
+	return fs
 }
 
 type authzCheck struct {

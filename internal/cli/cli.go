@@ -67,6 +67,10 @@ type command struct {
 	// needs names the variable without which the server has nothing to
 	// serve; `bulwark doctor` without a server skips it when unset.
 	needs string
+	// unconfigured, when set, says why `bulwark doctor` without a server
+	// skips this optional one ("" when it is configured): for servers that
+	// several settings can configure (vdb: a key, or a stored sign-in).
+	unconfigured func(getenv func(string) string) string
 	// args: the command takes arguments after its flags (the gateway's
 	// `-- COMMAND [ARGS…]`); run reads them from the flag set.
 	args bool
@@ -77,7 +81,7 @@ func commands() []command {
 	return []command{
 		{name: "dns", summary: "DNS zones: a local zone store with an authoritative DNS responder (default), or Hetzner Cloud DNS", setup: setupDNS},
 		{name: "rustpad", summary: "Rustpad collaborative editor pads (RUSTPAD_URL)", setup: setupRustpad, needs: "RUSTPAD_URL"},
-		{name: "vdb", summary: "the Vulnetix vulnerability database, read-only (VULNETIX_API_KEY, or sign in)", setup: setupVDB},
+		{name: "vdb", summary: "the Vulnetix vulnerability database, read-only (VULNETIX_API_KEY, or sign in)", setup: setupVDB, unconfigured: vdbUnconfigured},
 		{name: "gateway", summary: "the kernel's controls in front of other MCP servers (-config FILE, or -- COMMAND [ARGS...])", setup: setupGateway, needs: "BULWARK_GATEWAY_CONFIG", args: true},
 	}
 }

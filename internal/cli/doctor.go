@@ -73,9 +73,19 @@ func runDoctor(ctx context.Context, env Env, args []string) int {
 		return 2
 	default:
 		for _, c := range commands() {
-			if c.needs != "" && (env.Getenv == nil || env.Getenv(c.needs) == "") {
+			getenv := env.Getenv
+			if getenv == nil {
+				getenv = func(string) string { return "" }
+			}
+			if c.needs != "" && getenv(c.needs) == "" {
 				fmt.Fprintf(env.Stdout, "bulwark doctor %s: skipped (%s is not set; bulwark doctor %s checks it anyway)\n", c.name, c.needs, c.name)
 				continue
+			}
+			if c.unconfigured != nil {
+				if why := c.unconfigured(getenv); why != "" {
+					fmt.Fprintf(env.Stdout, "bulwark doctor %s: skipped (%s; bulwark doctor %s checks it anyway)\n", c.name, why, c.name)
+					continue
+				}
 			}
 			names = append(names, c.name)
 		}
@@ -129,9 +139,11 @@ func (d *doctorRun) report(w io.Writer) bool {
 	return failed
 }
 
-// oneLine keeps a line printable: control characters (from an upstream's
-// error text, say) become spaces, and it is cut at 300 bytes.
+// oneLine keeps a line printable: line breaks and tabs (an upstream's
+// error text has "\nHint: …") become spaces, any other control character
+// is shown escaped, and it is cut at 300 bytes, at a word's end.
 func oneLine(s string) string {
+	s = lineBreaks.Replace(s)
 	s = untrusted.TerminalLine(s) // a check's detail may quote an upstream or a file
 	if len(s) > 300 {
 		cut := 300
@@ -145,6 +157,8 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
 
 func (d *doctorRun) check(ctx context.Context, c command, env Env, args []string) {
 	fs := flag.NewFlagSet("bulwark doctor "+c.name, flag.ContinueOnError)

@@ -122,3 +122,42 @@ func TestDoctorHealthy(t *testing.T) {
 		})
 	}
 }
+
+// On a fresh machine — no Vulnetix key, no stored sign-in, no Rustpad, no
+// gateway configuration — `bulwark doctor` checks dns and skips the
+// optional servers, vdb included, and exits 0; with a stored sign-in key,
+// vdb is checked.
+func TestDoctorFreshMachineSkipsUnconfiguredVDB(t *testing.T) {
+	dir := t.TempDir()
+	vars := map[string]string{"BULWARK_DNS_DATA_DIR": filepath.Join(dir, "zones"), "BULWARK_DNS_LISTEN": "off",
+		"BULWARK_VDB_KEY_FILE": filepath.Join(dir, "no-key")}
+	code, out, errOut := run(t, vars, "doctor")
+	if code != 0 || strings.Contains(out, "FAIL") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, w := range []string{"bulwark doctor vdb: skipped (VULNETIX_API_KEY is not set and no signed-in key is stored",
+		"bulwark doctor rustpad: skipped", "bulwark doctor gateway: skipped", "ok    upstream: list_zones answered"} {
+		if !strings.Contains(out, w) {
+			t.Fatalf("report lacks %q:\n%s", w, out)
+		}
+	}
+	if err := os.WriteFile(vars["BULWARK_VDB_KEY_FILE"], []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if why := vdbUnconfigured(func(n string) string { return vars[n] }); why != "" {
+		t.Fatalf("a stored key: %s", why)
+	}
+	if why := vdbUnconfigured(func(n string) string { return map[string]string{"VULNETIX_API_KEY": "k"}[n] }); why != "" {
+		t.Fatalf("a key: %s", why)
+	}
+}
+
+// A finding's detail that quotes an error with a hint on its next line
+// reads as one line with a space, not "\x0a"; other control characters
+// stay escaped.
+func TestDoctorLineBreaksBecomeSpaces(t *testing.T) {
+	got := oneLine("  FAIL  upstream: No credential.\nHint: set it\r\nthen\tretry \x1b[31m")
+	if want := `  FAIL  upstream: No credential. Hint: set it then retry \x1b[31m`; got != want {
+		t.Errorf("oneLine:\n got %q\nwant %q", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -81,6 +82,16 @@ func TestCompletion(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: %d %s", sh, code, errOut)
 		}
+		for _, s := range completionSubs() {
+			if !strings.Contains(out, s.name) {
+				t.Errorf("%s: no %s %s", sh, s.parent, s.name)
+			}
+			for _, f := range s.flags {
+				if !strings.Contains(out, f.Name) {
+					t.Errorf("%s: no %s %s -%s", sh, s.parent, s.name, f.Name)
+				}
+			}
+		}
 		for _, s := range completionServers() {
 			if !strings.Contains(out, s.name) {
 				t.Errorf("%s: no %s", sh, s.name)
@@ -104,11 +115,17 @@ func TestCompletion(t *testing.T) {
 	}
 	_, script, _ := run(t, nil, "completion", "bash")
 	for line, want := range map[string]string{
-		"bulwark d":            "dns doctor",
-		"bulwark dns -data":    "-data-dir",
-		"bulwark rustpad -ur":  "-url",
-		"bulwark help ru":      "rustpad",
-		"bulwark completion f": "fish",
+		"bulwark d":                  "dns doctor",
+		"bulwark dns -data":          "-data-dir",
+		"bulwark rustpad -ur":        "-url",
+		"bulwark help ru":            "rustpad",
+		"bulwark completion f":       "fish",
+		"bulwark a":                  "authz",
+		"bulwark authz s":            "schema",
+		"bulwark authz check -pol":   "-policy",
+		"bulwark gateway app":        "approve",
+		"bulwark gateway approve -y": "-yes",
+		"bulwark gateway -require":   "-require-approval",
 	} {
 		words := strings.Fields(line)
 		cmd := exec.CommandContext(context.Background(), "bash", "-c", script+`
@@ -121,3 +138,31 @@ COMP_WORDS=(`+line+`); COMP_CWORD=`+itoa(len(words)-1)+`; _bulwark; echo "${COMP
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Help shows a boolean flag without an argument (its usage names a command
+// in quotes, not in the backquotes that name an argument), and the API-key
+// file's line format with its groups.
+func TestHelpFlagTexts(t *testing.T) {
+	_, out, _ := run(t, nil, "help", "gateway")
+	if !strings.Contains(out, "  --require-approval\n") || strings.Contains(out, "--require-approval bulwark") {
+		t.Errorf("help gateway shows --require-approval with an argument:\n%s", out)
+	}
+	if !strings.Contains(out, `"<sha256-hex> <plan> [id] [groups=a,b]"`) {
+		t.Errorf("help gateway: --api-keys-file's format lacks the groups:\n%s", out)
+	}
+	// No boolean flag of any command names an argument in backquotes.
+	var all []*flag.Flag
+	for _, s := range completionServers() {
+		all = append(all, s.flags...)
+	}
+	for _, s := range completionSubs() {
+		all = append(all, s.flags...)
+	}
+	for _, f := range all {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if name, _ := flag.UnquoteUsage(f); name != "" {
+				t.Errorf("boolean flag -%s shows an argument %q", f.Name, name)
+			}
+		}
+	}
+}

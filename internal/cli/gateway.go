@@ -51,7 +51,7 @@ func setupGateway(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	f.Duration(&c.callTimeout, "call-timeout", "BULWARK_GATEWAY_CALL_TIMEOUT", gateway.DefaultCallTimeout, "one server: how long a call may take")
 	f.Int(&c.maxResult, "max-result-bytes", "BULWARK_GATEWAY_MAX_RESULT_BYTES", gateway.DefaultMaxResultBytes, "one server: the largest result it may send")
 	f.String(&c.dataDir, "data-dir", "BULWARK_GATEWAY_DATA_DIR", "", "where the tool pins are kept (default $XDG_DATA_HOME/bulwark/gateway or ~/.local/share/bulwark/gateway; with -redis-url-file they are in Redis)")
-	f.Bool(&c.requireApproval, "require-approval", "BULWARK_GATEWAY_REQUIRE_APPROVAL", false, "hide every tool not yet pinned until `bulwark gateway approve` (default: pin a new tool on first use, and log it)")
+	f.Bool(&c.requireApproval, "require-approval", "BULWARK_GATEWAY_REQUIRE_APPROVAL", false, "hide every tool not yet pinned until \"bulwark gateway approve\" (default: pin a new tool on first use, and log it)")
 	f.Bool(&c.allowFlagged, "allow-flagged-definitions", "BULWARK_GATEWAY_ALLOW_FLAGGED_DEFINITIONS", false, "pin a new tool on first use even when the description scan flags its definition (hidden instructions, prompt tags, invisible or bidirectional characters, the envelope's tag); by default such a tool is hidden until approved")
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {

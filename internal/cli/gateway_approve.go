@@ -23,21 +23,28 @@ type gatewayApprove struct {
 	yes                   bool
 }
 
+// approveFlagSet is the flag set of `bulwark gateway approve`, into a;
+// completion lists its flags too.
+func approveFlagSet(env Env, a *gatewayApprove) (*flag.FlagSet, *flags) {
+	fs := flag.NewFlagSet("bulwark gateway approve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := newFlags(fs, env)
+	f.String(&a.config, "config", "BULWARK_GATEWAY_CONFIG", "", "the gateway's configuration `FILE`: whose pins to approve")
+	f.String(&a.dataDir, "data-dir", "BULWARK_GATEWAY_DATA_DIR", "", "the gateway's data directory (default $XDG_DATA_HOME/bulwark/gateway or ~/.local/share/bulwark/gateway)")
+	fs.StringVar(&a.pins, "pins", "", "the pin `FILE` itself, instead of -config")
+	fs.BoolVar(&a.yes, "yes", false, "approve every definition shown without asking")
+	a.registerRedis(f, "the pins of gateways that keep them in a shared Redis (with -config)", false)
+	return fs, f
+}
+
 // runGatewayApprove is `bulwark gateway approve [flags] [UPSTREAM[.TOOL]]`:
 // it shows each tool definition waiting for approval — new, changed or
 // renamed — as a diff against its pin with the description scan's
 // findings, and pins the ones the person confirms (all of them with
 // -yes). The gateway dispatches `approve` here.
 func runGatewayApprove(ctx context.Context, env Env, args []string) int {
-	fs := flag.NewFlagSet("bulwark gateway approve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f := newFlags(fs, env)
 	var a gatewayApprove
-	f.String(&a.config, "config", "BULWARK_GATEWAY_CONFIG", "", "the gateway's configuration `FILE`: whose pins to approve")
-	f.String(&a.dataDir, "data-dir", "BULWARK_GATEWAY_DATA_DIR", "", "the gateway's data directory (default $XDG_DATA_HOME/bulwark/gateway or ~/.local/share/bulwark/gateway)")
-	fs.StringVar(&a.pins, "pins", "", "the pin `FILE` itself, instead of -config")
-	fs.BoolVar(&a.yes, "yes", false, "approve every definition shown without asking")
-	a.registerRedis(f, "the pins of gateways that keep them in a shared Redis (with -config)", false)
+	fs, f := approveFlagSet(env, &a)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(env.Stderr, "Usage: bulwark gateway approve [flags] [UPSTREAM[.TOOL]]\n\nShows each tool definition the gateway hid — new, changed or renamed — as a diff\nagainst its pin with the description scan's findings, and pins what you confirm.\n\nFlags:\n")

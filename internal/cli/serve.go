@@ -79,7 +79,7 @@ func (s *serving) register(f *flags, prefix string) {
 	f.List(&s.allowedOrigins, "allowed-origins", "BULWARK_ALLOWED_ORIGINS", "HTTP: browser origins to accept, or * (default: the server's own loopback origins)")
 	f.Bool(&s.anyOrigin, "insecure-allow-any-origin", "BULWARK_INSECURE_ALLOW_ANY_ORIGIN", false, "HTTP: accept -allowed-origins * (any web page may then call this server from a browser)")
 	f.String(&s.auth, "auth", "BULWARK_AUTH", "none", "HTTP: authentication: none (loopback only), apikey or oauth")
-	f.String(&s.apiKeysFile, "api-keys-file", "BULWARK_API_KEYS_FILE", "", "HTTP: `FILE` of \"<sha256-hex> <plan> [id]\" lines, for -auth apikey")
+	f.String(&s.apiKeysFile, "api-keys-file", "BULWARK_API_KEYS_FILE", "", "HTTP: `FILE` of \"<sha256-hex> <plan> [id] [groups=a,b]\" lines, for -auth apikey")
 	f.String(&s.oauthResource, "oauth-resource", "BULWARK_OAUTH_RESOURCE", "", "HTTP: this server's canonical URL, the audience tokens must name (-auth oauth)")
 	f.String(&s.oauthIssuer, "oauth-issuer", "BULWARK_OAUTH_ISSUER", "", "HTTP: the authorization server's issuer (-auth oauth)")
 	f.String(&s.oauthJWKS, "oauth-jwks", "BULWARK_OAUTH_JWKS", "", "HTTP: the issuer's JWKS, a file or an https URL (-auth oauth)")

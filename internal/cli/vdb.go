@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -144,4 +145,26 @@ func (c *vdbFlags) vdbCredentials(opts *kernel.Options, deps *vdbsrv.Deps, logge
 		deps.Keys = vdbsrv.NewFileKeys(path)
 	}
 	return nil
+}
+
+// vdbUnconfigured says why vdb, an optional server, has no credential to
+// check on this machine: no VULNETIX_API_KEY (or -api-key-file, which
+// bulwark doctor without a server is not given) and no stored sign-in key.
+// "" when either is there.
+func vdbUnconfigured(getenv func(string) string) string {
+	if getenv("VULNETIX_API_KEY") != "" {
+		return ""
+	}
+	path := getenv("BULWARK_VDB_KEY_FILE")
+	if path == "" {
+		p, err := vdbsrv.DefaultKeyFile()
+		if err != nil {
+			return "VULNETIX_API_KEY is not set and there is no user config directory for a signed-in key"
+		}
+		path = p
+	}
+	if _, err := os.Stat(path); err == nil {
+		return ""
+	}
+	return "VULNETIX_API_KEY is not set and no signed-in key is stored"
 }

@@ -118,6 +118,7 @@ func TestOAuthTokens(t *testing.T) {
 		{"aud number", rs(claims(map[string]any{"aud": 7})), 401, "invalid_token", ""},
 		{"aud empty array", rs(claims(map[string]any{"aud": []string{}})), 401, "invalid_token", ""},
 		{"expired", rs(claims(map[string]any{"exp": testNow.Add(-time.Minute).Unix()})), 401, "invalid_token", ""},
+		{"expired beyond the 30 s leeway", rs(claims(map[string]any{"exp": testNow.Add(-31 * time.Second).Unix()})), 401, "invalid_token", ""},
 		{"exp missing", rs(claims(map[string]any{"exp": nil})), 401, "invalid_token", ""},
 		{"exp string", rs(claims(map[string]any{"exp": "2030-01-01"})), 401, "invalid_token", ""},
 		{"exp negative", rs(claims(map[string]any{"exp": -1})), 401, "invalid_token", ""},

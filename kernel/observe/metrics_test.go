@@ -128,3 +128,31 @@ func TestObservedEventStream(t *testing.T) {
 		t.Fatalf("status %d, body %q", status, body)
 	}
 }
+
+// TestUnknownToolCountsNowhere: a call of a tool the server does not have,
+// within the rate limit, is answered by the protocol layer and counted in
+// no tool series (docs/operations.md); only a call refused by the rate
+// limit before its name is looked up is counted, as "other".
+func TestUnknownToolCountsNowhere(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	obs, err := observe.New(&observe.Options{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, obs)
+	f.call(t, carolKey, unknownArg, map[string]any{}, nil)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "bulwark_tool_calls_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if m.GetCounter().GetValue() != 0 {
+				t.Errorf("an unknown tool's call was counted: %v", m)
+			}
+		}
+	}
+}

@@ -156,6 +156,7 @@ func (g *Gateway) Close() {
 		l.close()
 	}
 	g.wg.Wait()
+	sweepAdopted() // proc_linux.go
 }
 
 // Tools are the upstreams' tools, as kernel tools named "<prefix>.<tool>",
@@ -412,7 +413,12 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 	if rp.progress {
 		rp.tok = key.String()
 	}
+	asked := l.refusedAsks.Load()
 	res, err := g.callTool(ctx, l, call, sess, &rp, timeout)
+	if err == nil {
+		err = l.askRefused(asked) // asks.go
+	}
+	var bad badResult
 	switch {
 	case err == nil:
 	case passes(err): // relay.go: a question for the client, or its refusal
@@ -423,9 +429,17 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 		return nil, &kernel.Error{Code: kernel.Timeout, Cause: err,
 			Message: fmt.Sprintf("The upstream %q did not answer %q within %s; the call was cancelled.", l.u.Name, name, timeout),
 			Hint:    "It may be hung or overloaded; the call may or may not have taken effect there."}
+	case errors.As(err, &bad): // the session goes on
+		return nil, &kernel.Error{Code: kernel.UpstreamError, Cause: errors.New(g.scrub.text(err.Error())),
+			Message: fmt.Sprintf("The upstream %q answered %q with a result that is not valid MCP (such as a content block of a type MCP does not define); the gateway relays none of it.", l.u.Name, name),
+			Hint:    "The upstream is still running; the call may or may not have taken effect there. This is the upstream server's fault, not the call's."}
+	case errors.Is(err, errLineTooLong):
+		return nil, &kernel.Error{Code: kernel.UpstreamUnavailable, Cause: err,
+			Message: fmt.Sprintf("The upstream %q sent a message over the %d-byte frame cap (twice max_result_bytes plus 64 KiB) during the call to %q; the gateway closed the connection and is restarting it.", l.u.Name, maxLine(l.u), name),
+			Hint:    "The call may or may not have taken effect there. Raise max_result_bytes if such answers are expected."}
 	default:
 		return nil, &kernel.Error{Code: kernel.UpstreamUnavailable, Cause: errors.New(g.scrub.text(err.Error())),
-			Message: fmt.Sprintf("The connection to the upstream %q failed during the call to %q (it crashed, closed, or sent an answer over %d bytes); the gateway is restarting it.", l.u.Name, name, l.u.maxResult()),
+			Message: fmt.Sprintf("The connection to the upstream %q failed during the call to %q (it crashed, closed, or sent a message over the %d-byte frame cap); the gateway is restarting it.", l.u.Name, name, maxLine(l.u)),
 			Hint:    "The call may or may not have taken effect there. Try again in a few seconds."}
 	}
 	return g.result(l, name, res)

@@ -656,7 +656,8 @@ forbid(principal, action, resource is Gateway::Target) when { resource.value lik
 }
 
 // The upstream can ask the client nothing through the gateway: no roots,
-// sampling or elicitation is offered to it.
+// sampling or elicitation is offered to it (a call during which it asks
+// anyway fails: TestUnrelayedQuestionFailsTheCall).
 func TestUpstreamCannotAskTheClient(t *testing.T) {
 	f := newFixture(t, options{client: &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

@@ -64,6 +64,8 @@ type link struct {
 	flights flights    // calls of a relaying upstream (relay.go)
 	inCalls atomic.Int64
 	nextTok atomic.Uint64
+
+	refusedAsks atomic.Uint64 // questions the gateway refused the upstream (asks.go)
 }
 
 func newLink(g *Gateway, u *Upstream) *link {
@@ -79,6 +81,7 @@ func newLink(g *Gateway, u *Upstream) *link {
 	}
 	l.relayHandlers(opts)
 	l.client = mcp.NewClient(&mcp.Implementation{Name: "bulwark-gateway", Version: "v1"}, opts)
+	l.client.AddReceivingMiddleware(l.watchAsks)
 	return l
 }
 

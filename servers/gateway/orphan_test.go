@@ -23,11 +23,18 @@ import (
 // starts the fake upstream and waits to be killed.
 const parentVar = "BULWARK_TEST_GATEWAY_PARENT"
 
+// pidFileVar, when set, gives that gateway the setsid upstream, whose
+// grandchild writes its pid there.
+const pidFileVar = "BULWARK_TEST_GATEWAY_PIDFILE"
+
 func init() {
 	if os.Getenv(parentVar) != "1" {
 		return
 	}
 	u := fakeUpstream()
+	if pf := os.Getenv(pidFileVar); pf != "" {
+		u = setsidUpstream(nil, pf)
+	}
 	u.Env = append(u.Env, mcpupstream.StubbornVar)
 	u.PublicEnv = append(u.PublicEnv, mcpupstream.StubbornVar)
 	getenv := func(n string) string {
@@ -80,8 +87,16 @@ func alive(pid int) bool {
 // behind, even one that does not exit when its stdin closes: the kernel ends
 // it (parent-death signal).
 func TestKilledGatewayLeavesNoOrphan(t *testing.T) {
+	killedGateway(t, "")
+}
+
+// killedGateway starts a gateway process (with the setsid upstream if
+// pidFile is set), waits for it to be ready, and kills it with SIGKILL.
+// It returns the gateway's children as they were.
+func killedGateway(t *testing.T, pidFile string) []int {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), parentVar+"=1")
+	cmd.Env = append(os.Environ(), parentVar+"=1", pidFileVar+"="+pidFile)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +115,9 @@ func TestKilledGatewayLeavesNoOrphan(t *testing.T) {
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
+	if pidFile != "" {
+		return kids
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for _, k := range kids {
 		for alive(k) {
@@ -108,6 +126,30 @@ func TestKilledGatewayLeavesNoOrphan(t *testing.T) {
 				t.Fatalf("child %d outlived the gateway", k)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return kids
+}
+
+// A gateway killed with SIGKILL cannot kill its child's setsid grandchild
+// itself; with cgroup v2 the grandchild stays in the dead gateway's upstream
+// cgroup, and the next gateway to start an upstream in the same cgroup kills
+// it and removes the cgroup.
+func TestNextGatewayKillsAKilledGatewaysCgroup(t *testing.T) {
+	if gateway.CgroupBase() == "" {
+		t.Skip("no cgroup v2 here")
+	}
+	pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+	killedGateway(t, pidFile)
+	g := waitPid(t, pidFile)
+	defer syscall.Kill(g, syscall.SIGKILL)
+	if !alive(g) || !inOwnCgroup(g) {
+		t.Skip("the grandchild died with the gateway or is in no cgroup of ours")
+	}
+	newFixture(t, options{})
+	for deadline := time.Now().Add(5 * time.Second); alive(g); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the grandchild %d of a killed gateway outlived the next gateway's start", g)
 		}
 	}
 }
@@ -124,5 +166,117 @@ func TestCloseKillsTheChild(t *testing.T) {
 		if alive(k) {
 			t.Errorf("child %d alive after Close", k)
 		}
+	}
+}
+
+// setsidUpstream is the fake upstream behind a shell that first starts a
+// grandchild in a session of its own (setsid: out of the child's process
+// group), which writes its pid to pidFile and sleeps.
+func setsidUpstream(t *testing.T, pidFile string) gateway.Upstream {
+	setsid, err := exec.LookPath("setsid")
+	if err != nil && t != nil {
+		t.Skip("no setsid:", err)
+	}
+	u := fakeUpstream()
+	script := `"$1" /bin/sh -c 'echo $$ > "$0"; exec sleep 300' "$2" </dev/null >/dev/null 2>&1 &
+exec "$3"`
+	u.Command, u.Args = "/bin/sh", []string{"-c", script, "sh", setsid, pidFile, os.Args[0]}
+	return u
+}
+
+// waitPid reads the pid the grandchild wrote.
+func waitPid(t *testing.T, file string) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(file)
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n > 0 {
+			return n
+		}
+	}
+	t.Fatal("the grandchild never started")
+	return 0
+}
+
+// A grandchild that leaves the child's process group and session (setsid)
+// does not outlive the gateway: in the child's cgroup (cgroup v2) or, where
+// there is none, in the tree of a gateway that is a child subreaper.
+func TestSetsidGrandchildDiesWithTheGateway(t *testing.T) {
+	for _, mode := range []string{"cgroup", "subreaper"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "cgroup" && gateway.CgroupBase() == "" {
+				t.Skip("no cgroup v2 here")
+			}
+			if mode == "subreaper" {
+				defer gateway.DisableCgroups()()
+			}
+			pidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+			o := options{}
+			o.cfg.Upstreams = []gateway.Upstream{setsidUpstream(t, pidFile)}
+			f := newFixture(t, o)
+			g := waitPid(t, pidFile)
+			if !alive(g) {
+				t.Fatal("the grandchild is not running")
+			}
+			if mode == "cgroup" && !inOwnCgroup(g) {
+				t.Error("the grandchild is not in an upstream cgroup")
+			}
+			f.gw.Close()
+			deadline := time.Now().Add(5 * time.Second)
+			for alive(g) {
+				if time.Now().After(deadline) {
+					_ = syscall.Kill(g, syscall.SIGKILL)
+					t.Fatalf("the setsid grandchild %d outlived the gateway", g)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// inOwnCgroup reports whether pid is in a cgroup the gateway made.
+func inOwnCgroup(pid int) bool {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return strings.Contains(string(b), "/bulwark-upstream-")
+}
+
+// An upstream whose command does not exist fails to start, promptly, in
+// either mode: the start is tried once in a cgroup and once without (the
+// retry for a kernel that refuses the cgroup), not again and again; and no
+// cgroup of this gateway is left behind.
+func TestMissingCommandFailsToStart(t *testing.T) {
+	for _, mode := range []string{"cgroup", "subreaper"} {
+		t.Run(mode, func(t *testing.T) {
+			base := gateway.CgroupBase()
+			if mode == "cgroup" && base == "" {
+				t.Skip("no cgroup v2 here")
+			}
+			if mode == "subreaper" {
+				defer gateway.DisableCgroups()()
+			}
+			u := gateway.Upstream{Name: "missing", Command: filepath.Join(t.TempDir(), "no-such-binary")}
+			gw, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Deps{Getenv: testEnv})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- gw.Start(ctx) }()
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("starting a command that does not exist did not fail within 10 s")
+			}
+			gw.Close()
+			if err == nil || !strings.Contains(err.Error(), "starting") {
+				t.Fatalf("Start: %v", err)
+			}
+			if base != "" {
+				left, _ := filepath.Glob(filepath.Join(base, fmt.Sprintf("bulwark-upstream-%d-*", os.Getpid())))
+				if len(left) > 0 {
+					t.Errorf("cgroups left behind: %v", left)
+				}
+			}
+		})
 	}
 }

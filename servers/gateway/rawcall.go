@@ -165,8 +165,15 @@ func (c *stdioConn) call(ctx context.Context, deadline time.Time, build func(b [
 }
 
 func closedErr(err error) error {
-	return fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
+	return fmt.Errorf("%w: calling %q: %w", mcp.ErrConnectionClosed, "tools/call", err)
 }
+
+// badResult is a result the upstream sent that does not decode: the
+// connection goes on.
+type badResult struct{ err error }
+
+func (e badResult) Error() string { return e.err.Error() }
+func (e badResult) Unwrap() error { return e.err }
 
 // cancelled tells the child a call was given up, as the go-sdk does.
 func (c *stdioConn) cancelled(id string, why error) {
@@ -409,7 +416,7 @@ func rawCallTool(ctx context.Context, c *stdioConn, params *mcp.CallToolParams, 
 		}
 		res, err := decodeCheckedCallResult(resp.Result) // decodeMessage checked its nesting
 		if err != nil {
-			return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+			return nil, fmt.Errorf("calling %q: %w", "tools/call", badResult{err})
 		}
 		if res.InputRequests == nil {
 			return res, nil

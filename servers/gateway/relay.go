@@ -236,7 +236,9 @@ func (g *Gateway) callToolSDK(ctx context.Context, l *link, call *kernel.Call, s
 	key := tokKey{n: l.nextTok.Add(1), relay: true}
 	f := &flight{l: l, mayAsk: call.MayAsk, ctx: fctx, cancel: cancel, asks: make(chan *question), done: make(chan flightEnd, 1),
 		tok: key.String(), key: key}
-	params.SetProgressToken(f.tok)
+	if params.GetProgressToken() != nil { // only when the client asked for progress
+		params.SetProgressToken(f.tok)
+	}
 	l.calls.store(f.key, call)
 	l.flights.add(f)
 	go func() {

@@ -20,6 +20,7 @@ import (
 // process is a spawned upstream.
 type process struct {
 	cmd  *exec.Cmd
+	box  *box          // what it runs in (proc_linux.go)
 	done chan struct{} // closed once the child has exited and been reaped
 	err  error         // its exit status, once done
 }
@@ -41,9 +42,6 @@ func childEnv(names []string, getenv func(string) string) []string {
 // the MCP transport over its stdin and stdout. Its stderr goes to the log,
 // scrubbed, a line at a time.
 func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *scrubber) (*process, *stdioTransport, error) {
-	cmd := exec.Command(u.Command, u.Args...)
-	cmd.Env = childEnv(u.Env, getenv)
-	childAttrs(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
@@ -61,8 +59,7 @@ func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *
 		}
 		return nil, nil, err
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	cmd, b, err := start(u, getenv, inR, outW, errW)
 	for _, f := range []*os.File{inR, outW, errW} { // the child's ends
 		f.Close()
 	}
@@ -72,9 +69,13 @@ func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *
 		}
 		return nil, nil, fmt.Errorf("starting %s: %w", u.Command, errors.Unwrap(err))
 	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
+	b.confineStarted(logger)
+	track(cmd.Process.Pid, true)
+	p := &process{cmd: cmd, box: b, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
+		track(cmd.Process.Pid, false)
+		b.release()
 		close(p.done)
 	}()
 	go logStderr(errR, u.Name, logger, scrub)
@@ -82,13 +83,34 @@ func spawn(u *Upstream, getenv func(string) string, logger *slog.Logger, scrub *
 	return p, t, nil
 }
 
+// start starts u's command on the given stdio, in its own cgroup where
+// possible (proc_linux.go), else without: a start that fails in a cgroup
+// is tried once more without one (the kernel may refuse the cgroup; the
+// command may also just not exist, and then the second try fails as well).
+func start(u *Upstream, getenv func(string) string, stdin, stdout, stderr *os.File) (*exec.Cmd, *box, error) {
+	inCgroup := true
+	for {
+		cmd := exec.Command(u.Command, u.Args...)
+		cmd.Env = childEnv(u.Env, getenv)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+		b, started := childAttrs(cmd, inCgroup)
+		err := cmd.Start()
+		started()
+		if err == nil || !b.retryable() {
+			return cmd, b, err
+		}
+		inCgroup = false
+	}
+}
+
 // maxLine caps one message line from a child: base64 and JSON escapes grow
 // a result, so twice the result cap and room for the envelope.
 func maxLine(u *Upstream) int { return 2*u.maxResult() + 64<<10 }
 
-// kill ends the child and everything in its process group, and waits for it.
+// kill ends the child and everything it started (its cgroup, or its
+// process group and tree: proc_linux.go), and waits for it.
 func (p *process) kill() {
-	killGroup(p.cmd)
+	p.box.killAll(p.cmd)
 	select {
 	case <-p.done:
 	case <-time.After(5 * time.Second):

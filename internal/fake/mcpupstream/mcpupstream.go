@@ -167,9 +167,24 @@ type lockedWriter struct {
 // toolMember starts the member every tools/list tool object has.
 var toolMember = []byte(`"inputSchema":`)
 
+// UnknownBlockText, echoed (over stdio), comes back in a content block of
+// a type MCP does not define ("hologram").
+const UnknownBlockText = "bulwark-test-unknown-block"
+
+var (
+	knownBlock   = []byte(`{"type":"text","text":"` + UnknownBlockText + `"}`)
+	unknownBlock = []byte(`{"type":"hologram","text":"` + UnknownBlockText + `"}`)
+)
+
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if bytes.Contains(p, knownBlock) {
+		if _, err := l.w.Write(bytes.ReplaceAll(p, knownBlock, unknownBlock)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	if len(l.extra) > 0 && bytes.Contains(p, []byte(`"tools":[`)) {
 		// One message per Write (the go-sdk's stdio transport): prefix
 		// the member to each inputSchema, so it is a member of the tool.
