@@ -305,3 +305,17 @@ func (c *Call) noteRecord(rec *audit.Record) {
 		rec.Attrs = maps.Clone(c.notes.attrs)
 	}
 }
+
+// StoreUnavailable is the tool error of a call that state in the shared
+// store decides (a server's own: a sign-in grant, a stored key) when the
+// store failed: the call fails closed with store_unavailable, as the
+// kernel's own confirmations and limits do, and the outage is logged once
+// in the kernel's log. err is the store's error; it is never shown.
+func (c *Call) StoreUnavailable(err error) *Error {
+	if c.server != nil {
+		c.server.outage.report(context.Background(), c.server.logger, err)
+	}
+	return &Error{Code: StoreUnavailable, Cause: err,
+		Message: "The shared state store is unreachable, so this call cannot be decided; nothing was changed.",
+		Hint:    "Try again later. Operator: check the shared store (Redis); service resumes by itself once it answers."}
+}

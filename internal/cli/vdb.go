@@ -133,7 +133,8 @@ func (c *vdbFlags) vdbCredentials(opts *kernel.Options, deps *vdbsrv.Deps, logge
 		// The shared store (serving.options) has already connected to
 		// this Redis and checked that it answers.
 		deps.Keys = vdbsrv.NewRedisKeys(c.redisClient, deps.Sealer)
-		logger.Info("signed-in keys are kept in the shared Redis, sealed")
+		deps.Grants = vdbsrv.NewRedisGrants(c.redisClient)
+		logger.Info("signed-in keys (sealed) and sign-in grants' pacing are kept in the shared Redis")
 	}
 	if c.http == "" {
 		path := c.keyFile

@@ -2,15 +2,12 @@ package vdb
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
@@ -43,68 +40,6 @@ type grantBody struct {
 	DeviceCode string `json:"dc"`
 	Interval   int    `json:"iv"` // seconds
 	Issued     int64  `json:"at"` // unix ms: no poll before Issued + Interval
-}
-
-// grantState is what the server remembers of a grant between polls.
-type grantState struct {
-	next      time.Time     // no /token call before this
-	interval  time.Duration // the current interval
-	done      bool          // redeemed, denied or expired: never polled again
-	expires   time.Time
-	principal string // who polls it, for the per-principal share
-}
-
-// grants remembers polled grants by the SHA-256 of their device code, until
-// they expire: at most maxGrants in all, and maxGrantsPerPrincipal of one
-// principal.
-type grants struct {
-	mu  sync.Mutex
-	m   map[[32]byte]*grantState
-	per map[string]int // live states per principal
-	now func() time.Time
-}
-
-func newGrants(now func() time.Time) *grants {
-	return &grants{m: map[[32]byte]*grantState{}, per: map[string]int{}, now: now}
-}
-
-// state returns the grant's state, creating it for principal. It refuses
-// (resource_exhausted) a new state when the principal's share, or the
-// table, is full of states that have not expired.
-func (g *grants) state(principal, dc string, interval time.Duration, issued, expires time.Time) (*grantState, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	k := sha256.Sum256([]byte(dc))
-	if st, ok := g.m[k]; ok {
-		return st, nil
-	}
-	if len(g.m) >= maxGrants || g.per[principal] >= maxGrantsPerPrincipal {
-		g.dropExpired()
-	}
-	hint := fmt.Sprintf("Pending sign-ins end within %d minutes; finish or abandon yours.", int(maxGrantTTL/time.Minute))
-	switch {
-	case g.per[principal] >= maxGrantsPerPrincipal:
-		return nil, kernel.Errorf(kernel.ResourceExhausted, "You have %d sign-ins pending, the most one caller may have.", maxGrantsPerPrincipal).WithHint("%s", hint)
-	case len(g.m) >= maxGrants:
-		return nil, kernel.Errorf(kernel.ResourceExhausted, "Too many sign-ins are pending on this server.").WithHint("%s", hint)
-	}
-	st := &grantState{interval: interval, expires: expires, next: issued.Add(interval), principal: principal}
-	g.m[k] = st
-	g.per[principal]++
-	return st, nil
-}
-
-// dropExpired forgets the states whose grants have expired.
-func (g *grants) dropExpired() {
-	now := g.now()
-	for k, st := range g.m {
-		if !now.Before(st.expires) {
-			delete(g.m, k)
-			if g.per[st.principal]--; g.per[st.principal] <= 0 {
-				delete(g.per, st.principal)
-			}
-		}
-	}
 }
 
 // grantBinding is what a grant handle is bound to besides its purpose: the
@@ -261,23 +196,25 @@ func (s *Server) authPoll(ctx context.Context, call *kernel.Call, in authPollArg
 		return nil, errGrant(seal.ErrInvalid)
 	}
 	now := s.now()
-	st, err := s.grants.state(call.Principal.ID, g.DeviceCode, time.Duration(g.Interval)*time.Second, time.UnixMilli(g.Issued), now.Add(maxGrantTTL))
-	if err != nil {
-		return nil, err
-	}
-	s.grants.mu.Lock()
+	claim, err := s.grants.Poll(call.Principal.ID, g.DeviceCode, GrantPoll{Now: now, Issued: time.UnixMilli(g.Issued),
+		Expires: now.Add(maxGrantTTL), Interval: time.Duration(g.Interval) * time.Second})
 	switch {
-	case st.done:
-		s.grants.mu.Unlock()
+	case err != nil:
+		return nil, sharedStoreErr(call, err)
+	case claim.Done:
 		return nil, kernel.Errorf(kernel.FailedPrecondition, "This grant has already been used or has ended.").WithHint("Start again with vdb_auth_start if you are not signed in.")
-	case now.Before(st.next):
-		wait := st.next.Sub(now)
-		s.grants.mu.Unlock()
-		return pending(wait), nil
+	case claim.Wait > 0:
+		return pending(claim.Wait), nil
 	}
-	st.next = now.Add(st.interval)
-	s.grants.mu.Unlock()
-	return s.redeem(ctx, call, g.DeviceCode, st)
+	return s.redeem(ctx, call, g.DeviceCode, claim.Interval)
+}
+
+// sharedStoreErr is err, or store_unavailable when the shared store failed.
+func sharedStoreErr(call *kernel.Call, err error) error {
+	if errors.Is(err, errSharedStore) {
+		return call.StoreUnavailable(err)
+	}
+	return err
 }
 
 func pending(wait time.Duration) out {
@@ -286,8 +223,8 @@ func pending(wait time.Duration) out {
 		"next": "The user has not approved the code yet. Call vdb_auth_poll again with the same grant after retryAfterSeconds."}
 }
 
-// redeem makes the one /token call of a poll.
-func (s *Server) redeem(ctx context.Context, call *kernel.Call, dc string, st *grantState) (out, error) {
+// redeem makes the one /token call of a poll; interval is the grant's.
+func (s *Server) redeem(ctx context.Context, call *kernel.Call, dc string, interval time.Duration) (out, error) {
 	resp, err := s.sitePost(ctx, "token", map[string]string{"device_code": dc})
 	if err != nil {
 		return nil, err
@@ -297,8 +234,12 @@ func (s *Server) redeem(ctx context.Context, call *kernel.Call, dc string, st *g
 		APIKey string `json:"apiKey"`
 	}
 	_ = json.Unmarshal(resp.Body, &body)
-	s.grants.mu.Lock()
-	defer s.grants.mu.Unlock()
+	end := func(e error) (out, error) {
+		if err := s.grants.End(call.Principal.ID, dc); err != nil {
+			return nil, sharedStoreErr(call, err)
+		}
+		return nil, e
+	}
 	switch {
 	case resp.StatusCode == http.StatusOK && body.APIKey != "":
 		c, err := parseCredential("ApiKey " + body.APIKey)
@@ -306,23 +247,25 @@ func (s *Server) redeem(ctx context.Context, call *kernel.Call, dc string, st *g
 			return nil, kernel.Errorf(kernel.UpstreamError, "The Vulnetix sign-in site returned a key this server cannot use.")
 		}
 		call.RegisterSecrets(c.secrets...)
-		st.done = true
-		if err := s.keys.Put(call.Principal.ID, body.APIKey); err != nil {
+		if _, err := end(nil); err != nil {
 			return nil, err
+		}
+		if err := s.keys.Put(call.Principal.ID, body.APIKey); err != nil {
+			return nil, sharedStoreErr(call, err)
 		}
 		return out{"status": "signed_in", "signOut": "Call vdb_auth_logout to delete the stored key from this server."}, nil
 	case resp.StatusCode == http.StatusTooManyRequests || body.Error == "slow_down":
-		st.interval = min(st.interval+slowDownStep, maxInterval)
-		st.next = s.now().Add(st.interval)
-		return pending(st.interval), nil
+		iv, err := s.grants.SlowDown(call.Principal.ID, dc, s.now())
+		if err != nil {
+			return nil, sharedStoreErr(call, err)
+		}
+		return pending(iv), nil
 	case body.Error == "authorization_pending":
-		return pending(st.interval), nil
+		return pending(interval), nil
 	case body.Error == "access_denied":
-		st.done = true
-		return nil, kernel.Errorf(kernel.PermissionDenied, "The sign-in was denied.").WithHint("Start again with vdb_auth_start if that was a mistake.")
+		return end(kernel.Errorf(kernel.PermissionDenied, "The sign-in was denied.").WithHint("Start again with vdb_auth_start if that was a mistake."))
 	case body.Error == "expired_token":
-		st.done = true
-		return nil, kernel.Errorf(kernel.FailedPrecondition, "The sign-in code expired before it was approved.").WithHint("Start again with vdb_auth_start.")
+		return end(kernel.Errorf(kernel.FailedPrecondition, "The sign-in code expired before it was approved.").WithHint("Start again with vdb_auth_start."))
 	}
 	return nil, kernel.Errorf(kernel.UpstreamUnavailable, "The Vulnetix sign-in site did not answer usefully (HTTP %d).", resp.StatusCode).
 		WithHint("Call vdb_auth_poll again after the interval.")
@@ -331,7 +274,7 @@ func (s *Server) redeem(ctx context.Context, call *kernel.Call, dc string, st *g
 func (s *Server) authLogout(_ context.Context, call *kernel.Call, _ authLogoutArgs) (out, error) {
 	existed, err := s.keys.Delete(call.Principal.ID)
 	if err != nil {
-		return nil, err
+		return nil, sharedStoreErr(call, err)
 	}
 	if !existed {
 		return out{"status": "not_signed_in"}, nil

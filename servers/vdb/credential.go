@@ -165,7 +165,7 @@ func (s *Server) credentialFor(call *kernel.Call) (credential, error) {
 	if s.keys != nil {
 		key, ok, err := s.keys.Get(call.Principal.ID)
 		if err != nil {
-			return credential{}, err
+			return credential{}, sharedStoreErr(call, err)
 		}
 		if ok {
 			c, perr := parseCredential("ApiKey " + key)

@@ -79,17 +79,26 @@ type setup struct {
 	// from the fake's (a proxy in front of it).
 	urls   func(api, site string) (string, string)
 	logger *slog.Logger // the kernel's
+	// replicas: another fixture's fake and clock, and shared stores
+	fake   *vdbapi.Server
+	clock  *clock
+	grants vdb.GrantStore
 }
 
 func newFixture(t testing.TB, su setup) *fixture {
 	t.Helper()
 	f := &fixture{clock: &clock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, audit: &records{}}
+	if su.clock != nil {
+		f.clock = su.clock
+	}
 	fo := su.fopts
 	if fo == nil {
 		fo = &vdbapi.Options{}
 	}
 	fo.Now = f.clock.Now
-	f.fake = vdbapi.Start(t, fo)
+	if f.fake = su.fake; f.fake == nil {
+		f.fake = vdbapi.Start(t, fo)
+	}
 	key := f.fake.AddKey(vdbapi.OrgA, "secret-a")
 	switch {
 	case su.credential != "":
@@ -97,7 +106,7 @@ func newFixture(t testing.TB, su setup) *fixture {
 	case !su.noKey:
 		f.key = key
 	}
-	deps := vdb.Deps{Now: f.clock.Now, Keys: su.keys, AIKey: su.aiKey, HTTP: su.http}
+	deps := vdb.Deps{Now: f.clock.Now, Keys: su.keys, AIKey: su.aiKey, HTTP: su.http, Grants: su.grants}
 	if deps.HTTP == nil {
 		deps.HTTP = &upstream.Options{Timeout: 5 * time.Second, Now: f.clock.Now, Sleep: func(context.Context, time.Duration) error { return nil }}
 	}

@@ -45,7 +45,7 @@ func (k *RedisKeys) Get(principal string) (string, bool, error) {
 		return "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("reading the stored key from redis: %w", err)
+		return "", false, storeErr("reading the stored key", err)
 	}
 	b, err := k.sealer.OpenFor(purposeKeyAtRest, principal, h)
 	if err != nil {
@@ -63,7 +63,7 @@ func (k *RedisKeys) Put(principal, key string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), redisTimeout)
 	defer cancel()
 	if err := k.client.Set(ctx, k.key(principal), h, keyTTL).Err(); err != nil {
-		return fmt.Errorf("storing the key in redis: %w", err)
+		return storeErr("storing the key", err)
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func (k *RedisKeys) Delete(principal string) (bool, error) {
 	defer cancel()
 	n, err := k.client.Del(ctx, k.key(principal)).Result()
 	if err != nil {
-		return false, fmt.Errorf("deleting the key from redis: %w", err)
+		return false, storeErr("deleting the key", err)
 	}
 	return n > 0, nil
 }

@@ -127,6 +127,9 @@ type Deps struct {
 	Now func() time.Time
 	// AIKey is the model endpoint's bearer key (from a key file), if any.
 	AIKey string
+	// Grants paces device-grant polls and remembers ended grants; nil
+	// means in process. Replicas share a RedisGrants.
+	Grants GrantStore
 }
 
 // Server holds the VDB tools. Create it with New.
@@ -140,7 +143,7 @@ type Server struct {
 	now       func() time.Time
 	callLimit time.Duration // CallTimeout
 	cache     *cache
-	grants    *grants
+	grants    GrantStore
 	ai        *enricher
 }
 
@@ -194,7 +197,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		if s.keys == nil {
 			s.keys = NewMemoryKeys(s.sealer)
 		}
-		s.grants = newGrants(s.now)
+		if s.grants = deps.Grants; s.grants == nil {
+			s.grants = newMemoryGrants(s.now)
+		}
 	}
 	return s, nil
 }
