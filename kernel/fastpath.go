@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +48,7 @@ import (
 // tools of New: tools is their list) and set (a tool added at run time,
 // dynamic.go: its handler only, as only the stdio front calls such tools).
 type fastTools struct {
+	answered atomic.Int64 // requests either front answered itself: the tests' proof it did
 	impl     *mcp.Implementation
 	implJSON []byte // impl as encoding/json writes it, for 2026-07-28 results' _meta
 	tools    []*mcp.Tool
@@ -93,11 +95,22 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	}
 	discover := discoverResult(sdk) // nil: the go-sdk answers server/discover
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		env, modern, id, ok := s.fastEligible(r)
+		env, modern, id, h, ok := s.fastEligible(r)
 		if !ok || (env.Method == "server/discover" && discover == nil) {
 			sdk.ServeHTTP(w, r)
 			return
 		}
+		if env.WantsNotifications { // a tools/call (fastEligible): streamed, or the go-sdk's
+			tok, level, ok := streamToken(env.Meta, modern)
+			if !ok {
+				sdk.ServeHTTP(w, r)
+				return
+			}
+			s.fast.answered.Add(1)
+			s.fastCallStream(w, r, env, modern, id, h, tok, level)
+			return
+		}
+		s.fast.answered.Add(1)
 		switch env.Method {
 		case "ping": // legacy only (see fastEligible)
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, "{}"...), nil })
@@ -108,15 +121,7 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			}
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		case "tools/call":
-			if env.WantsNotifications {
-				if tok, level, ok := streamToken(env.Meta, modern); ok {
-					s.fastCallStream(w, r, env, modern, id, tok, level)
-					return
-				}
-				sdk.ServeHTTP(w, r)
-				return
-			}
-			s.fastCall(w, r, env, modern, id)
+			s.fastCall(w, r, env, modern, id, h)
 		case "server/discover": // 2026-07-28 only (see fastEligible)
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, discover...), nil })
 		}
@@ -124,11 +129,12 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 }
 
 // fastEligible decides whether the fast path answers r, and returns its
-// message, whether it speaks 2026-07-28, and its id as the go-sdk writes it.
-func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, ok bool) {
+// message, whether it speaks 2026-07-28, its id as the go-sdk writes it,
+// and for a tools/call the tool's handler.
+func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, h mcp.ToolHandler, ok bool) {
 	env, err := httpguard.RequestMessage(r)
 	if err != nil || env.ID == nil || env.Response || env.OtherParams {
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	switch env.Method {
 	case "ping", "server/discover":
@@ -137,32 +143,32 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 		// by the go-sdk path's listMiddleware (authorize.go): one filter, in
 		// one place, so the fast path leaves such lists to it.
 		if len(s.fast.tools) > mcp.DefaultPageSize || s.authz != nil {
-			return env, false, nil, false
+			return env, false, nil, nil, false
 		}
 	case "tools/call":
-		if _, _, ok := s.fastCallable(env.Name, env.Meta); !ok {
-			return env, false, nil, false
+		if _, h, ok = s.fastCallable(env.Name, env.Meta); !ok {
+			return env, false, nil, nil, false
 		}
 		if a, decided := admissionFrom(r.Context(), env.Name); !decided || a.refusal != nil {
-			return env, false, nil, false
+			return env, false, nil, nil, false
 		}
 	default:
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	if modern, ok = fastVersion(r.Header, env); !ok || !plainHeaders(r.Header) {
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	if modern && (env.Method == "ping" || !modernMeta(env.Meta)) { // 2026-07-28 has no ping: the go-sdk answers 404
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	if !modern && env.Method == "server/discover" { // the go-sdk answers -32601
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	if env.WantsNotifications && env.Method != "tools/call" { // see fastpath_stream.go
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	id, ok = wireID(env.ID)
-	return env, modern, id, ok
+	return env, modern, id, h, ok
 }
 
 // fastVersion reports whether the request speaks 2026-07-28 (header and
@@ -286,10 +292,6 @@ func (s *Server) fastResult(ctx context.Context, h mcp.ToolHandler, name string,
 	}
 	fr.req = mcp.CallToolRequest{Params: &fr.params, Extra: extra}
 	req := &fr.req
-	if st := fastStreamFrom(ctx); st != nil {
-		fastStreams.Store(req, st)
-		defer fastStreams.Delete(req)
-	}
 	res, err, answered := s.admitCall(ctx, req)
 	if !answered {
 		res, err = h(ctx, req)
@@ -308,14 +310,10 @@ type fastRequest struct {
 	extra  mcp.RequestExtra
 }
 
-// fastCall is tools/call over HTTP: fastResult, the result encoded once.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte) {
+// fastCall is tools/call over HTTP of the tool whose handler is h
+// (fastEligible): fastResult, the result encoded once.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte, h mcp.ToolHandler) {
 	ctx := r.Context()
-	_, h, ok := s.fastCallable(env.Name, env.Meta)
-	if !ok { // unreachable: fastEligible asked the same
-		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
-		return
-	}
 	res, err, handled := s.fastResult(ctx, h, env.Name, env.Arguments,
 		&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header})
 	if err != nil || res == nil {

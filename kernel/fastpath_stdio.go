@@ -534,6 +534,7 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 				res = f.list.modern
 			}
 		}
+		f.s.fast.answered.Add(1)
 		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		return true
 	case "tools/call":
@@ -578,6 +579,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 	f.wg.Add(1)
 	f.mu.Unlock()
 	f.d.request(key)
+	f.s.fast.answered.Add(1)
 	f.next = func() { // run by the reader once it has handed the reading on (readLoop)
 		defer f.wg.Done()
 		defer cancel()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -335,9 +334,9 @@ func (c *stdioRoundTrip) do(t testing.TB, line string) string {
 }
 
 // TestStdioFastPathAnswers proves the fast path is the one answering (so
-// the equivalence test compares two different paths): a tools/call, a
-// tools/list and a ping cost it a fraction of the bytes the go-sdk
-// allocates (its decoder takes a fresh 32 KiB buffer per value).
+// the equivalence test compares two different paths): its counter of
+// answers grows by one for a tools/call, a call with progress, tools/list
+// and ping, and stays at zero with DisableFastPath.
 func TestStdioFastPathAnswers(t *testing.T) {
 	for _, line := range []string{
 		call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""),
@@ -345,27 +344,18 @@ func TestStdioFastPathAnswers(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
 	} {
-		perRun := func(disable bool) uint64 {
-			c := newStdioRoundTrip(t, fastServer(t, 1<<30, time.Now), disable)
-			run := func() {
-				c.do(t, line)
-				if strings.Contains(line, "progressToken") {
-					c.out.ReadString('\n') // the progress notification came first
-				}
+		answered := func(disable bool) int64 {
+			srv := fastServer(t, 1<<30, time.Now)
+			c := newStdioRoundTrip(t, srv, disable)
+			before := kernel.FastAnswered(srv)
+			c.do(t, line)
+			if strings.Contains(line, "progressToken") {
+				c.out.ReadString('\n') // the progress notification came first
 			}
-			run()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for range 20 {
-				run()
-			}
-			runtime.ReadMemStats(&after)
-			return (after.TotalAlloc - before.TotalAlloc) / 20
+			return kernel.FastAnswered(srv) - before
 		}
-		fast, sdk := perRun(false), perRun(true)
-		t.Logf("%.60s: bytes allocated per round trip: fast %d, go-sdk %d", line, fast, sdk)
-		if fast*3 > sdk {
-			t.Errorf("%s: fast path allocates %d bytes per round trip, go-sdk path %d: the fast path is not answering", line, fast, sdk)
+		if fast, sdk := answered(false), answered(true); fast != 1 || sdk != 0 {
+			t.Errorf("%.60s: fast path answered %d (want 1), with DisableFastPath %d (want 0)", line, fast, sdk)
 		}
 	}
 }

@@ -56,7 +56,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 }
 
 func (s *Server) newCall(ctx context.Context, t *Tool, req *mcp.CallToolRequest) *Call {
-	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req, scope: s.scopeFor(ctx)}
+	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req, stream: fastStreamFrom(ctx), scope: s.scopeFor(ctx)}
 	if req.Extra != nil {
 		c.header = req.Extra.Header
 	}
