@@ -19,30 +19,15 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
-// The fast path answers the stateless requests that need no session —
-// tools/call (as JSON, or, for a call with a progressToken or a 2026-07-28
-// log level, as the go-sdk's event stream: fastpath_stream.go), tools/list, ping (legacy
-// versions) and server/discover (2026-07-28; its static result captured
-// from the go-sdk once, fastpath_discover.go) — straight from the message the guards
-// parsed once (httpguard.RequestMessage), instead of handing the body to the
-// go-sdk, which decodes it twice more and builds a session, a connection and
-// goroutines per request. It runs the same steps as the go-sdk's path
-// (admitCall, then the tool's handler: validation, confirmation gate,
-// handler, shaping, audit — one function each, shared) and writes what the
+// The HTTP fast path answers stateless requests straight from the message
+// the guards parsed once (httpguard.RequestMessage), instead of handing the
+// body to the go-sdk, which decodes it twice more and builds a session, a
+// connection and goroutines per request. It runs the same steps as the
+// go-sdk's path (admitCall, then the tool's handler) and writes what the
 // go-sdk would write, byte for byte: TestFastPathEquivalence and
 // FuzzFastPathEquivalence send every request through both and compare.
-//
-// Anything it is not sure of goes to the go-sdk as before: notifications and
-// responses, server/discover under a legacy version (-32601), a
-// progressToken that is neither a string nor a number, a log level that is
-// not a string, legacy requests that want notifications without a token,
-// protocol versions other than the legacy ones and
-// 2026-07-28, _meta protocol versions on legacy requests, params members the
-// kernel does not read (a cursor, a task, inputResponses, requestState),
-// Mcp-Param-* headers and tools with x-mcp-header parameters, calls that may
-// answer input_required (mrtr.go), a Last-Event-ID, unknown tools, lists
-// longer than one page, ids the strict decoder cannot read, and every other
-// method.
+// Which requests it answers, and where each rule is, is kernel/doc.go's
+// map of the pipeline ("Which requests the fast paths answer").
 
 // fastTools is what the fast path answers from, filled by register (the
 // tools of New: tools is their list) and set (a tool added at run time,
@@ -128,9 +113,10 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	})
 }
 
-// fastEligible decides whether the fast path answers r, and returns its
-// message, whether it speaks 2026-07-28, its id as the go-sdk writes it,
-// and for a tools/call the tool's handler.
+// fastEligible decides whether the HTTP fast path answers r, and returns
+// its message, whether it speaks 2026-07-28, its id as the go-sdk writes
+// it, and for a tools/call the tool's handler. A request rule of the fast
+// paths (kernel/doc.go).
 func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, h mcp.ToolHandler, ok bool) {
 	env, err := httpguard.RequestMessage(r)
 	if err != nil || env.ID == nil || env.Response || env.OtherParams {
@@ -139,14 +125,11 @@ func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bo
 	switch env.Method {
 	case "ping", "server/discover":
 	case "tools/list":
-		// Under an authorization policy the list is filtered per principal
-		// by the go-sdk path's listMiddleware (authorize.go): one filter, in
-		// one place, so the fast path leaves such lists to it.
-		if len(s.fast.tools) > mcp.DefaultPageSize || s.authz != nil {
+		if !s.fastListable() {
 			return env, false, nil, nil, false
 		}
 	case "tools/call":
-		if _, h, ok = s.fastCallable(env.Name, env.Meta); !ok {
+		if h, ok = s.fastCallable(env.Name, env.Meta, false); !ok {
 			return env, false, nil, nil, false
 		}
 		if a, decided := admissionFrom(r.Context(), env.Name); !decided || a.refusal != nil {
@@ -258,24 +241,29 @@ func wireID(raw json.RawMessage) ([]byte, bool) {
 	return b, err == nil
 }
 
-// fastCallable reports whether the fast path (either front: HTTP or
-// stdio) may run a call of the tool name whose request carries _meta meta.
-// A tool that needs a client capability is checked by the go-sdk path's
-// capabilityMiddleware (capabilities.go), which answers -32021. A call that
-// may answer input_required (mrtr.go) goes there too: only the go-sdk marks
-// such a result. Unknown tools are the go-sdk's to refuse.
-// It returns the tool and its handler. A tool withdrawn at run time
-// (dynamic.go) is no longer registered, so the go-sdk's path answers it.
-func (s *Server) fastCallable(name string, meta json.RawMessage) (*Tool, mcp.ToolHandler, bool) {
+// fastCallable reports whether the fast path (either front) may run a call
+// of the tool name whose request carries _meta meta, in a session whose
+// client declared elicitation at initialize (sessionElicits: stdio only;
+// an HTTP request has no session), and returns its handler. A tool rule
+// of the fast paths (kernel/doc.go).
+func (s *Server) fastCallable(name string, meta json.RawMessage, sessionElicits bool) (mcp.ToolHandler, bool) {
 	s.fast.mu.RLock()
 	h, known := s.fast.handlers[name]
 	mirrored := s.fast.mirrored[name]
 	s.fast.mu.RUnlock()
 	t, registered := s.lookup(name)
-	if !known || mirrored || !registered || len(t.requires) > 0 || t.mayAskNow(meta) {
-		return nil, nil, false
+	if !known || mirrored || !registered || len(t.requires) > 0 || t.mayAskNow(meta) ||
+		(sessionElicits && t.policy.Confirm.Gated() && s.opts.ConfirmBy != ConfirmToken) {
+		return nil, false
 	}
-	return t, h, true
+	return h, true
+}
+
+// fastListable reports whether the fast path (either front) may answer
+// tools/list from the list encoded once. A tool rule of the fast paths
+// (kernel/doc.go).
+func (s *Server) fastListable() bool {
+	return len(s.fast.tools) <= mcp.DefaultPageSize && s.authz == nil && !s.opts.DynamicTools
 }
 
 // fastResult is the core of tools/call on the fast path, for both fronts:

@@ -19,9 +19,8 @@ type stdioOut struct {
 	s      *Server         // its egress gate sees every line
 	ctx    context.Context // the session's
 	d      *drain
-	front  *stdioFront // nil without the fast path
-	err    error       // the first write error: every later write fails with it
-	closed bool        // the session ended: the fast path writes nothing more
+	err    error // the first write error: every later write fails with it
+	closed bool  // the session ended: the fast path writes nothing more
 }
 
 // write writes one line (or the go-sdk's message), under the lock.
@@ -68,8 +67,7 @@ func (o *stdioOut) close() {
 
 // sdkOut is the go-sdk's writer: it writes through stdioOut, and reads
 // each message the go-sdk writes for the drain (a response answers its
-// request) and, until the session is ready, for the fast path (the
-// negotiated protocol version). The go-sdk writes one whole message per
+// request). The go-sdk writes one whole message per
 // Write. Close is stdioOut's owner's to do.
 type sdkOut struct {
 	out   *stdioOut
@@ -83,9 +81,6 @@ func (w *sdkOut) Write(p []byte) (int, error) {
 	w.split.lines(p, func(env httpguard.Message) {
 		if key, ok := idKey(env); ok && env.Response {
 			o.d.answered(key)
-			if o.front != nil {
-				o.front.sdkAnswered(key, p)
-			}
 		}
 	})
 	if err := o.write(p); err != nil {

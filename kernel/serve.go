@@ -27,9 +27,10 @@ const maxOwed = 256
 // fast path on.
 type StdioOptions struct {
 	// DisableFastPath sends every message through the go-sdk's session.
-	// By default, once the session is initialized under a protocol version
-	// before 2026-07-28, the kernel answers tools/call, tools/list and ping
-	// itself, with the same answers (fastpath_stdio.go).
+	// By default, once the go-sdk's session is initialized, the kernel
+	// answers tools/call, tools/list and ping itself, with the same answers
+	// (fastpath_stdio.go; the rules: kernel/doc.go, "Which requests the
+	// fast paths answer").
 	DisableFastPath bool
 }
 
