@@ -72,7 +72,7 @@
 // the message parsed once and calls the same admitCall and the same tool
 // handler — over HTTP fastpath.go (an event stream for a call that wants
 // notifications: fastpath_stream.go; server/discover's result captured from
-// the go-sdk once: fastpath_discover.go), over stdio fastpath_stdio.go
+// the go-sdk once), over stdio fastpath_stdio.go
 // (ServeStdio reads the client's lines itself and passes everything it does
 // not answer, byte for byte, to the go-sdk's session). Both ways give the
 // same answers (TestFastPathEquivalence, FuzzFastPathEquivalence,
@@ -80,52 +80,8 @@
 // is decided once, through admitCall, from one of three places: the HTTP
 // layer (admission, admit.go), admitMiddleware, or fastResult.
 //
-// # Which requests the fast paths answer
-//
-// Each rule is written once, in the function named; this list is tested
-// against the code (TestFastPathRulesDocumented). Anything a rule does not
-// vouch for goes to the go-sdk.
-//
-//   - httpFastPathOn (http.go): the HTTP fast path is on unless
-//     HTTPOptions.DisableFastPath, Guards.ContentType.DisableAcceptCheck or
-//     Options.DynamicTools is set (so `bulwark gateway` over HTTP never takes
-//     it). Over stdio StdioOptions.DisableFastPath turns it off.
-//   - fastEligible (fastpath.go): an HTTP request is answered when it is a
-//     request (an id, not a response) with no params member the kernel does
-//     not read; its method is tools/call, tools/list, ping (legacy versions
-//     only) or server/discover (2026-07-28 only); its version is a legacy
-//     one the go-sdk negotiates with no _meta version, or exactly 2026-07-28
-//     with a _meta the go-sdk accepts (fastVersion, modernMeta); it sends no
-//     Last-Event-ID or Mcp-Param-* header (plainHeaders); its id is one the
-//     strict decoder reads (wireID); only a tools/call may want
-//     notifications; and a tools/call was admitted by the HTTP layer.
-//   - streamToken (fastpath_stream.go): a tools/call that wants
-//     notifications is streamed when, in 2026-07-28, its progressToken is
-//     absent, a string or a number and its log level absent or a string, or,
-//     under a legacy version, its progressToken is a string or a number.
-//   - fastCallable (fastpath.go): a call is run when its tool is registered
-//     (not withdrawn at run time), has no x-mcp-header parameter, requires no
-//     client capability (RequireClient), cannot answer input_required
-//     (AsksInput, or a gated tool whose request declares elicitation), and,
-//     over stdio, is not gated in a session whose client declared
-//     elicitation unless the server confirms by token only.
-//   - fastListable (fastpath.go): tools/list is answered when the list is
-//     one page, no authorization policy filters it and the tool set is fixed.
-//   - line (fastpath_stdio.go): a stdio line is read by the fast path only
-//     while it can vouch for the stream: one JSON object alone on its line,
-//     within maxStdioLine, that the go-sdk's decoder accepts; the first line
-//     it cannot vouch for hands that line and the rest of the input to the
-//     go-sdk, once the calls in flight have finished. A request whose id is
-//     in flight on the fast path gets no answer (as the go-sdk drops it), and
-//     one whose id is owed an answer by the go-sdk is the go-sdk's.
-//   - eligible (fastpath_stdio.go): a stdio request is answered only once
-//     the go-sdk's session holds initialize parameters (read from the session
-//     itself); a legacy one also after notifications/initialized, and never
-//     after logging/setLevel or server/discover.
-//   - answers (fastpath_stdio.go): over stdio, tools/call, tools/list and
-//     ping (legacy only) with no params member the kernel does not read, a
-//     legacy version or exactly 2026-07-28 with a _meta the go-sdk accepts;
-//     ping and tools/list wanting no notifications.
+// Which requests the fast paths answer is listed rule by rule, each with
+// the function that holds it, in docs/architecture.md.
 //
 // # Errors
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,8 @@ import (
 // go-sdk's path (admitCall, then the tool's handler) and writes what the
 // go-sdk would write, byte for byte: TestFastPathEquivalence and
 // FuzzFastPathEquivalence send every request through both and compare.
-// Which requests it answers, and where each rule is, is kernel/doc.go's
-// map of the pipeline ("Which requests the fast paths answer").
+// Which requests it answers, and where each rule is: docs/architecture.md;
+// where it stands in the pipeline: kernel/doc.go.
 
 // fastTools is what the fast path answers from, filled by register (the
 // tools of New: tools is their list) and set (a tool added at run time,
@@ -116,7 +117,7 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 // fastEligible decides whether the HTTP fast path answers r, and returns
 // its message, whether it speaks 2026-07-28, its id as the go-sdk writes
 // it, and for a tools/call the tool's handler. A request rule of the fast
-// paths (kernel/doc.go).
+// paths (docs/architecture.md).
 func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, h mcp.ToolHandler, ok bool) {
 	env, err := httpguard.RequestMessage(r)
 	if err != nil || env.ID == nil || env.Response || env.OtherParams {
@@ -245,7 +246,7 @@ func wireID(raw json.RawMessage) ([]byte, bool) {
 // of the tool name whose request carries _meta meta, in a session whose
 // client declared elicitation at initialize (sessionElicits: stdio only;
 // an HTTP request has no session), and returns its handler. A tool rule
-// of the fast paths (kernel/doc.go).
+// of the fast paths (docs/architecture.md).
 func (s *Server) fastCallable(name string, meta json.RawMessage, sessionElicits bool) (mcp.ToolHandler, bool) {
 	s.fast.mu.RLock()
 	h, known := s.fast.handlers[name]
@@ -261,7 +262,7 @@ func (s *Server) fastCallable(name string, meta json.RawMessage, sessionElicits 
 
 // fastListable reports whether the fast path (either front) may answer
 // tools/list from the list encoded once. A tool rule of the fast paths
-// (kernel/doc.go).
+// (docs/architecture.md).
 func (s *Server) fastListable() bool {
 	return len(s.fast.tools) <= mcp.DefaultPageSize && s.authz == nil && !s.opts.DynamicTools
 }
@@ -582,4 +583,52 @@ func marshalWire(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// server/discover (2026-07-28, SEP-2575) on the fast path. Its result is
+// static per server — the supported versions, the capabilities, the
+// instructions and, in _meta, the server's identity — and depends on
+// nothing the request carries once the request is valid (the go-sdk reads
+// the client's _meta only to record it on a session the stateless handler
+// throws away). So the fast path asks the go-sdk itself once, when the
+// handler is built, and keeps the result's bytes: byte for byte the go-sdk's
+// answer by construction, whatever a later go-sdk adds to it. The requests
+// the fast path answers with it are the ones fastEligible lets through: a
+// 2026-07-28 request with valid _meta and no other params members; a legacy
+// request (which the go-sdk refuses, -32601), a bad _meta or anything odd
+// goes to the go-sdk as before. TestFastPathEquivalence compares them.
+
+// discoverProbe is the request the result is captured with.
+const discoverProbe = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
+	`"io.modelcontextprotocol/protocolVersion":"` + fastModernVersion + `",` +
+	`"io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// discoverResult returns the go-sdk's server/discover result for this
+// server, encoded, or nil (the fast path then leaves server/discover to the
+// go-sdk) when the go-sdk does not answer it with a plain JSON result.
+func discoverResult(sdk http.Handler) []byte {
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+MCPPath, strings.NewReader(discoverProbe))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Protocol-Version", fastModernVersion)
+	r.Header.Set("Mcp-Method", "server/discover")
+	rec := httptest.NewRecorder()
+	sdk.ServeHTTP(rec, r)
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {
+		return nil
+	}
+	var resp struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	// The body is {"jsonrpc":"2.0","id":1,"result":R}: R's bytes are kept
+	// as written (json.RawMessage is a verbatim copy).
+	if json.Unmarshal(rec.Body.Bytes(), &resp) != nil || string(resp.ID) != "1" || len(resp.Result) == 0 || resp.Result[0] != '{' {
+		return nil
+	}
+	want := `{"jsonrpc":"2.0","id":1,"result":` + string(resp.Result) + `}`
+	if rec.Body.String() != want {
+		return nil // a shape writeFast would not reproduce
+	}
+	return resp.Result
 }

@@ -13,43 +13,47 @@ import (
 	"testing"
 )
 
-// TestFastPathRulesDocumented: the map of the pipeline (doc.go, "Which
-// requests the fast paths answer") names each function that holds a rule
-// of the fast paths, with its file, and the code marks exactly those
-// functions: a rule added, moved or removed in the code without the prose
-// (or the other way round) fails here.
+// TestFastPathRulesDocumented: docs/architecture.md ("Which requests the
+// fast paths answer") names each function that holds a rule of the fast
+// paths, with its file, and the code marks exactly those functions: a rule
+// added, moved or removed in the code without the prose (or the other way
+// round) fails here.
 func TestFastPathRulesDocumented(t *testing.T) {
 	fset := gotoken.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var code, docText []string
+	var code []string
 	for _, f := range pkgs["kernel"].Files {
 		file := filepath.Base(fset.File(f.Pos()).Name())
-		if file == "doc.go" {
-			docText = append(docText, f.Doc.Text())
-		}
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Doc != nil &&
-				strings.Contains(strings.Join(strings.Fields(fd.Doc.Text()), " "), "rule of the fast paths (kernel/doc.go)") {
+				strings.Contains(strings.Join(strings.Fields(fd.Doc.Text()), " "), "rule of the fast paths (docs/architecture.md)") {
 				code = append(code, fd.Name.Name+" ("+file+")")
 			}
 		}
 	}
-	text := strings.Join(docText, "")
-	start := strings.Index(text, "Which requests the fast paths answer")
+	b, err := os.ReadFile(filepath.Join("..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "## Which requests the fast paths answer")
 	if start < 0 {
-		t.Fatal("doc.go has no section on the fast paths' rules")
+		t.Fatal("docs/architecture.md has no section on the fast paths' rules")
+	}
+	if end := strings.Index(text[start+3:], "\n## "); end >= 0 {
+		text = text[:start+3+end]
 	}
 	var prose []string
-	for _, m := range regexp.MustCompile(`(?m)^  - (\w+ \(\w+\.go\)):`).FindAllStringSubmatch(text[start:], -1) {
+	for _, m := range regexp.MustCompile(`(?m)^- (\w+ \(\w+\.go\)):`).FindAllStringSubmatch(text[start:], -1) {
 		prose = append(prose, m[1])
 	}
 	slices.Sort(code)
 	slices.Sort(prose)
 	if len(code) == 0 || !slices.Equal(code, prose) {
-		t.Errorf("the fast paths' rules in the code and in doc.go differ:\ncode:   %v\ndoc.go: %v", code, prose)
+		t.Errorf("the fast paths' rules in the code and in docs/architecture.md differ:\ncode: %v\ndocs: %v", code, prose)
 	}
 }
 

@@ -37,8 +37,8 @@ import (
 // rule) and whether the client declared elicitation; it keeps only what it
 // reads itself on the way in: that notifications/initialized came, and
 // that logging/setLevel or server/discover came. Which requests it answers
-// is stdioFront.eligible's and fastCallable's to say; kernel/doc.go's map
-// of the pipeline says it in prose.
+// is stdioFront.eligible's and fastCallable's to say; docs/architecture.md
+// says it in prose.
 
 // The go-sdk reads a stream of JSON values, not lines, and a value it
 // cannot read ends its session. The fast path takes a line only at a value
@@ -256,7 +256,7 @@ func appendDoubling(b, p []byte) []byte {
 
 // line routes one line (with its newline, if any). all is true when the
 // fast path cannot vouch for it: the caller then hands it, and the rest of
-// the input, to the go-sdk. A line rule of the fast paths (kernel/doc.go).
+// the input, to the go-sdk. A line rule of the fast paths (docs/architecture.md).
 func (f *stdioFront) line(line []byte, pw *io.PipeWriter) (all bool, err error) {
 	content := bytes.TrimSuffix(line, []byte("\n"))
 	if len(bytes.Trim(content, " \t\r")) == 0 {
@@ -393,7 +393,7 @@ func cancelledID(content []byte) string {
 // own, which fastCallable reads). complete is the go-sdk's MRTR rule: a
 // result from the tool's handler is marked resultType "complete" when the
 // session's parameters name 2026-07-28 or later, whatever the request's
-// own version. A session rule of the fast paths (kernel/doc.go).
+// own version. A session rule of the fast paths (docs/architecture.md).
 func (f *stdioFront) eligible(modern bool) (ok, elicit, complete bool) {
 	f.mu.Lock()
 	stopped, announced, handedOff := f.stopped, f.announced, f.handedOff
@@ -426,7 +426,7 @@ func (f *stdioFront) modernMeta(raw json.RawMessage) bool {
 }
 
 // answers answers a request on the fast path when it can, and reports
-// whether it did. A request rule of the fast paths (kernel/doc.go).
+// whether it did. A request rule of the fast paths (docs/architecture.md).
 func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 	modern := env.ProtocolVersion == fastModernVersion
 	if env.OtherParams || (env.ProtocolVersion != "" && !modern) {

@@ -66,7 +66,7 @@ func fastStreamFrom(ctx context.Context) *fastStream {
 // modernMeta) has a progressToken that is absent or a string or number, and
 // a log level that is absent or a string; under a legacy version it has a
 // string or number progressToken (the level is then "info"). It returns
-// both. A request rule of the fast paths (kernel/doc.go).
+// both. A request rule of the fast paths (docs/architecture.md).
 func streamToken(raw json.RawMessage, modern bool) (token any, level string, ok bool) {
 	var meta map[string]any
 	if json.Unmarshal(raw, &meta) != nil {

@@ -49,7 +49,7 @@ type HTTPOptions struct {
 	// (fastpath.go). Guards.ContentType.DisableAcceptCheck and
 	// Options.DynamicTools also turn it off, whatever this says: `bulwark
 	// gateway` over HTTP (a tool set that changes at run time) never takes
-	// it. The rules: kernel/doc.go, "Which requests the fast paths answer".
+	// it. The rules: docs/architecture.md.
 	DisableFastPath bool
 }
 
@@ -57,7 +57,7 @@ type HTTPOptions struct {
 // DisableFastPath, not with DisableAcceptCheck (the go-sdk's Accept rule
 // decides), not with DynamicTools (the tool set changes at run time; the
 // go-sdk holds the current one). A server rule of the fast paths
-// (kernel/doc.go).
+// (docs/architecture.md).
 func (s *Server) httpFastPathOn(opts HTTPOptions) bool {
 	return !opts.DisableFastPath && !opts.Guards.ContentType.DisableAcceptCheck && !s.opts.DynamicTools
 }
