@@ -36,24 +36,9 @@ import (
 // parameters, and reads there the version they name (the go-sdk's MRTR
 // rule) and whether the client declared elicitation; it keeps only what it
 // reads itself on the way in: that notifications/initialized came, and
-// that logging/setLevel or server/discover came. Which requests it answers
-// is stdioFront.eligible's and fastCallable's to say; docs/architecture.md
-// says it in prose.
-
-// The go-sdk reads a stream of JSON values, not lines, and a value it
-// cannot read ends its session. The fast path takes a line only at a value
-// boundary of that stream and only when the line is one JSON object, alone
-// on its line; the first line it cannot vouch for (not one object, longer
-// than maxStdioLine, or a message the go-sdk's own decoder,
-// jsonrpc.DecodeMessage, refuses) ends the fast path for the session: the
-// calls in flight finish, then the rest of the input goes to the go-sdk
-// unread, which answers (or ends the session) exactly as without the fast
-// path.
-//
-// A result from a tool's handler is marked resultType "complete" by the
-// go-sdk's MRTR rule: when the session's parameters name 2026-07-28 or later
-// (the version initialize asked for, or a 2026-07-28 request's), whatever
-// the request's own version; the fast path follows it.
+// that logging/setLevel or server/discover came. Which lines and requests
+// it takes is said once, by the functions docs/architecture.md lists
+// (line, eligible, answers, fastCallable, fastListable, streamToken).
 //
 // Concurrency is the go-sdk's: each fast call runs in its own goroutine
 // (the go-sdk answers calls concurrently), notifications/cancelled
