@@ -33,7 +33,7 @@ type Call struct {
 	stream   *fastStream // the fast path's stream of this call (fastpath_stream.go); nil on the go-sdk's path
 	header   http.Header
 	preview  *Preview
-	secrets  *egress.Secrets // the secrets in play (scrub.go): never in a log line or audit record
+	secrets  *egress.Secrets // the secrets in play (egress.go): never in a log line or audit record
 	scope    *egressScope    // the transport's egress scope, where RegisterSecrets adds
 	authzReq *authz.Request  // step 12's question, for Permits
 	state    *requestState   // the verified requestState of this round (mrtr.go)

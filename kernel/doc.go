@@ -51,7 +51,7 @@
 //	15  the tool's handler, with its Call   the tool               -> its *Error, or internal + error id
 //	16  result shaping: untrusted envelope  handler.go, content.go (every channel that carries
 //	                                                                  upstream text)
-//	17  audit record                        handler.go, scrub.go   (never argument values; the call's
+//	17  audit record                        handler.go, egress.go  (never argument values; the call's
 //	                                                                  secrets scrubbed)
 //	18  egress gate: every message to the   egress.go, egress_http.go, kernel/egress
 //	    client, on every transport — its      (the stdio writer, the HTTP response writer, Connect's
