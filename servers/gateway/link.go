@@ -61,7 +61,7 @@ type link struct {
 
 	calls   callTable  // progress token -> call (calls.go)
 	grace   graceQueue // forgets finished calls after notifyGrace
-	flights flights    // calls of a relaying upstream (relay.go)
+	flights flights    // calls of a relaying upstream (parked.go)
 	inCalls atomic.Int64
 	nextTok atomic.Uint64
 }
