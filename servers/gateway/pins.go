@@ -210,3 +210,11 @@ func (g *Gateway) checkPin(l *link, exposed, name string) (*mcp.ClientSession, s
 	}
 	return sess, d.hash, nil
 }
+
+// onListChanged re-reads the tool list, checks it with the Pinner and
+// publishes the changes (relist, pins.go).
+func (l *link) onListChanged(ctx context.Context, req *mcp.ToolListChangedRequest) {
+	if l.queued.CompareAndSwap(false, true) {
+		go l.relist(req.Session)
+	}
+}

@@ -8,7 +8,7 @@ package gateway
 // writes — its requests to the client (elicitation, sampling, roots, ping),
 // progress and log notifications, list_changed, and the answers to the
 // go-sdk's own requests — goes to the go-sdk session as before, so progress
-// and logs reach the call through the same handlers (link.go).
+// and logs reach the call through the same handlers (calls.go).
 //
 // It sends what the go-sdk's ClientSession.CallTool sends (the same params,
 // and on 2026-07-28 the same per-request _meta, copied from the go-sdk's own
