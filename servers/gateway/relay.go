@@ -22,7 +22,8 @@ package gateway
 // (sampling) at once, never a hang. What is relayed is rebuilt, bounded and
 // cleaned (kernel/untrusted), and its text starts with a mark naming the
 // upstream, so a hostile upstream cannot pose as the gateway's own
-// confirmation dialog.
+// confirmation dialog (relayclean.go). The parked calls' state is in
+// parked.go.
 
 import (
 	"context"
