@@ -30,9 +30,10 @@ type Call struct {
 
 	server   *Server
 	req      *mcp.CallToolRequest
+	stream   *fastStream // the fast path's stream of this call (fastpath_stream.go); nil on the go-sdk's path
 	header   http.Header
 	preview  *Preview
-	secrets  *egress.Secrets // the secrets in play (scrub.go): never in a log line or audit record
+	secrets  *egress.Secrets // the secrets in play (egress.go): never in a log line or audit record
 	scope    *egressScope    // the transport's egress scope, where RegisterSecrets adds
 	authzReq *authz.Request  // step 12's question, for Permits
 	state    *requestState   // the verified requestState of this round (mrtr.go)
@@ -123,7 +124,7 @@ func (c *Call) Credential(name string) (string, error) {
 // (it sent a progress token); otherwise it does nothing. The message is
 // cleaned like any upstream text.
 func (c *Call) Progress(ctx context.Context, done, total float64, message string) {
-	st, tok := c.progressTo(ctx)
+	st, tok := c.progressTo()
 	if tok == nil {
 		return
 	}
@@ -152,7 +153,7 @@ func (c *Call) sessionContext(ctx context.Context) context.Context {
 // progress token with this call. A relay (the gateway) asks its upstream for
 // progress only then.
 func (c *Call) WantsProgress(ctx context.Context) bool {
-	_, tok := c.progressTo(ctx)
+	_, tok := c.progressTo()
 	return tok != nil
 }
 
@@ -167,7 +168,7 @@ func (c *Call) WantsProgress(ctx context.Context) bool {
 // messages at this level only, as it asks for progress only when
 // WantsProgress.
 func (c *Call) LogLevel(ctx context.Context) (level mcp.LoggingLevel, known bool) {
-	if st := callStream(ctx, c.req); st != nil {
+	if st := c.stream; st != nil {
 		return knownLevel(st.level), true
 	}
 	if c.req == nil || c.req.Session == nil {
@@ -198,8 +199,8 @@ func knownLevel(l string) mcp.LoggingLevel {
 // progressTo is where this call's progress goes: the client's progress
 // token (nil when it asked for none), and the fast path's stream when the
 // call is answered there (nil on the go-sdk path, where the session sends).
-func (c *Call) progressTo(ctx context.Context) (*fastStream, any) {
-	if st := callStream(ctx, c.req); st != nil {
+func (c *Call) progressTo() (*fastStream, any) {
+	if st := c.stream; st != nil {
 		return st, st.token
 	}
 	if c.req == nil || c.req.Params == nil || c.req.Session == nil {
@@ -220,7 +221,7 @@ func (c *Call) Log(ctx context.Context, level slog.Level, message string, data a
 		Logger: c.server.name,
 		Data:   map[string]any{"message": message, "data": clean},
 	}
-	if st := callStream(ctx, c.req); st != nil { // the fast path's stream (fastpath_stream.go)
+	if st := c.stream; st != nil { // the fast path's stream (fastpath_stream.go)
 		st.log(params)
 		return
 	}

@@ -51,7 +51,7 @@
 //	15  the tool's handler, with its Call   the tool               -> its *Error, or internal + error id
 //	16  result shaping: untrusted envelope  handler.go, content.go (every channel that carries
 //	                                                                  upstream text)
-//	17  audit record                        handler.go, scrub.go   (never argument values; the call's
+//	17  audit record                        handler.go, egress.go  (never argument values; the call's
 //	                                                                  secrets scrubbed)
 //	18  egress gate: every message to the   egress.go, egress_http.go, kernel/egress
 //	    client, on every transport — its      (the stdio writer, the HTTP response writer, Connect's
@@ -60,26 +60,28 @@
 //
 // Over stdio 10a runs before 10, so a refused call spends no rate-limit
 // slot; over HTTP admission comes first. Validation (11), authorization (12) and the preview (13) run before the
-// gate (14), as the design orders them, so that a token is only ever issued
+// gate (14), in this order, so that a token is only ever issued
 // for a call that can run and that the caller may make. Authorization
 // decides on the canonical target a tool declares (WithTarget); resolving
 // it may read (a zone id to its name), but no upstream write is made before
 // the gate.
 //
-// After step 10, stateless tools/call, tools/list, ping and (2026-07-28)
-// server/discover are answered by the kernel's fast path (fastpath.go) from
-// the message parsed in step 9, through the same functions for steps 10 to
-// 17 (admitCall and the tool's handler); a tools/call with a progressToken
-// or (2026-07-28) a log level is answered as the go-sdk's event stream,
-// each notification written as the handler sends it (fastpath_stream.go), and
-// server/discover's result is the go-sdk's own, captured once
-// (fastpath_discover.go). Everything else, and everything when HTTPOptions.DisableFastPath
-// is set, goes through the go-sdk's handler. Both give the same answers
-// (TestFastPathEquivalence, FuzzFastPathEquivalence). Over stdio, once the
-// session is initialized, the same core answers tools/call, tools/list and
-// ping from the lines ServeStdio reads itself, everything else going to the
-// go-sdk's session (fastpath_stdio.go; StdioOptions.DisableFastPath;
-// TestStdioFastPathEquivalence, FuzzStdioFastPath).
+// After step 10 a request goes one of two ways to steps 11 to 17: the
+// go-sdk's handler (its session, admitMiddleware in admit.go, then the
+// tool's handler, handler.go), or a fast path that answers it itself from
+// the message parsed once and calls the same admitCall and the same tool
+// handler — over HTTP fastpath.go (an event stream for a call that wants
+// notifications: fastpath_stream.go; server/discover's result captured from
+// the go-sdk once), over stdio fastpath_stdio.go
+// (ServeStdio reads the client's lines itself and passes everything it does
+// not answer, byte for byte, to the go-sdk's session). Both ways give the
+// same answers (TestFastPathEquivalence, FuzzFastPathEquivalence,
+// TestStdioFastPathEquivalence, FuzzStdioFastPath). Admission (step 10)
+// is decided once, through admitCall, from one of three places: the HTTP
+// layer (admission, admit.go), admitMiddleware, or fastResult.
+//
+// Which requests the fast paths answer is listed rule by rule, each with
+// the function that holds it, in docs/architecture.md.
 //
 // # Errors
 //

@@ -94,7 +94,7 @@ func TestDynamicToolsAddAndWithdraw(t *testing.T) {
 	if got := mcptest.Text(sess.Call(t, "b", map[string]any{})); !strings.Contains(got, "B2") {
 		t.Fatalf("b back: %s", got)
 	}
-	if _, ok := ks.Tool("b"); !ok || len(ks.Tools()) != 2 {
+	if toolNamed(ks, "b").Name() != "b" || len(ks.Tools()) != 2 {
 		t.Fatalf("Tools(): %d", len(ks.Tools()))
 	}
 }

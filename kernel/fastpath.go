@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,35 +20,21 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 )
 
-// The fast path answers the stateless requests that need no session —
-// tools/call (as JSON, or, for a call with a progressToken or a 2026-07-28
-// log level, as the go-sdk's event stream: fastpath_stream.go), tools/list, ping (legacy
-// versions) and server/discover (2026-07-28; its static result captured
-// from the go-sdk once, fastpath_discover.go) — straight from the message the guards
-// parsed once (httpguard.RequestMessage), instead of handing the body to the
-// go-sdk, which decodes it twice more and builds a session, a connection and
-// goroutines per request. It runs the same steps as the go-sdk's path
-// (admitCall, then the tool's handler: validation, confirmation gate,
-// handler, shaping, audit — one function each, shared) and writes what the
+// The HTTP fast path answers stateless requests straight from the message
+// the guards parsed once (httpguard.RequestMessage), instead of handing the
+// body to the go-sdk, which decodes it twice more and builds a session, a
+// connection and goroutines per request. It runs the same steps as the
+// go-sdk's path (admitCall, then the tool's handler) and writes what the
 // go-sdk would write, byte for byte: TestFastPathEquivalence and
 // FuzzFastPathEquivalence send every request through both and compare.
-//
-// Anything it is not sure of goes to the go-sdk as before: notifications and
-// responses, server/discover under a legacy version (-32601), a
-// progressToken that is neither a string nor a number, a log level that is
-// not a string, legacy requests that want notifications without a token,
-// protocol versions other than the legacy ones and
-// 2026-07-28, _meta protocol versions on legacy requests, params members the
-// kernel does not read (a cursor, a task, inputResponses, requestState),
-// Mcp-Param-* headers and tools with x-mcp-header parameters, calls that may
-// answer input_required (mrtr.go), a Last-Event-ID, unknown tools, lists
-// longer than one page, ids the strict decoder cannot read, and every other
-// method.
+// Which requests it answers, and where each rule is: docs/architecture.md;
+// where it stands in the pipeline: kernel/doc.go.
 
 // fastTools is what the fast path answers from, filled by register (the
 // tools of New: tools is their list) and set (a tool added at run time,
 // dynamic.go: its handler only, as only the stdio front calls such tools).
 type fastTools struct {
+	answered atomic.Int64 // requests either front answered itself: the tests' proof it did
 	impl     *mcp.Implementation
 	implJSON []byte // impl as encoding/json writes it, for 2026-07-28 results' _meta
 	tools    []*mcp.Tool
@@ -93,11 +81,22 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 	}
 	discover := discoverResult(sdk) // nil: the go-sdk answers server/discover
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		env, modern, id, ok := s.fastEligible(r)
+		env, modern, id, h, ok := s.fastEligible(r)
 		if !ok || (env.Method == "server/discover" && discover == nil) {
 			sdk.ServeHTTP(w, r)
 			return
 		}
+		if env.WantsNotifications { // a tools/call (fastEligible): streamed, or the go-sdk's
+			tok, level, ok := streamToken(env.Meta, modern)
+			if !ok {
+				sdk.ServeHTTP(w, r)
+				return
+			}
+			s.fast.answered.Add(1)
+			s.fastCallStream(w, r, env, modern, id, h, tok, level)
+			return
+		}
+		s.fast.answered.Add(1)
 		switch env.Method {
 		case "ping": // legacy only (see fastEligible)
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, "{}"...), nil })
@@ -108,61 +107,52 @@ func (s *Server) fastPath(sdk http.Handler) http.Handler {
 			}
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		case "tools/call":
-			if env.WantsNotifications {
-				if tok, level, ok := streamToken(env.Meta, modern); ok {
-					s.fastCallStream(w, r, env, modern, id, tok, level)
-					return
-				}
-				sdk.ServeHTTP(w, r)
-				return
-			}
-			s.fastCall(w, r, env, modern, id)
+			s.fastCall(w, r, env, modern, id, h)
 		case "server/discover": // 2026-07-28 only (see fastEligible)
 			writeFast(w, id, func(b []byte) ([]byte, error) { return append(b, discover...), nil })
 		}
 	})
 }
 
-// fastEligible decides whether the fast path answers r, and returns its
-// message, whether it speaks 2026-07-28, and its id as the go-sdk writes it.
-func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, ok bool) {
+// fastEligible decides whether the HTTP fast path answers r, and returns
+// its message, whether it speaks 2026-07-28, its id as the go-sdk writes
+// it, and for a tools/call the tool's handler. A request rule of the fast
+// paths (docs/architecture.md).
+func (s *Server) fastEligible(r *http.Request) (env httpguard.Message, modern bool, id []byte, h mcp.ToolHandler, ok bool) {
 	env, err := httpguard.RequestMessage(r)
 	if err != nil || env.ID == nil || env.Response || env.OtherParams {
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	switch env.Method {
 	case "ping", "server/discover":
 	case "tools/list":
-		// Under an authorization policy the list is filtered per principal
-		// by the go-sdk path's listMiddleware (authorize.go): one filter, in
-		// one place, so the fast path leaves such lists to it.
-		if len(s.fast.tools) > mcp.DefaultPageSize || s.authz != nil {
-			return env, false, nil, false
+		if !s.fastListable() {
+			return env, false, nil, nil, false
 		}
 	case "tools/call":
-		if _, _, ok := s.fastCallable(env.Name, env.Meta); !ok {
-			return env, false, nil, false
+		if h, ok = s.fastCallable(env.Name, env.Meta, false); !ok {
+			return env, false, nil, nil, false
 		}
 		if a, decided := admissionFrom(r.Context(), env.Name); !decided || a.refusal != nil {
-			return env, false, nil, false
+			return env, false, nil, nil, false
 		}
 	default:
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	if modern, ok = fastVersion(r.Header, env); !ok || !plainHeaders(r.Header) {
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	if modern && (env.Method == "ping" || !modernMeta(env.Meta)) { // 2026-07-28 has no ping: the go-sdk answers 404
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	if !modern && env.Method == "server/discover" { // the go-sdk answers -32601
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	if env.WantsNotifications && env.Method != "tools/call" { // see fastpath_stream.go
-		return env, false, nil, false
+		return env, false, nil, nil, false
 	}
 	id, ok = wireID(env.ID)
-	return env, modern, id, ok
+	return env, modern, id, h, ok
 }
 
 // fastVersion reports whether the request speaks 2026-07-28 (header and
@@ -252,24 +242,29 @@ func wireID(raw json.RawMessage) ([]byte, bool) {
 	return b, err == nil
 }
 
-// fastCallable reports whether the fast path (either front: HTTP or
-// stdio) may run a call of the tool name whose request carries _meta meta.
-// A tool that needs a client capability is checked by the go-sdk path's
-// capabilityMiddleware (capabilities.go), which answers -32021. A call that
-// may answer input_required (mrtr.go) goes there too: only the go-sdk marks
-// such a result. Unknown tools are the go-sdk's to refuse.
-// It returns the tool and its handler. A tool withdrawn at run time
-// (dynamic.go) is no longer registered, so the go-sdk's path answers it.
-func (s *Server) fastCallable(name string, meta json.RawMessage) (*Tool, mcp.ToolHandler, bool) {
+// fastCallable reports whether the fast path (either front) may run a call
+// of the tool name whose request carries _meta meta, in a session whose
+// client declared elicitation at initialize (sessionElicits: stdio only;
+// an HTTP request has no session), and returns its handler. A tool rule
+// of the fast paths (docs/architecture.md).
+func (s *Server) fastCallable(name string, meta json.RawMessage, sessionElicits bool) (mcp.ToolHandler, bool) {
 	s.fast.mu.RLock()
 	h, known := s.fast.handlers[name]
 	mirrored := s.fast.mirrored[name]
 	s.fast.mu.RUnlock()
 	t, registered := s.lookup(name)
-	if !known || mirrored || !registered || len(t.requires) > 0 || t.mayAskNow(meta) {
-		return nil, nil, false
+	if !known || mirrored || !registered || len(t.requires) > 0 || t.mayAskNow(meta) ||
+		(sessionElicits && t.policy.Confirm.Gated() && s.opts.ConfirmBy != ConfirmToken) {
+		return nil, false
 	}
-	return t, h, true
+	return h, true
+}
+
+// fastListable reports whether the fast path (either front) may answer
+// tools/list from the list encoded once. A tool rule of the fast paths
+// (docs/architecture.md).
+func (s *Server) fastListable() bool {
+	return len(s.fast.tools) <= mcp.DefaultPageSize && s.authz == nil && !s.opts.DynamicTools
 }
 
 // fastResult is the core of tools/call on the fast path, for both fronts:
@@ -286,10 +281,6 @@ func (s *Server) fastResult(ctx context.Context, h mcp.ToolHandler, name string,
 	}
 	fr.req = mcp.CallToolRequest{Params: &fr.params, Extra: extra}
 	req := &fr.req
-	if st := fastStreamFrom(ctx); st != nil {
-		fastStreams.Store(req, st)
-		defer fastStreams.Delete(req)
-	}
 	res, err, answered := s.admitCall(ctx, req)
 	if !answered {
 		res, err = h(ctx, req)
@@ -308,14 +299,10 @@ type fastRequest struct {
 	extra  mcp.RequestExtra
 }
 
-// fastCall is tools/call over HTTP: fastResult, the result encoded once.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte) {
+// fastCall is tools/call over HTTP of the tool whose handler is h
+// (fastEligible): fastResult, the result encoded once.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte, h mcp.ToolHandler) {
 	ctx := r.Context()
-	_, h, ok := s.fastCallable(env.Name, env.Meta)
-	if !ok { // unreachable: fastEligible asked the same
-		httpguard.WriteError(w, http.StatusInternalServerError, env.ID, -32603, "internal error", nil)
-		return
-	}
 	res, err, handled := s.fastResult(ctx, h, env.Name, env.Arguments,
 		&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header})
 	if err != nil || res == nil {
@@ -596,4 +583,52 @@ func marshalWire(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// server/discover (2026-07-28, SEP-2575) on the fast path. Its result is
+// static per server — the supported versions, the capabilities, the
+// instructions and, in _meta, the server's identity — and depends on
+// nothing the request carries once the request is valid (the go-sdk reads
+// the client's _meta only to record it on a session the stateless handler
+// throws away). So the fast path asks the go-sdk itself once, when the
+// handler is built, and keeps the result's bytes: byte for byte the go-sdk's
+// answer by construction, whatever a later go-sdk adds to it. The requests
+// the fast path answers with it are the ones fastEligible lets through: a
+// 2026-07-28 request with valid _meta and no other params members; a legacy
+// request (which the go-sdk refuses, -32601), a bad _meta or anything odd
+// goes to the go-sdk as before. TestFastPathEquivalence compares them.
+
+// discoverProbe is the request the result is captured with.
+const discoverProbe = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
+	`"io.modelcontextprotocol/protocolVersion":"` + fastModernVersion + `",` +
+	`"io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// discoverResult returns the go-sdk's server/discover result for this
+// server, encoded, or nil (the fast path then leaves server/discover to the
+// go-sdk) when the go-sdk does not answer it with a plain JSON result.
+func discoverResult(sdk http.Handler) []byte {
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+MCPPath, strings.NewReader(discoverProbe))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Protocol-Version", fastModernVersion)
+	r.Header.Set("Mcp-Method", "server/discover")
+	rec := httptest.NewRecorder()
+	sdk.ServeHTTP(rec, r)
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {
+		return nil
+	}
+	var resp struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	// The body is {"jsonrpc":"2.0","id":1,"result":R}: R's bytes are kept
+	// as written (json.RawMessage is a verbatim copy).
+	if json.Unmarshal(rec.Body.Bytes(), &resp) != nil || string(resp.ID) != "1" || len(resp.Result) == 0 || resp.Result[0] != '{' {
+		return nil
+	}
+	want := `{"jsonrpc":"2.0","id":1,"result":` + string(resp.Result) + `}`
+	if rec.Body.String() != want {
+		return nil // a shape writeFast would not reproduce
+	}
+	return resp.Result
 }

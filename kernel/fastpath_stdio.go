@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -32,45 +31,14 @@ import (
 // prompts, completion, responses to the server's own requests, and
 // anything unusual.
 //
-// Legacy requests are answered once the go-sdk has answered initialize with
-// a protocol version before 2026-07-28 (the fast path reads it from the
-// go-sdk's answer) and the client has sent notifications/initialized.
-// 2026-07-28 requests (the version in _meta, as the go-sdk's own client
-// sends them after server/discover) are answered, as the HTTP fast path
-// answers them, once the go-sdk's session holds initialize parameters
-// (a result to initialize, to server/discover or to a 2026-07-28 request):
-// the go-sdk takes them from the first such request, so that one is its.
-// Until then everything is the go-sdk's.
-//
-// What the fast path leaves to the go-sdk, because only a session can do
-// it or only the go-sdk knows the answer: every legacy request after a
-// logging/setLevel (the session's level decides which log notifications a
-// legacy call sends; the go-sdk keeps it; a 2026-07-28 call carries its
-// own level) or a server/discover (which replaces the session's version
-// and capabilities); every request after an initialize whose version the
-// fast path cannot read as the go-sdk does; tools that ask the client mid-call
-// (AsksInput, and the gateway's relayed questions, which declare it), that
-// need a client capability (RequireClient), or that are gated while the
-// client may have declared elicitation (the gate then asks the person with
-// a session request); calls whose progressToken is neither a string nor a
-// number; tools with x-mcp-header parameters; unknown tools; tools/list
-// under an authorization policy or longer than one page; params members
-// the kernel does not read; and ids the strict decoder refuses.
-//
-// The go-sdk reads a stream of JSON values, not lines, and a value it
-// cannot read ends its session. The fast path takes a line only at a value
-// boundary of that stream and only when the line is one JSON object, alone
-// on its line; the first line it cannot vouch for (not one object, longer
-// than maxStdioLine, or a message the go-sdk's own decoder,
-// jsonrpc.DecodeMessage, refuses) ends the fast path for the session: the
-// calls in flight finish, then the rest of the input goes to the go-sdk
-// unread, which answers (or ends the session) exactly as without the fast
-// path.
-//
-// A result from a tool's handler is marked resultType "complete" by the
-// go-sdk's MRTR rule: when the session's parameters name 2026-07-28 or later
-// (the version initialize asked for, or a 2026-07-28 request's), whatever
-// the request's own version; the fast path follows it.
+// The fast path mirrors none of the session's state: it asks the go-sdk's
+// session (mcp.ServerSession.InitializeParams) whether it holds initialize
+// parameters, and reads there the version they name (the go-sdk's MRTR
+// rule) and whether the client declared elicitation; it keeps only what it
+// reads itself on the way in: that notifications/initialized came, and
+// that logging/setLevel or server/discover came. Which lines and requests
+// it takes is said once, by the functions docs/architecture.md lists
+// (line, eligible, answers, fastCallable, fastListable, streamToken).
 //
 // Concurrency is the go-sdk's: each fast call runs in its own goroutine
 // (the go-sdk answers calls concurrently), notifications/cancelled
@@ -88,19 +56,14 @@ type stdioFront struct {
 	d    *drain
 	list fastList // the tools/list results
 
+	session *mcp.ServerSession // the go-sdk's session: the state the answers depend on is its
+
 	mu        sync.Mutex
 	calls     map[string]context.CancelFunc // fast calls in flight, by id key
 	wg        sync.WaitGroup                // fast calls in flight
 	stopped   bool                          // no fast call starts any more
-	inits     map[string]initRequest        // initialize requests in flight
-	modern    map[string]bool               // 2026-07-28 requests and server/discover in flight on the go-sdk
-	sdkInit   bool                          // the go-sdk's session holds initialize parameters (from a 2026-07-28 request's result)
-	mrtr      bool                          // the session's parameters name 2026-07-28 or later: the go-sdk marks results "complete"
-	unknown   bool                          // an initialize request the fast path cannot read: everything is the go-sdk's
-	version   string                        // the protocol version the go-sdk negotiated
-	mayElicit bool                          // the initialize that succeeded may declare elicitation
 	announced bool                          // notifications/initialized was read
-	handedOff bool                          // logging/setLevel or server/discover was read: calls are the go-sdk's
+	handedOff bool                          // logging/setLevel or server/discover was read: legacy requests are the go-sdk's
 	workers   *workers                      // the goroutines the reading and the fast calls run on
 	metaOK    []byte                        // the last _meta modernMeta accepted (read loop only)
 
@@ -127,24 +90,21 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	callCtx, stopCalls := context.WithCancel(ctx)
 	defer stopCalls()
 	d := newDrain(callCtx)
-	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list,
-		calls: map[string]context.CancelFunc{}, inits: map[string]initRequest{}, modern: map[string]bool{},
-		workers: newWorkers()}
+	f := &stdioFront{s: s, ctx: callCtx, d: d, list: list, calls: map[string]context.CancelFunc{}, workers: newWorkers()}
 	// stdin and stdout, when they are pipes or sockets, get descriptors of
 	// their own that the runtime's poller waits on, read and written
 	// without its system-call bookkeeping (kernel/pipeio: fewer thread
 	// wake-ups a call).
 	src, dst, own := ownPipes(in, out)
-	f.out = &stdioOut{w: pipeio.Writer(dst), s: s, ctx: ctx, d: d, front: f}
+	f.out = &stdioOut{w: pipeio.Writer(dst), s: s, ctx: ctx, d: d}
 	pr, pw := io.Pipe()
-	sdkDone := make(chan error, 1)
-	go func() {
-		sdkDone <- s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: &sdkOut{out: f.out}, MaxLineLength: maxStdioLine})
-	}()
 	f.in, f.pw, f.br = src, pw, bufio.NewReaderSize(pipeio.Reader(src), 64<<10)
 	f.reading = f.readLoop
-	go f.readLoop()
-	err = <-sdkDone
+	f.session, err = s.mcp.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: &sdkOut{out: f.out}, MaxLineLength: maxStdioLine}, nil)
+	if err == nil {
+		go f.readLoop()
+		err = runSession(ctx, f.session)
+	}
 	f.out.close()
 	stopCalls()
 	_ = pr.Close()
@@ -158,6 +118,21 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	}
 	_ = out.Close()
 	return err
+}
+
+// runSession is what the go-sdk's Server.Run does once connected: it
+// waits for the session to end, or for ctx to, then closes it.
+func runSession(ctx context.Context, ss *mcp.ServerSession) error {
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-done
+		return ctx.Err()
+	}
 }
 
 // ownPipes returns what to read and write instead of in and out: a
@@ -266,7 +241,7 @@ func appendDoubling(b, p []byte) []byte {
 
 // line routes one line (with its newline, if any). all is true when the
 // fast path cannot vouch for it: the caller then hands it, and the rest of
-// the input, to the go-sdk.
+// the input, to the go-sdk. A line rule of the fast paths (docs/architecture.md).
 func (f *stdioFront) line(line []byte, pw *io.PipeWriter) (all bool, err error) {
 	content := bytes.TrimSuffix(line, []byte("\n"))
 	if len(bytes.Trim(content, " \t\r")) == 0 {
@@ -298,7 +273,7 @@ func (f *stdioFront) line(line []byte, pw *io.PipeWriter) (all bool, err error) 
 	if _, derr := jsonrpc.DecodeMessage(content); derr != nil {
 		return true, nil // the go-sdk's reader would stop here
 	}
-	f.observe(env, key, content)
+	f.observe(env, content)
 	if hasID && !env.Response {
 		f.d.request(key)
 	}
@@ -346,63 +321,23 @@ func (w *drainWriter) Write(p []byte) (int, error) {
 	return w.w.Write(p)
 }
 
-// observe notes what the session's state depends on, from a message going
-// to the go-sdk.
-func (f *stdioFront) observe(env httpguard.Message, key string, content []byte) {
+// observe notes what the fast path keeps of a message going to the go-sdk.
+func (f *stdioFront) observe(env httpguard.Message, content []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	// The go-sdk takes the session's parameters from the first 2026-07-28
-	// request of a session not initialized, and from every server/discover.
-	if key != "" && !env.Response && len(f.modern) < maxOwed && (env.Method == "server/discover" ||
-		(env.ProtocolVersion != "" && !f.sdkInit && f.version == "")) {
-		f.modern[key] = true
-	}
 	switch env.Method {
-	case "initialize":
-		if key != "" && len(f.inits) < maxOwed {
-			init, ok := readInit(content)
-			f.inits[key] = init
-			f.unknown = f.unknown || !ok
-		}
 	case "notifications/initialized":
 		f.announced = true
 	case "logging/setLevel", "server/discover":
-		// The session's log level decides which log notifications a call
-		// sends; server/discover replaces the session's initialize
-		// parameters (version, capabilities). The go-sdk keeps both.
+		// The session's log level decides which log notifications a legacy
+		// call sends; server/discover replaces the session's initialize
+		// parameters. The go-sdk keeps both.
 		f.handedOff = true
 	case "notifications/cancelled":
 		if cancel, ok := f.calls[cancelledID(content)]; ok {
 			cancel()
 		}
 	}
-}
-
-// initRequest is what the fast path needs of an initialize request.
-type initRequest struct {
-	elicit  bool   // it may declare elicitation
-	version string // the version it asks for: the session's, for the go-sdk's MRTR rule
-}
-
-// readInit reads an initialize request; ok is false when the fast path
-// cannot be sure to read its protocol version as the go-sdk does (a key
-// spelled another way, an escape, a repetition).
-func readInit(content []byte) (initRequest, bool) {
-	var msg struct {
-		Params struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"params"`
-	}
-	ok := json.Unmarshal(content, &msg) == nil && !bytes.Contains(content, []byte(`\u`)) &&
-		bytes.Count(bytes.ToLower(content), []byte("protocolversion")) == 1
-	return initRequest{elicit: mayElicit(content), version: msg.Params.ProtocolVersion}, ok
-}
-
-// mayElicit reports whether an initialize request may declare elicitation
-// as the go-sdk reads it: it ers towards yes (any spelling of the word, any
-// escape), which only sends gated calls to the go-sdk.
-func mayElicit(content []byte) bool {
-	return bytes.Contains(bytes.ToLower(content), []byte("elicitation")) || bytes.Contains(content, []byte(`\u`))
 }
 
 // cancelledID is the key of the request a notifications/cancelled names,
@@ -431,53 +366,29 @@ func cancelledID(content []byte) string {
 	return ""
 }
 
-// sdkAnswered reads the go-sdk's answers that tell the session's state:
-// to an initialize request, the protocol version it negotiated; to a
-// 2026-07-28 request (or server/discover), that the session now holds
-// initialize parameters (the go-sdk takes them from the first such
-// request). It runs under stdioOut's lock.
-func (f *stdioFront) sdkAnswered(key string, msg []byte) {
+// eligible is the stdio fast path's rule for the session's state: whether
+// it may answer a request of this version now (modern: 2026-07-28), read
+// from the go-sdk's session. Until the session holds initialize parameters
+// (from initialize, server/discover or the first 2026-07-28 request) every
+// request is the go-sdk's; a legacy request also waits for
+// notifications/initialized, and goes to the go-sdk for good after
+// logging/setLevel or server/discover. elicit is whether the client
+// declared elicitation at initialize (a gated call may then ask the person
+// with a session request: the go-sdk's; a 2026-07-28 request declares its
+// own, which fastCallable reads). complete is the go-sdk's MRTR rule: a
+// result from the tool's handler is marked resultType "complete" when the
+// session's parameters name 2026-07-28 or later, whatever the request's
+// own version. A session rule of the fast paths (docs/architecture.md).
+func (f *stdioFront) eligible(modern bool) (ok, elicit, complete bool) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	init, isInit := f.inits[key]
-	isModern := f.modern[key]
-	if !isInit && !isModern {
-		return
+	stopped, announced, handedOff := f.stopped, f.announced, f.handedOff
+	f.mu.Unlock()
+	p := f.session.InitializeParams()
+	if stopped || p == nil || (!modern && (!announced || handedOff)) {
+		return false, false, false
 	}
-	delete(f.inits, key)
-	delete(f.modern, key)
-	var res struct {
-		Result *struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"result"`
-	}
-	if json.Unmarshal(bytes.TrimSpace(msg), &res) != nil || res.Result == nil {
-		return
-	}
-	if isModern { // a 2026-07-28 request's or server/discover's version
-		f.sdkInit, f.mrtr = true, true
-	}
-	if isInit && f.version == "" && !f.sdkInit {
-		f.version, f.mayElicit = res.Result.ProtocolVersion, init.elicit
-		f.mrtr = init.version >= fastModernVersion
-	}
-}
-
-// modernReady reports whether 2026-07-28 requests may be answered: the
-// go-sdk's session holds initialize parameters, so answering one on the
-// fast path changes nothing the go-sdk would have changed. It runs under
-// f.mu.
-func (f *stdioFront) modernReady() bool {
-	return !f.stopped && !f.unknown && (f.sdkInit || f.version != "")
-}
-
-// ready reports whether the session is initialized under a legacy protocol
-// version and the go-sdk holds no state the fast path does not know. It
-// runs under f.mu.
-func (f *stdioFront) ready() bool {
-	v := f.version
-	return f.announced && !f.handedOff && !f.stopped && !f.unknown && v != "" && !httpguard.IsModernVersion(v) &&
-		slices.Contains(supportedVersions(), v)
+	elicit = !modern && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+	return true, elicit, p.ProtocolVersion >= fastModernVersion
 }
 
 // modernMeta is modernMeta remembering the last _meta it accepted: a
@@ -500,20 +411,13 @@ func (f *stdioFront) modernMeta(raw json.RawMessage) bool {
 }
 
 // answers answers a request on the fast path when it can, and reports
-// whether it did.
+// whether it did. A request rule of the fast paths (docs/architecture.md).
 func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 	modern := env.ProtocolVersion == fastModernVersion
 	if env.OtherParams || (env.ProtocolVersion != "" && !modern) {
 		return false
 	}
-	f.mu.Lock()
-	ok := f.ready()
-	if modern {
-		ok = f.modernReady()
-	}
-	elicit := f.mayElicit && !modern // a 2026-07-28 request declares its own (mayAskNow)
-	complete := f.mrtr
-	f.mu.Unlock()
+	ok, elicit, complete := f.eligible(modern)
 	// 2026-07-28 has no ping (the go-sdk answers -32601), and a request
 	// whose _meta the go-sdk would refuse is its to refuse.
 	if !ok || (modern && (env.Method == "ping" || !f.modernMeta(env.Meta))) {
@@ -521,10 +425,7 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 	}
 	switch env.Method {
 	case "ping", "tools/list":
-		// A tool set that changes at run time (Options.DynamicTools) is
-		// listed by the go-sdk, which holds the current one.
-		if env.WantsNotifications || (env.Method == "tools/list" &&
-			(len(f.s.fast.tools) > mcp.DefaultPageSize || f.s.authz != nil || f.s.opts.DynamicTools)) {
+		if env.WantsNotifications || (env.Method == "tools/list" && !f.s.fastListable()) {
 			return false
 		}
 		res := []byte("{}")
@@ -534,11 +435,12 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 				res = f.list.modern
 			}
 		}
+		f.s.fast.answered.Add(1)
 		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return append(b, res...), nil })
 		return true
 	case "tools/call":
-		t, h, ok := f.s.fastCallable(env.Name, env.Meta)
-		if !ok || (elicit && t.policy.Confirm.Gated() && f.s.opts.ConfirmBy != ConfirmToken) {
+		h, ok := f.s.fastCallable(env.Name, env.Meta, elicit)
+		if !ok {
 			return false
 		}
 		// Notifications: the request's progressToken; log notifications at
@@ -578,6 +480,7 @@ func (f *stdioFront) call(env httpguard.Message, key string, h mcp.ToolHandler, 
 	f.wg.Add(1)
 	f.mu.Unlock()
 	f.d.request(key)
+	f.s.fast.answered.Add(1)
 	f.next = func() { // run by the reader once it has handed the reading on (readLoop)
 		defer f.wg.Done()
 		defer cancel()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -309,13 +308,20 @@ type stdioRoundTrip struct {
 
 func newStdioRoundTrip(t testing.TB, srv *kernel.Server, disable bool) *stdioRoundTrip {
 	t.Helper()
+	return newStdioRoundTripInit(t, srv, disable, stdioInit)
+}
+
+// newStdioRoundTripInit is newStdioRoundTrip opening the session with the
+// initialize request init.
+func newStdioRoundTripInit(t testing.TB, srv *kernel.Server, disable bool, init string) *stdioRoundTrip {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _ = srv.ServeStdioWith(ctx, inR, outW, kernel.StdioOptions{DisableFastPath: disable}) }()
 	t.Cleanup(func() { cancel(); inW.Close(); outR.Close() })
 	c := &stdioRoundTrip{in: inW, out: bufio.NewReaderSize(outR, 64<<10)}
-	c.do(t, stdioInit)
+	c.do(t, init)
 	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -335,9 +341,9 @@ func (c *stdioRoundTrip) do(t testing.TB, line string) string {
 }
 
 // TestStdioFastPathAnswers proves the fast path is the one answering (so
-// the equivalence test compares two different paths): a tools/call, a
-// tools/list and a ping cost it a fraction of the bytes the go-sdk
-// allocates (its decoder takes a fresh 32 KiB buffer per value).
+// the equivalence test compares two different paths): its counter of
+// answers grows by one for a tools/call, a call with progress, tools/list
+// and ping, and stays at zero with DisableFastPath.
 func TestStdioFastPathAnswers(t *testing.T) {
 	for _, line := range []string{
 		call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""),
@@ -345,27 +351,54 @@ func TestStdioFastPathAnswers(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
 	} {
-		perRun := func(disable bool) uint64 {
-			c := newStdioRoundTrip(t, fastServer(t, 1<<30, time.Now), disable)
-			run := func() {
-				c.do(t, line)
-				if strings.Contains(line, "progressToken") {
-					c.out.ReadString('\n') // the progress notification came first
-				}
+		answered := func(disable bool) int64 {
+			srv := fastServer(t, 1<<30, time.Now)
+			c := newStdioRoundTrip(t, srv, disable)
+			before := kernel.FastAnswered(srv)
+			c.do(t, line)
+			if strings.Contains(line, "progressToken") {
+				c.out.ReadString('\n') // the progress notification came first
 			}
-			run()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for range 20 {
-				run()
-			}
-			runtime.ReadMemStats(&after)
-			return (after.TotalAlloc - before.TotalAlloc) / 20
+			return kernel.FastAnswered(srv) - before
 		}
-		fast, sdk := perRun(false), perRun(true)
-		t.Logf("%.60s: bytes allocated per round trip: fast %d, go-sdk %d", line, fast, sdk)
-		if fast*3 > sdk {
-			t.Errorf("%s: fast path allocates %d bytes per round trip, go-sdk path %d: the fast path is not answering", line, fast, sdk)
+		if fast, sdk := answered(false), answered(true); fast != 1 || sdk != 0 {
+			t.Errorf("%.60s: fast path answered %d (want 1), with DisableFastPath %d (want 0)", line, fast, sdk)
+		}
+	}
+}
+
+// TestStdioFastPathReadsTheSession: the stdio fast path takes the
+// session's state from the go-sdk's session, not from reading the go-sdk's
+// answers or guessing at initialize. An initialize spelled with escapes
+// (which the fast path used to give up on for the whole session) still
+// lets it answer a call, with the go-sdk's answer; a client that declared
+// elicitation (escaped too) gets its gated call from the go-sdk (whose gate
+// may ask the person), and one that did not gets it from the fast path.
+func TestStdioFastPathReadsTheSession(t *testing.T) {
+	escaped := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVers\u0069on":"2025-11-25","capabilities":{%s},"clientInfo":{"name":"c","version":"1"}}}`
+	for _, c := range []struct {
+		name, caps, line string
+		fast             int64
+	}{
+		{"escaped initialize", ``, call(`1`, `"get_item"`, `{"zone":"z","name":"n"}`, ""), 1},
+		{"gated, no elicitation", ``, call(`1`, `"delete_item"`, `{"zone":"z","name":"n"}`, ""), 1},
+		{"gated, elicitation", `"elicit\u0061tion":{}`, call(`1`, `"delete_item"`, `{"zone":"z","name":"n"}`, ""), 0},
+	} {
+		answer := func(disable bool) (string, int64) {
+			srv := fastServer(t, 1<<30, time.Now)
+			rt := newStdioRoundTripInit(t, srv, disable, fmt.Sprintf(escaped, c.caps))
+			before := kernel.FastAnswered(srv)
+			got := rt.do(t, c.line)
+			return got, kernel.FastAnswered(srv) - before
+		}
+		fast, n := answer(false)
+		sdk, _ := answer(true)
+		if n != c.fast {
+			t.Errorf("%s: the fast path answered %d, want %d", c.name, n, c.fast)
+		}
+		norm := regexp.MustCompile(`"confirmToken[^,}]*`)
+		if norm.ReplaceAllString(fast, "") != norm.ReplaceAllString(sdk, "") {
+			t.Errorf("%s: answers differ\nfast: %s\nsdk:  %s", c.name, fast, sdk)
 		}
 	}
 }

@@ -52,31 +52,13 @@ type streamOut interface {
 type fastStreamKey struct{}
 
 // fastStreamFrom returns the event stream a call's progress goes to on the
-// fast path, or nil.
+// fast path, or nil. newCall reads it once, into the Call (Call.stream):
+// a handler may report progress or log with another context than its
+// call's (the gateway relays an upstream's progress from the upstream
+// session's notification handler), and the Call is what it holds.
 func fastStreamFrom(ctx context.Context) *fastStream {
 	st, _ := ctx.Value(fastStreamKey{}).(*fastStream)
 	return st
-}
-
-// fastStreams finds a call's stream from its request while it runs, for a
-// handler that reports progress or logs with another context than its
-// call's (the gateway relays an upstream's progress from the upstream
-// session's notification handler).
-var fastStreams sync.Map // *mcp.CallToolRequest -> *fastStream
-
-// callStream returns the fast path's stream of the call req, found in ctx
-// or by req; nil on the go-sdk's path.
-func callStream(ctx context.Context, req *mcp.CallToolRequest) *fastStream {
-	if st := fastStreamFrom(ctx); st != nil {
-		return st
-	}
-	if req == nil {
-		return nil
-	}
-	if v, ok := fastStreams.Load(req); ok {
-		return v.(*fastStream)
-	}
-	return nil
 }
 
 // streamToken reports whether a request that wants notifications is one the
@@ -84,7 +66,7 @@ func callStream(ctx context.Context, req *mcp.CallToolRequest) *fastStream {
 // modernMeta) has a progressToken that is absent or a string or number, and
 // a log level that is absent or a string; under a legacy version it has a
 // string or number progressToken (the level is then "info"). It returns
-// both.
+// both. A request rule of the fast paths (docs/architecture.md).
 func streamToken(raw json.RawMessage, modern bool) (token any, level string, ok bool) {
 	var meta map[string]any
 	if json.Unmarshal(raw, &meta) != nil {
@@ -225,9 +207,9 @@ func (sw streamWriter) Write(b []byte) (int, error) {
 }
 
 // fastCallStream is fastCall answered as an event stream.
-func (s *Server) fastCallStream(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte, token any, level string) {
+func (s *Server) fastCallStream(w http.ResponseWriter, r *http.Request, env httpguard.Message, modern bool, id []byte, h mcp.ToolHandler, token any, level string) {
 	hs := &httpStream{w: w}
 	st := &fastStream{token: token, level: level, out: hs}
 	r = r.WithContext(context.WithValue(r.Context(), fastStreamKey{}, st))
-	s.fastCall(streamWriter{st: st, hs: hs}, r, env, modern, id)
+	s.fastCall(streamWriter{st: st, hs: hs}, r, env, modern, id, h)
 }

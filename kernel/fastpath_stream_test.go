@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http/httptest"
 	"runtime"
@@ -160,5 +161,58 @@ func BenchmarkFastPathProgress(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// relayTool reports progress and logs from another goroutine with another
+// context than its call's, as the gateway relays its upstream's progress
+// from the upstream session's notification handler: the Call carries its
+// way to the client (Call.stream), not the context or a global table.
+func relayTool() kernel.Tool {
+	return kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
+		Name: "relay_progress", Description: "Relays progress.", Policy: readPolicy,
+		Handle: func(_ context.Context, c *kernel.Call, in itemArgs) (map[string]string, error) {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				c.Progress(context.Background(), 1, 2, "half")
+				c.Log(context.Background(), slog.LevelWarn, "relayed", nil)
+			}()
+			<-done
+			return map[string]string{}, nil
+		},
+	})
+}
+
+// TestFastPathNotifiesFromAnotherContext: on both fronts' fast paths, a
+// handler's progress and log sent with another context than its call's
+// reach the call's client, before the response.
+func TestFastPathNotifiesFromAnotherContext(t *testing.T) {
+	srv, err := kernel.New(kernel.Info{Name: "relay", Version: "v0"}, []kernel.Tool{relayTool()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: fastAddr, Guards: httpguard.PipelineOptions{DisableFlood: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := strings.Replace(modernMeta, `{`, `{"progressToken":"p","io.modelcontextprotocol/logLevel":"info",`, 1)
+	q := fastRequest{name: "relay", body: call(`1`, `"relay_progress"`, `{"zone":"z","name":"n"}`, meta), version: "2026-07-28", mirror: true}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, q.build())
+	body := w.Body.String()
+	p, l, r := strings.Index(body, `"notifications/progress"`), strings.Index(body, `"notifications/message"`), strings.Index(body, `"result"`)
+	if p < 0 || l < 0 || r < p || r < l || kernel.FastAnswered(srv) != 1 {
+		t.Fatalf("HTTP fast path (answered %d): %s", kernel.FastAnswered(srv), body)
+	}
+
+	srv, err = kernel.New(kernel.Info{Name: "relay", Version: "v0"}, []kernel.Tool{relayTool()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newStdioRoundTrip(t, srv, false)
+	first := c.do(t, call(`2`, `"relay_progress"`, `{"zone":"z","name":"n"}`, `{"progressToken":"p"}`))
+	if !strings.Contains(first, `"notifications/progress"`) || kernel.FastAnswered(srv) != 1 {
+		t.Fatalf("stdio fast path (answered %d): first line %s", kernel.FastAnswered(srv), first)
 	}
 }

@@ -29,25 +29,36 @@ const fastAddr = "127.0.0.1:8080"
 // one without. Both start from the same state (deterministic tokens, a
 // fixed clock), so the same requests in the same order must get the same
 // answers.
-type fastPair struct{ fast, sdk http.Handler }
+type fastPair struct {
+	fast, sdk       http.Handler
+	fastSrv, sdkSrv *kernel.Server // their servers, for kernel.FastAnswered
+}
 
 func newFastPair(t testing.TB, limit int) fastPair {
 	t.Helper()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
+	var p fastPair
 	build := func(disable bool) http.Handler {
+		srv := fastServer(t, limit, clock)
+		if disable {
+			p.sdkSrv = srv
+		} else {
+			p.fastSrv = srv
+		}
 		keys, err := identity.ParseAPIKeys(strings.NewReader(identity.HashKey(apiKey) + " pro alice\n" + identity.HashKey(freeKey) + " free bob\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := fastServer(t, limit, clock).HTTPHandler(kernel.HTTPOptions{Addr: fastAddr, Auth: keys, DisableFastPath: disable,
+		h, err := srv.HTTPHandler(kernel.HTTPOptions{Addr: fastAddr, Auth: keys, DisableFastPath: disable,
 			Guards: httpguard.PipelineOptions{DisableFlood: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return h
 	}
-	return fastPair{fast: build(false), sdk: build(true)}
+	p.fast, p.sdk = build(false), build(true)
+	return p
 }
 
 // fastServer is the server the differential tests run: the test tools and
@@ -379,8 +390,8 @@ func TestFastPathEquivalence(t *testing.T) {
 }
 
 // TestFastPathAnswers proves the fast path is the one answering (so the
-// equivalence test compares two different paths): a request the go-sdk
-// would answer through its per-request session runs without one.
+// equivalence tests compare two different paths): its counter of answers
+// grows by one per request, and the go-sdk path's server's stays at zero.
 func TestFastPathAnswers(t *testing.T) {
 	p := newFastPair(t, 1000)
 	for _, q := range []fastRequest{
@@ -391,14 +402,20 @@ func TestFastPathAnswers(t *testing.T) {
 		{name: "log level stream", body: call(`1`, `"change_ttl"`, `{"zone":"z","ttl":300}`, strings.Replace(modernMeta, `{`, `{"io.modelcontextprotocol/logLevel":"info",`, 1)), version: "2026-07-28", mirror: true},
 		{name: "progress stream", body: call(`1`, `"progress_steps"`, `{"zone":"z","name":"n"}`, strings.Replace(modernMeta, `{`, `{"progressToken":"p",`, 1)), version: "2026-07-28", mirror: true},
 	} {
-		allocs := func(h http.Handler) float64 {
-			return testing.AllocsPerRun(20, func() { h.ServeHTTP(httptest.NewRecorder(), q.build()) })
+		before := kernel.FastAnswered(p.fastSrv)
+		p.compare(t, q)
+		if got := kernel.FastAnswered(p.fastSrv) - before; got != 1 {
+			t.Errorf("%s: the fast path answered %d requests, want 1", q.name, got)
 		}
-		fast, sdk := allocs(p.fast), allocs(p.sdk)
-		t.Logf("%s: allocations per request: fast %.0f, go-sdk %.0f", q.name, fast, sdk)
-		if fast*1.5 > sdk {
-			t.Errorf("%s: fast path allocates %.0f per request, go-sdk path %.0f: the fast path is not answering", q.name, fast, sdk)
-		}
+	}
+	// and a request it leaves to the go-sdk is not counted
+	before := kernel.FastAnswered(p.fastSrv)
+	p.compare(t, fastRequest{name: "unknown tool", body: call(`1`, `"no_such_tool"`, `{}`, ""), version: "2025-11-25"})
+	if got := kernel.FastAnswered(p.fastSrv) - before; got != 0 {
+		t.Errorf("unknown tool: the fast path answered %d requests, want 0", got)
+	}
+	if n := kernel.FastAnswered(p.sdkSrv); n != 0 {
+		t.Errorf("DisableFastPath: the fast path answered %d requests", n)
 	}
 }
 

@@ -24,10 +24,12 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
-// handler is the tool layer's pipeline for one tool (doc.go draws it):
-// decode and validate, confirmation gate, handler, result shaping, audit.
-// The tier check and the rate limit ran before, in admitMiddleware or the
-// HTTP layer.
+// handler is the tool layer's pipeline for one tool (steps 11 to 17 of
+// kernel/doc.go's map): decode and validate, authorization, preview,
+// confirmation gate, handler, result shaping, audit. The tier check and
+// the rate limit (step 10) ran before, through admitCall, from one of three
+// places: the HTTP layer (admission), admitMiddleware on the go-sdk's path,
+// or fastResult on the fast paths.
 func (s *Server) handler(t *Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := s.opts.Now()
@@ -56,7 +58,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 }
 
 func (s *Server) newCall(ctx context.Context, t *Tool, req *mcp.CallToolRequest) *Call {
-	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req, scope: s.scopeFor(ctx)}
+	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req, stream: fastStreamFrom(ctx), scope: s.scopeFor(ctx)}
 	if req.Extra != nil {
 		c.header = req.Extra.Header
 	}

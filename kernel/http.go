@@ -45,8 +45,21 @@ type HTTPOptions struct {
 	// DisableFastPath sends every request through the go-sdk's handler.
 	// By default the kernel answers stateless tools/call, tools/list,
 	// ping and server/discover itself (a call with a progress token or a
-	// 2026-07-28 log level as an event stream), with the same answers (fastpath.go).
+	// 2026-07-28 log level as an event stream), with the same answers
+	// (fastpath.go). Guards.ContentType.DisableAcceptCheck and
+	// Options.DynamicTools also turn it off, whatever this says: `bulwark
+	// gateway` over HTTP (a tool set that changes at run time) never takes
+	// it. The rules: docs/architecture.md.
 	DisableFastPath bool
+}
+
+// httpFastPathOn reports whether the HTTP fast path is on: not with
+// DisableFastPath, not with DisableAcceptCheck (the go-sdk's Accept rule
+// decides), not with DynamicTools (the tool set changes at run time; the
+// go-sdk holds the current one). A server rule of the fast paths
+// (docs/architecture.md).
+func (s *Server) httpFastPathOn(opts HTTPOptions) bool {
+	return !opts.DisableFastPath && !opts.Guards.ContentType.DisableAcceptCheck && !s.opts.DynamicTools
 }
 
 // HTTPHandler returns the whole HTTP surface: the MCP endpoint behind the
@@ -84,7 +97,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	endpoint := s.sdkHandler()
-	if !opts.DisableFastPath && !g.ContentType.DisableAcceptCheck && !s.opts.DynamicTools { // else the go-sdk's Accept rule decides
+	if s.httpFastPathOn(opts) {
 		endpoint = s.fastPath(endpoint)
 	}
 	mux.Handle(MCPPath, s.egressHTTP(s.observeHTTP(pipe.Handler, s.admission(endpoint))))

@@ -101,9 +101,6 @@ func (g Gate) Described(condition string) Gate {
 	return g
 }
 
-// Bind returns the fields the gate binds its token to.
-func (g Gate) Bind() Bind { return g.bind }
-
 // Gated reports whether the gate can ever ask for confirmation.
 func (g Gate) Gated() bool { return g.mode == gateAlways || g.mode == gateWhen }
 

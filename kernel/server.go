@@ -350,19 +350,6 @@ func (s *Server) Tools() []Tool {
 	return slices.Clone(s.tools)
 }
 
-// Tool returns the registered tool called name.
-func (s *Server) Tool(name string) (Tool, bool) {
-	t, ok := s.lookup(name)
-	if !ok {
-		return Tool{}, false
-	}
-	return *t, true
-}
-
-// Context returns ctx with the server's error logger, for handlers that want
-// to log with the same id scheme.
-func (s *Server) Logger() *slog.Logger { return s.logger }
-
 // sdkLogger passes on only the SDK's warnings and errors: its per-session
 // information lines would drown ours.
 func sdkLogger(l *slog.Logger) *slog.Logger {

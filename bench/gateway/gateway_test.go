@@ -367,7 +367,7 @@ func gatewayCommand(tb testing.TB) *exec.Cmd {
 		tb.Skip(err)
 	}
 	home := tb.TempDir()
-	cmd := exec.Command(bin, "gateway", "--prefix", "fake", "--env", mcpupstream.EnvVar, "--read-only-tools", "echo",
+	cmd := exec.Command(bin, "gateway", "--prefix", "fake", "--env", mcpupstream.EnvVar, "--public-env", mcpupstream.EnvVar, "--read-only-tools", "echo",
 		"--data-dir", filepath.Join(home, "pins"), "--", os.Args[0])
 	cmd.Env = []string{mcpupstream.EnvVar + "=1", "HOME=" + home, "GOGC=100"}
 	return cmd
@@ -641,6 +641,9 @@ func floor(b *testing.B, arms []*floorArm) {
 	ratio("gateway", "relay")
 	ratio("gateway", "pipeio-relay")
 	ratio("gateway", "direct")
+	ratio("gateway-nofast", "c-relay")
+	ratio("gateway-nofast", "gateway")
+	ratio("dns-nofast", "dns")
 	if g, d := byName["gateway"], byName["direct"]; g != nil && d != nil {
 		b.ReportMetric(float64((pct(g.times, 0.99) - pct(d.times, 0.99)).Microseconds()), "p99-added-us")
 	}

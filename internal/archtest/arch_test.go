@@ -1,4 +1,4 @@
-// Package archtest enforces the shape of the tree (design.md): servers import
+// Package archtest enforces the shape of the tree (CONTRIBUTING.md): servers import
 // kernel packages; the kernel never imports a server; servers never import
 // each other (nor each other's internals); servers/dns never imports a
 // provider; rustpad's ot knows nothing of its session (it borrows only

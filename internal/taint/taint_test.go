@@ -137,7 +137,7 @@ var reasons = map[string]string{
 	"ResourceLink.icons":            "not relayed: a resource link becomes a line of enveloped text, name and URI",
 	"ResourceLink.mimeType":         "not relayed: a resource link becomes a line of enveloped text, name and URI",
 	"ResourceLink.title":            "not relayed: a resource link becomes a line of enveloped text, name and URI",
-	// questions: rebuilt by the gateway (servers/gateway/relay.go)
+	// questions: rebuilt by the gateway (servers/gateway/relayclean.go)
 	"ElicitRequestFormParams._meta":               "not relayed: the gateway rebuilds the form",
 	"ElicitRequestFormParams.task":                "not relayed: the gateway rebuilds the form",
 	"ElicitRequestURLParams._meta":                "refused: a URL elicitation is not relayed",

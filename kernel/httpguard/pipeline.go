@@ -33,8 +33,8 @@ type PipelineOptions struct {
 	Logger *slog.Logger
 }
 
-// Pipeline composes the transport guards in the kernel's order (design.md,
-// "The request pipeline"):
+// Pipeline composes the transport guards in the kernel's order (steps 1 to
+// 9 of the map of the pipeline in kernel/doc.go):
 //
 //	flood -> Host -> Origin/CORS -> method -> content type -> body size ->
 //	trace headers -> [Auth] -> header agreement -> next

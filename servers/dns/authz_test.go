@@ -287,10 +287,9 @@ func TestToolsListShowsWhatPolicyCouldAllow(t *testing.T) {
 	if slices.Contains(alice, "delete_zone") || !slices.Contains(alice, "get_zone") || len(bob) != 0 || !slices.Contains(admin, "delete_zone") {
 		t.Fatalf("alice %v\nbob %v\nadmin %v", alice, bob, admin)
 	}
-	for _, n := range alice {
-		tl, _ := af.k.Tool(n)
-		if tl.Policy().ReadOnly != kernel.Yes {
-			t.Errorf("alice is shown the write tool %s", n)
+	for _, tl := range af.k.Tools() {
+		if slices.Contains(alice, tl.Name()) && tl.Policy().ReadOnly != kernel.Yes {
+			t.Errorf("alice is shown the write tool %s", tl.Name())
 		}
 	}
 }

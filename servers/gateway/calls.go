@@ -1,9 +1,20 @@
 package gateway
 
+// Which relayed call an upstream's notification belongs to: the link's
+// calls by progress token (callTable), and the upstream's progress and log
+// notifications routed to them (onProgress, onLog; rawNote on the read loop
+// of a raw connection).
+
 import (
+	"context"
+	"encoding/json"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 )
@@ -104,4 +115,75 @@ func (l *link) forget(e graceEnd) {
 	if e.counted {
 		l.inCalls.Add(-1)
 	}
+}
+
+// onProgress relays an upstream's progress to the call it belongs to; the
+// kernel cleans the message like any upstream text.
+func (l *link) onProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	k, ok := parseTok(tok)
+	if !ok {
+		return
+	}
+	c := l.calls.load(k)
+	if c == nil {
+		return
+	}
+	c.Progress(ctx, req.Params.Progress, req.Params.Total, req.Params.Message)
+}
+
+// rawNote handles, on the read loop of a connection whose calls are relayed
+// raw (rawcall.go), the upstream's progress and log notifications — in the
+// order they came, before the result that follows them reaches its call,
+// which the go-sdk's own dispatch (another goroutine) does not promise: a
+// call whose result is written has no stream left for its progress. It
+// reports whether it handled msg.
+func (l *link) rawNote(msg *jsonrpc.Request) bool {
+	switch msg.Method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(msg.Params, &p) != nil {
+			return false // the go-sdk's handling, and its error
+		}
+		l.onProgress(context.Background(), &mcp.ProgressNotificationClientRequest{Params: &p})
+		return true
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(msg.Params, &p) != nil {
+			return false
+		}
+		l.onLog(context.Background(), &mcp.LoggingMessageRequest{Params: &p})
+		return true
+	}
+	return false
+}
+
+// onLog relays an upstream's log message to the one call in flight, when
+// there is exactly one (a log line is not tied to a call, and must not reach
+// another principal's client); otherwise it goes to the gateway's log only.
+// Either way it is sanitized like a result.
+func (l *link) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	var only *kernel.Call
+	if l.inCalls.Load() == 1 {
+		only = l.calls.any()
+	}
+	level := slog.LevelInfo
+	switch req.Params.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "warning":
+		level = slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		level = slog.LevelError
+	}
+	msg := "upstream " + l.u.Name + " logged"
+	if only != nil {
+		only.Log(ctx, level, msg, req.Params.Data)
+		return
+	}
+	raw, _ := json.Marshal(req.Params.Data)
+	l.g.logger.Log(ctx, level, msg, "upstream", l.u.Name, "data", l.g.scrub.text(string(l.g.cleanJSON(raw))))
 }

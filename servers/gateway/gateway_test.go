@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -668,7 +669,7 @@ func TestUpstreamCannotAskTheClient(t *testing.T) {
 	if res.IsError || !strings.Contains(text(res), "asked; 0 answered") {
 		t.Fatalf("ask: %s", text(res))
 	}
-	if _, ok := f.ks.Tool("fake.clash"); ok {
+	if served(f.ks, "fake.clash") {
 		t.Fatal("a tool that takes the kernel's confirmToken argument was exposed")
 	}
 }
@@ -735,7 +736,7 @@ func TestKernelGuardsApplyToRelayedTools(t *testing.T) {
 		t.Fatalf("third call: %v", err)
 	}
 	for _, name := range []string{"fake.write_file", "fake.delete_file"} {
-		if _, ok := f.ks.Tool(name); ok {
+		if served(f.ks, name) {
 			t.Errorf("%s registered in read-only mode", name)
 		}
 	}
@@ -865,4 +866,9 @@ func TestLegacyUpstreamGetsNoLogLevelPerCall(t *testing.T) {
 			t.Errorf("stdio=%v: a legacy upstream got %s", stdio, got)
 		}
 	}
+}
+
+// served reports whether ks registers a tool called name.
+func served(ks *kernel.Server, name string) bool {
+	return slices.ContainsFunc(ks.Tools(), func(t kernel.Tool) bool { return t.Name() == name })
 }

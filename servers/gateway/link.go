@@ -3,21 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
-	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // Supervision limits.
@@ -61,7 +54,7 @@ type link struct {
 
 	calls   callTable  // progress token -> call (calls.go)
 	grace   graceQueue // forgets finished calls after notifyGrace
-	flights flights    // calls of a relaying upstream (relay.go)
+	flights flights    // calls of a relaying upstream (parked.go)
 	inCalls atomic.Int64
 	nextTok atomic.Uint64
 
@@ -259,126 +252,14 @@ func (l *link) current(name string) (*mcp.ClientSession, def, error) {
 	return l.sess, d, nil
 }
 
-// onListChanged re-reads the tool list, checks it with the Pinner and
-// publishes the changes (relist, pins.go).
-func (l *link) onListChanged(ctx context.Context, req *mcp.ToolListChangedRequest) {
-	if l.queued.CompareAndSwap(false, true) {
-		go l.relist(req.Session)
-	}
-}
-
-// onProgress relays an upstream's progress to the call it belongs to; the
-// kernel cleans the message like any upstream text.
-func (l *link) onProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-	tok, ok := req.Params.ProgressToken.(string)
-	if !ok {
-		return
-	}
-	k, ok := parseTok(tok)
-	if !ok {
-		return
-	}
-	c := l.calls.load(k)
-	if c == nil {
-		return
-	}
-	c.Progress(ctx, req.Params.Progress, req.Params.Total, req.Params.Message)
-}
-
-// rawNote handles, on the read loop of a connection whose calls are relayed
-// raw (rawcall.go), the upstream's progress and log notifications — in the
-// order they came, before the result that follows them reaches its call,
-// which the go-sdk's own dispatch (another goroutine) does not promise: a
-// call whose result is written has no stream left for its progress. It
-// reports whether it handled msg.
-func (l *link) rawNote(msg *jsonrpc.Request) bool {
-	switch msg.Method {
-	case "notifications/progress":
-		var p mcp.ProgressNotificationParams
-		if json.Unmarshal(msg.Params, &p) != nil {
-			return false // the go-sdk's handling, and its error
-		}
-		l.onProgress(context.Background(), &mcp.ProgressNotificationClientRequest{Params: &p})
+// waitCtx waits for ch or ctx.
+func waitCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
 		return true
-	case "notifications/message":
-		var p mcp.LoggingMessageParams
-		if json.Unmarshal(msg.Params, &p) != nil {
-			return false
-		}
-		l.onLog(context.Background(), &mcp.LoggingMessageRequest{Params: &p})
-		return true
+	case <-ctx.Done():
+		return false
 	}
-	return false
-}
-
-// onLog relays an upstream's log message to the one call in flight, when
-// there is exactly one (a log line is not tied to a call, and must not reach
-// another principal's client); otherwise it goes to the gateway's log only.
-// Either way it is sanitized like a result.
-func (l *link) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
-	var only *kernel.Call
-	if l.inCalls.Load() == 1 {
-		only = l.calls.any()
-	}
-	level := slog.LevelInfo
-	switch req.Params.Level {
-	case "debug":
-		level = slog.LevelDebug
-	case "warning":
-		level = slog.LevelWarn
-	case "error", "critical", "alert", "emergency":
-		level = slog.LevelError
-	}
-	msg := "upstream " + l.u.Name + " logged"
-	if only != nil {
-		only.Log(ctx, level, msg, req.Params.Data)
-		return
-	}
-	raw, _ := json.Marshal(req.Params.Data)
-	l.g.logger.Log(ctx, level, msg, "upstream", l.u.Name, "data", l.g.scrub.text(string(l.g.cleanJSON(raw))))
-}
-
-// httpBodyLimit is the largest response body a URL upstream's client reads.
-func httpBodyLimit(u *Upstream) int { return 2*u.maxResult() + 64<<10 }
-
-// httpClient is the hardened client for a URL upstream: kernel/upstream's
-// transport (no redirects, capped bodies) with the configured credential
-// added to every request — and nothing of the gateway's own clients.
-func (g *Gateway) httpClient(u *Upstream) *http.Client {
-	hc := upstream.New(&upstream.Options{MaxBodyBytes: int64(httpBodyLimit(u)), UserAgent: "bulwark-gateway"}).HTTPClient()
-	if cred := g.creds[u.Name]; cred != "" {
-		header := u.CredentialHeader
-		if header == "" {
-			header = "Authorization"
-		}
-		if strings.EqualFold(header, "Authorization") && !strings.Contains(cred, " ") {
-			cred = "Bearer " + cred
-		}
-		hc.Transport = withHeader{rt: hc.Transport, name: header, value: cred}
-	}
-	return hc
-}
-
-type withHeader struct {
-	rt          http.RoundTripper
-	name, value string
-}
-
-func (w withHeader) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set(w.name, w.value)
-	return w.rt.RoundTrip(req)
-}
-
-// readCredential reads an upstream's credential file.
-func readCredential(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", fmt.Errorf("cannot read credential_file %s: %v", path, err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }

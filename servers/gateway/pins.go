@@ -1,13 +1,14 @@
 package gateway
 
 import (
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
@@ -184,5 +185,36 @@ func (l *link) relist(sess *mcp.ClientSession) {
 	l.g.logger.Info("upstream tool list changed", "upstream", l.u.Name, "tools", len(defs))
 	if err := l.g.publish(l, old, defs); err != nil {
 		l.g.logger.Warn("upstream tools could not be updated", "upstream", l.u.Name, "error", err.Error())
+	}
+}
+
+// recordPin records hash as the pin of exposed's last check, for the audit.
+// A sync.Map's Store allocates even for the value it holds: the hash
+// changes only when the definition does, so a call checks before it stores.
+func recordPin(pins *sync.Map, exposed, hash string) {
+	if h, ok := pins.Load(exposed); !ok || h.(string) != hash {
+		pins.Store(exposed, hash)
+	}
+}
+
+// checkPin returns the Pinner's verdict on the tool's current definition,
+// given when the upstream last listed its tools (checkPins).
+func (g *Gateway) checkPin(l *link, exposed, name string) (*mcp.ClientSession, string, error) {
+	sess, d, err := l.current(name)
+	if err != nil {
+		return nil, "", err
+	}
+	recordPin(&g.pins, exposed, d.hash)
+	if !d.allowed {
+		return nil, "", hiddenError(l, name, d.reason)
+	}
+	return sess, d.hash, nil
+}
+
+// onListChanged re-reads the tool list, checks it with the Pinner and
+// publishes the changes (relist, pins.go).
+func (l *link) onListChanged(ctx context.Context, req *mcp.ToolListChangedRequest) {
+	if l.queued.CompareAndSwap(false, true) {
+		go l.relist(req.Session)
 	}
 }

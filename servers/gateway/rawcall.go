@@ -8,7 +8,7 @@ package gateway
 // writes — its requests to the client (elicitation, sampling, roots, ping),
 // progress and log notifications, list_changed, and the answers to the
 // go-sdk's own requests — goes to the go-sdk session as before, so progress
-// and logs reach the call through the same handlers (link.go).
+// and logs reach the call through the same handlers (calls.go).
 //
 // It sends what the go-sdk's ClientSession.CallTool sends (the same params,
 // and on 2026-07-28 the same per-request _meta, copied from the go-sdk's own
@@ -26,21 +26,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// rawIDPrefix starts the id of every request the gateway itself sends on a
-// child's connection. The go-sdk's ids are numbers.
-const rawIDPrefix = "bulwark-gw-"
 
 // The go-sdk's retry limits for input_required results (mcp/mrtr.go).
 const (
@@ -48,143 +41,6 @@ const (
 	maxLoadShedRetries  = 3
 	cancelNotifyTimeout = 5 * time.Second
 )
-
-// deliver hands a response to the call waiting for its id. A response for
-// an id not in flight — one never issued, answered already, or given up —
-// is dropped, as the go-sdk drops a response it did not ask for.
-func (c *stdioConn) deliver(id string, resp *jsonrpc.Response) {
-	c.pendMu.Lock()
-	ch := c.pend[id]
-	delete(c.pend, id)
-	c.pendMu.Unlock()
-	if ch != nil {
-		ch <- resp // capacity 1, and the id is gone: never blocks
-	}
-}
-
-// respChans holds the channels calls wait on. A channel goes back only
-// once its answer was received: deliver sends at most once per id, so it
-// is then empty and no deliver holds it; one given up (the answer may still
-// be on its way) is left to the collector.
-var respChans = sync.Pool{New: func() any { return make(chan *jsonrpc.Response, 1) }}
-
-// fail records why the read loop ended and wakes every call in flight.
-func (c *stdioConn) fail(err error) {
-	c.pendMu.Lock()
-	defer c.pendMu.Unlock()
-	if c.readErr != nil {
-		return
-	}
-	c.readErr = err
-	close(c.dead)
-}
-
-// errCallTimeout: a relayed call's time limit passed before its answer.
-var errCallTimeout = errors.New("the call's time limit passed")
-
-// callTimers are stopped timers for calls' time limits: a call takes one
-// and gives it back stopped, instead of a context.WithTimeout (seven
-// allocations) per call. Since Go 1.23 a stopped timer delivers nothing
-// stale after Reset.
-var callTimers = sync.Pool{New: func() any {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return t
-}}
-
-// call sends the request build writes (given its id) and waits for its
-// response, the end of the connection, ctx, or the deadline (none when
-// zero); when ctx ends or the deadline passes first, the child is told with
-// notifications/cancelled, as the go-sdk tells it, and the error is ctx's,
-// or errCallTimeout.
-func (c *stdioConn) call(ctx context.Context, deadline time.Time, build func(b []byte, id string) ([]byte, error)) (*jsonrpc.Response, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var expired <-chan time.Time // nil: no deadline
-	if !deadline.IsZero() {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, errCallTimeout
-		}
-		t := callTimers.Get().(*time.Timer)
-		t.Reset(left)
-		defer func() { t.Stop(); callTimers.Put(t) }()
-		expired = t.C
-	}
-	id := rawIDPrefix + strconv.FormatUint(c.nextID.Add(1), 10)
-	ch := respChans.Get().(chan *jsonrpc.Response)
-	c.pendMu.Lock()
-	if c.readErr != nil {
-		err := c.readErr
-		c.pendMu.Unlock()
-		return nil, closedErr(err)
-	}
-	if c.pend == nil {
-		c.pend = map[string]chan *jsonrpc.Response{}
-	}
-	c.pend[id] = ch
-	c.pendMu.Unlock()
-	forget := func() {
-		c.pendMu.Lock()
-		delete(c.pend, id)
-		c.pendMu.Unlock()
-	}
-	if err := c.writeLine(func(b []byte) ([]byte, error) { return build(b, id) }); err != nil {
-		forget()
-		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
-	}
-	select {
-	case r := <-ch:
-		respChans.Put(ch)
-		return r, nil
-	case <-c.dead:
-		select { // an answer that came before the end still counts
-		case r := <-ch:
-			respChans.Put(ch)
-			return r, nil
-		default:
-		}
-		forget()
-		c.pendMu.Lock()
-		err := c.readErr
-		c.pendMu.Unlock()
-		return nil, closedErr(err)
-	case <-c.closed:
-		forget()
-		return nil, closedErr(io.EOF)
-	case <-ctx.Done():
-		forget()
-		go c.cancelled(id, ctx.Err())
-		return nil, ctx.Err()
-	case <-expired:
-		forget()
-		go c.cancelled(id, context.DeadlineExceeded)
-		return nil, errCallTimeout
-	}
-}
-
-func closedErr(err error) error {
-	return fmt.Errorf("%w: calling %q: %w", mcp.ErrConnectionClosed, "tools/call", err)
-}
-
-// badResult is a result the upstream sent that does not decode: the
-// connection goes on.
-type badResult struct{ err error }
-
-func (e badResult) Error() string { return e.err.Error() }
-func (e badResult) Unwrap() error { return e.err }
-
-// cancelled tells the child a call was given up, as the go-sdk does.
-func (c *stdioConn) cancelled(id string, why error) {
-	params, err := json.Marshal(&mcp.CancelledParams{Reason: why.Error(), RequestID: id})
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), cancelNotifyTimeout)
-	defer cancel()
-	_ = c.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
-}
 
 // The per-request _meta members the go-sdk adds on 2026-07-28 sessions
 // (injectRequestMeta).

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -44,3 +46,16 @@ func (u *Upstream) envSecrets(getenv func(string) string) ([]string, error) {
 // credential files are Credentials). The kernel's egress gate removes them
 // from every message (kernel.Options.Secrets).
 func (g *Gateway) Secrets() []string { return slices.Clone(g.secrets) }
+
+// readCredential reads an upstream's credential file.
+func readCredential(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("cannot read credential_file %s: %v", path, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

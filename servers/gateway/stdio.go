@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
@@ -167,55 +164,5 @@ func readLine(br *bufio.Reader) (string, error) {
 		if err != nil || !isPrefix {
 			return strings.ToValidUTF8(b.String(), "\uFFFD"), err
 		}
-	}
-}
-
-// scrubber removes the credentials the gateway knows (values of secret-named
-// variables it passes to children, upstream credentials) — with the egress
-// gate's matcher, so in every form the gate finds them in messages — and
-// anything a child writes as a secret-named key and a value, from text
-// bound for the log or an error.
-type scrubber struct {
-	mu    sync.RWMutex
-	known *egress.Secrets
-}
-
-// secretAssign is compiled on first use (lazyRE).
-var secretAssign = lazyRE(`(?i)((?:api[_-]?key|token|secret|passw(?:or)?d|credential|authorization|bearer)["']?\s*[:=]?\s*["']?(?:(?:bearer|basic)\s+)?)([^\s"',;]{6,})`)
-
-// add scrubs v from now on; values under 6 bytes are too short to remove
-// from a log line without removing ordinary words.
-func (s *scrubber) add(v string) {
-	if len(v) < 6 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.known = s.known.With(v)
-}
-
-// secrets is the set of the known credentials.
-func (s *scrubber) secrets() *egress.Secrets {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.known
-}
-
-func (s *scrubber) text(t string) string {
-	s.mu.RLock()
-	t, _ = s.known.Scrub(t)
-	s.mu.RUnlock()
-	return secretAssign().ReplaceAllString(t, "${1}"+untrusted.Redacted)
-}
-
-// waitCtx waits for ch or ctx.
-func waitCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

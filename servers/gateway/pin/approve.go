@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// ErrNotPending is returned by Approve when the definition to approve is
+// errNotPending is returned by Approve when the definition to approve is
 // no longer the one waiting: the upstream changed it again, or someone
 // approved it already. Show the pending list again.
-var ErrNotPending = errors.New("not pending")
+var errNotPending = errors.New("not pending")
 
 // Pending is one definition waiting for approval.
 type Pending struct {
@@ -65,19 +65,19 @@ func pendingOf(up, name string, e *Entry, u *Upstream) Pending {
 		p.Kind, p.Old, p.RenameOf = "renamed", u.Pinned[e.RenameOf], e.RenameOf
 	}
 	if p.Old != nil {
-		p.Changes = Changes(p.Old.Definition, e.Definition)
+		p.Changes = changes(p.Old.Definition, e.Definition)
 	}
 	return p
 }
 
 // Approve pins the pending definition of upstream's tool whose hash is
 // hash — the one the person was shown — and drops it from the pending
-// list. It is ErrNotPending when that definition is no longer pending.
+// list. It is errNotPending when that definition is no longer pending.
 func (s *Store) Approve(ctx context.Context, upstream, tool, hash string) error {
 	return s.st.Update(ctx, func(st *State) error {
 		u := st.Upstreams[upstream]
 		if u == nil || u.Pending[tool] == nil || u.Pending[tool].Hash != hash {
-			return fmt.Errorf("%w: upstream %q tool %s", ErrNotPending, upstream, quoteName(tool))
+			return fmt.Errorf("%w: upstream %q tool %s", errNotPending, upstream, quoteName(tool))
 		}
 		e := u.Pending[tool]
 		u = st.upstream(upstream) // a file may hold "pinned": null
@@ -109,14 +109,14 @@ func WriteReport(w io.Writer, p Pending, findings []Finding) error {
 		fmt.Fprintf(&b, "  pinned:  sha256:%s (%s)\n", p.Old.Hash, p.Old.At.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(&b, "  seen:    sha256:%s (%s)\n", p.New.Hash, p.New.At.UTC().Format(time.RFC3339))
-	newText, err := Pretty(p.New.Definition)
+	newText, err := pretty(p.New.Definition)
 	if err != nil {
 		return err
 	}
 	var oldText []byte
 	oldName := "/dev/null"
 	if p.Old != nil {
-		if oldText, err = Pretty(p.Old.Definition); err != nil {
+		if oldText, err = pretty(p.Old.Definition); err != nil {
 			return err
 		}
 		oldName = "pinned/" + cleanName(p.Upstream+"."+nameOf(p))

@@ -20,57 +20,57 @@ import (
 
 // Limits of a tool definition, checked before any parsing.
 const (
-	// DefaultMaxDefinition is the largest tool definition, in bytes, that is
+	// defaultMaxDefinition is the largest tool definition, in bytes, that is
 	// canonicalized, pinned or scanned.
-	DefaultMaxDefinition = 1 << 20
-	// MaxDepth is the deepest nesting of objects and arrays in a definition.
-	MaxDepth = 64
+	defaultMaxDefinition = 1 << 20
+	// maxDepth is the deepest nesting of objects and arrays in a definition.
+	maxDepth = 64
 )
 
-// ErrDefinition marks a tool definition that cannot be pinned: not a JSON
+// errDefinition marks a tool definition that cannot be pinned: not a JSON
 // object, not RFC 8785-canonicalizable (duplicate member names, invalid
 // UTF-8 or a lone surrogate, a number beyond IEEE 754 double range), too
 // large or too deep, or without a string "name".
-var ErrDefinition = errors.New("invalid tool definition")
+var errDefinition = errors.New("invalid tool definition")
 
-// Canonical returns the RFC 8785 (JSON Canonicalization Scheme) form of
+// canonical returns the RFC 8785 (JSON Canonicalization Scheme) form of
 // the JSON value raw: members sorted by their UTF-16 code units, numbers
 // in ECMAScript's shortest form, strings minimally escaped, no whitespace.
 // Duplicate member names, invalid UTF-8 and lone surrogates are refused,
-// as are values larger than max bytes (DefaultMaxDefinition if max <= 0)
-// or nested deeper than MaxDepth.
-func Canonical(raw []byte, max int) ([]byte, error) {
+// as are values larger than max bytes (defaultMaxDefinition if max <= 0)
+// or nested deeper than maxDepth.
+func canonical(raw []byte, max int) ([]byte, error) {
 	if max <= 0 {
-		max = DefaultMaxDefinition
+		max = defaultMaxDefinition
 	}
 	if len(raw) > max {
-		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrDefinition, len(raw), max)
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", errDefinition, len(raw), max)
 	}
 	if err := checkNumbersAndDepth(raw); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDefinition, err)
+		return nil, fmt.Errorf("%w: %v", errDefinition, err)
 	}
 	// A lone surrogate escape has no UTF-8 form; the kernel refuses it in
 	// arguments (untrusted.HasLoneSurrogate) and so does the pin.
 	if untrusted.HasLoneSurrogate(raw) {
-		return nil, fmt.Errorf("%w: a \\u escape is a lone surrogate", ErrDefinition)
+		return nil, fmt.Errorf("%w: a \\u escape is a lone surrogate", errDefinition)
 	}
 	v := jsontext.Value(bytes.Clone(raw))
 	if err := v.Canonicalize(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDefinition, err)
+		return nil, fmt.Errorf("%w: %v", errDefinition, err)
 	}
 	return v, nil
 }
 
 // checkNumbersAndDepth reads raw token by token: nesting deeper than
-// MaxDepth is refused, and so is a number beyond IEEE 754 double range,
+// maxDepth is refused, and so is a number beyond IEEE 754 double range,
 // which RFC 8785 (section 3.2.2.3) calls an error (jsontext would clamp it
 // to the largest double, so 1e400 and 1.7976931348623157e308 would pin
 // alike).
 func checkNumbersAndDepth(raw []byte) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw))
 	for {
-		if dec.StackDepth() > MaxDepth {
-			return fmt.Errorf("nested deeper than %d", MaxDepth)
+		if dec.StackDepth() > maxDepth {
+			return fmt.Errorf("nested deeper than %d", maxDepth)
 		}
 		if dec.PeekKind() == '0' {
 			v, err := dec.ReadValue()
@@ -91,7 +91,7 @@ func checkNumbersAndDepth(raw []byte) error {
 }
 
 // Definition is a tool definition in canonical form, with its hashes.
-type Definition struct {
+type definition struct {
 	// Name is the tool's "name".
 	Name string
 	// Canonical is the RFC 8785 form of the whole tool object.
@@ -103,33 +103,33 @@ type Definition struct {
 	BodyHash string
 }
 
-// Parse canonicalizes a tool object as it arrives on the wire and hashes
+// parse canonicalizes a tool object as it arrives on the wire and hashes
 // it. Every member counts, those this version does not know included.
-func Parse(raw []byte, max int) (*Definition, error) {
-	c, err := Canonical(raw, max)
+func parse(raw []byte, max int) (*definition, error) {
+	c, err := canonical(raw, max)
 	if err != nil {
 		return nil, err
 	}
 	var obj map[string]json.RawMessage
 	if c[0] != '{' || json.Unmarshal(c, &obj) != nil {
-		return nil, fmt.Errorf("%w: not a JSON object", ErrDefinition)
+		return nil, fmt.Errorf("%w: not a JSON object", errDefinition)
 	}
 	var name string
 	if err := json.Unmarshal(obj["name"], &name); err != nil || name == "" {
-		return nil, fmt.Errorf("%w: no \"name\" string", ErrDefinition)
+		return nil, fmt.Errorf("%w: no \"name\" string", errDefinition)
 	}
 	delete(obj, "name")
 	body, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	if body, err = Canonical(body, len(body)); err != nil {
+	if body, err = canonical(body, len(body)); err != nil {
 		return nil, err
 	}
-	return &Definition{Name: name, Canonical: c, Hash: hashHex(c), BodyHash: hashHex(body)}, nil
+	return &definition{Name: name, Canonical: c, Hash: hashHex(c), BodyHash: hashHex(body)}, nil
 }
 
-func (d *Definition) entry(at time.Time) *Entry {
+func (d *definition) entry(at time.Time) *Entry {
 	return &Entry{Hash: d.Hash, BodyHash: d.BodyHash, Definition: d.Canonical, At: at.UTC()}
 }
 
@@ -138,11 +138,11 @@ func hashHex(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Pretty returns canonical JSON indented by two spaces, for a diff a
+// pretty returns canonical JSON indented by two spaces, for a diff a
 // person reads: every invisible, bidirectional or non-printing character
 // inside a string is written as its \u escape, so what is shown is what
 // was pinned (no Trojan Source).
-func Pretty(canonical []byte) ([]byte, error) {
+func pretty(canonical []byte) ([]byte, error) {
 	v := jsontext.Value(bytes.Clone(canonical))
 	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
 		return nil, err

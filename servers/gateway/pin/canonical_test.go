@@ -42,7 +42,7 @@ func TestCanonicalNumbersRFC8785(t *testing.T) {
 		{0x43143ff3c1cb0959, "1424953923781206.2"},
 	} {
 		in := strconv.FormatFloat(math.Float64frombits(tc.bits), 'g', -1, 64)
-		got, err := Canonical([]byte("["+in+"]"), 0)
+		got, err := canonical([]byte("["+in+"]"), 0)
 		if err != nil || string(got) != "["+tc.want+"]" {
 			t.Errorf("%#016x (%s): got %s, %v; want [%s]", tc.bits, in, got, err, tc.want)
 		}
@@ -67,7 +67,7 @@ func TestCanonicalRFC8785Examples(t *testing.T) {
 			"{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\u0080\":\"Control\",\"ö\":\"Latin Small Letter O With Diaeresis\",\"€\":\"Euro Sign\",\"😀\":\"Emoji: Grinning Face\",\"\ufb33\":\"Hebrew Letter Dalet With Dagesh\"}",
 		},
 	} {
-		got, err := Canonical([]byte(tc.in), 0)
+		got, err := canonical([]byte(tc.in), 0)
 		if err != nil || string(got) != tc.want {
 			t.Errorf("Canonical(%s)\n got %s, %v\nwant %s", tc.in, got, err, tc.want)
 		}
@@ -88,14 +88,14 @@ func TestCanonicalRefuses(t *testing.T) {
 		"trailing data":            `{"name":"a"} {}`,
 		"not JSON":                 `{name:"a"}`,
 		"empty":                    ``,
-		"too deep":                 strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1),
-		"too large":                `{"name":"a","description":"` + strings.Repeat("x", DefaultMaxDefinition) + `"}`,
+		"too deep":                 strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
+		"too large":                `{"name":"a","description":"` + strings.Repeat("x", defaultMaxDefinition) + `"}`,
 		"NaN is no JSON":           `{"x":NaN}`,
 		"leading zero":             `{"x":01}`,
 		"comments are no JSON":     `{"x":1 /* c */}`,
 		"single-quoted is no JSON": `{'x':1}`,
 	} {
-		if c, err := Canonical([]byte(in), 0); !errors.Is(err, ErrDefinition) {
+		if c, err := canonical([]byte(in), 0); !errors.Is(err, errDefinition) {
 			t.Errorf("%s: Canonical = %.40s, %v; want ErrDefinition", name, c, err)
 		}
 	}
@@ -109,9 +109,9 @@ func TestHashStableAcrossEncodings(t *testing.T) {
 		"{\n  \"x\": 1.0, \"annotations\" : {\"readOnlyHint\" : true},\n\t\"inputSchema\":{\"required\":[\"path\"],\"properties\":{\"path\":{\"type\":\"string\"}},\"type\":\"object\"},\n  \"description\":\"Reads a \\u0066ile.\",\"name\":\"read\\u005ffile\"}",
 		`{"x":10e-1,"name":"read_file","inputSchema":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"},"description":"Reads a file\u002e","annotations":{"readOnlyHint":true}}`,
 	}
-	var first *Definition
+	var first *definition
 	for _, f := range forms {
-		d, err := Parse([]byte(f), 0)
+		d, err := parse([]byte(f), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,9 +165,9 @@ func TestHashChangesForEveryField(t *testing.T) {
 			}
 			a, _ := json.Marshal(base)
 			b, _ := json.Marshal(m)
-			ca, _ := Canonical(a, 0)
-			cb, _ := Canonical(b, 0)
-			if got := strings.Join(Changes(ca, cb), ", "); got != tc.want {
+			ca, _ := canonical(a, 0)
+			cb, _ := canonical(b, 0)
+			if got := strings.Join(changes(ca, cb), ", "); got != tc.want {
 				t.Errorf("Changes = %q, want %q", got, tc.want)
 			}
 		})
@@ -184,7 +184,7 @@ func hashOf(t *testing.T, v any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Parse(b, 0)
+	d, err := parse(b, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,27 +193,27 @@ func hashOf(t *testing.T, v any) string {
 
 // A rename keeps the body hash and changes the hash.
 func TestBodyHashIgnoresOnlyTheName(t *testing.T) {
-	a, _ := Parse([]byte(`{"name":"read_file","description":"d"}`), 0)
-	b, _ := Parse([]byte(`{"description":"d","name":"cat"}`), 0)
-	c, _ := Parse([]byte(`{"description":"e","name":"cat"}`), 0)
+	a, _ := parse([]byte(`{"name":"read_file","description":"d"}`), 0)
+	b, _ := parse([]byte(`{"description":"d","name":"cat"}`), 0)
+	c, _ := parse([]byte(`{"description":"e","name":"cat"}`), 0)
 	if a.BodyHash != b.BodyHash || a.Hash == b.Hash || b.BodyHash == c.BodyHash {
 		t.Errorf("body hashes %s %s %s, hashes %s %s", a.BodyHash, b.BodyHash, c.BodyHash, a.Hash, b.Hash)
 	}
 	for _, in := range []string{`[]`, `{"description":"no name"}`, `{"name":""}`, `{"name":7}`, `"x"`} {
-		if _, err := Parse([]byte(in), 0); !errors.Is(err, ErrDefinition) {
+		if _, err := parse([]byte(in), 0); !errors.Is(err, errDefinition) {
 			t.Errorf("Parse(%s) = %v, want ErrDefinition", in, err)
 		}
 	}
 }
 
-// Pretty shows hidden characters as escapes, so the diff a person reads
+// pretty shows hidden characters as escapes, so the diff a person reads
 // is what was pinned.
 func TestPrettyShowsHiddenCharacters(t *testing.T) {
-	c, err := Canonical([]byte(`{"name":"a","description":"ok\u200b\u202egnp.exe\u00a0\ud83d\ude00\udb40\udc41é"}`), 0)
+	c, err := canonical([]byte(`{"name":"a","description":"ok\u200b\u202egnp.exe\u00a0\ud83d\ude00\udb40\udc41é"}`), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Pretty(c)
+	p, err := pretty(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,14 +14,14 @@ import (
 // maxChanges is how many field-level changes a summary names.
 const maxChanges = 8
 
-// Changes summarizes, field by field, how the canonical definition next
+// changes summarizes, field by field, how the canonical definition next
 // differs from old: "description changed", "inputSchema.properties.path
 // added", "annotations.destructiveHint removed". Arrays are compared
 // whole ("inputSchema.required changed"). Member names come from the
 // upstream: they are cleaned (untrusted.CleanString), cut and quoted when
 // they are not plain identifiers. At most maxChanges are named, then how
 // many more there are.
-func Changes(old, next []byte) []string {
+func changes(old, next []byte) []string {
 	var a, b any
 	if json.Unmarshal(old, &a) != nil || json.Unmarshal(next, &b) != nil {
 		return []string{"definition changed"}

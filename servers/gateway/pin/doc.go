@@ -21,8 +21,9 @@
 // shows each as a diff against its pin with the findings of Scan
 // (WriteReport), and pins what the person confirms (Store.Approve).
 //
-// The state lives behind Storage: File (one JSON file per gateway, mode
-// 0600, written atomically, verified on every read: a tampered file is
-// ErrCorrupt, never a reset) or Memory. docs/gateway-pinning.md says what
-// is pinned and what the scan does and does not catch.
+// The state lives behind Storage: a file (Open: one JSON file per gateway,
+// mode 0600, written atomically, verified on every read: a tampered file is
+// an error, never a reset), Redis (NewRedis) or Memory.
+// docs/gateway-pinning.md says what is pinned and what the scan does and
+// does not catch.
 package pin

@@ -18,12 +18,12 @@ import (
 // maxFile is the largest pin file read.
 const maxFile = 256 << 20
 
-// File is a Storage in one JSON file, written atomically (a temporary file
+// file is a Storage in one JSON file, written atomically (a temporary file
 // of mode 0600, synced, renamed over the old one) in a directory of mode
 // 0700, with an exclusive lock file beside it for every update. A file
-// that does not verify is an error (ErrCorrupt), never reset; so is a
+// that does not verify is an error (errCorrupt), never reset; so is a
 // file or directory that others may write.
-type File struct {
+type file struct {
 	path string
 
 	mu     sync.Mutex
@@ -31,9 +31,9 @@ type File struct {
 	stat   fs.FileInfo
 }
 
-// NewFile returns the File at path, creating its directory (mode 0700)
+// newFile returns the file at path, creating its directory (mode 0700)
 // if missing. The file itself is created by the first update.
-func NewFile(path string) (*File, error) {
+func newFile(path string) (*file, error) {
 	if path == "" {
 		return nil, errors.New("pin file: no path")
 	}
@@ -44,11 +44,8 @@ func NewFile(path string) (*File, error) {
 	if err := notWritableByOthers(dir); err != nil {
 		return nil, err
 	}
-	return &File{path: path}, nil
+	return &file{path: path}, nil
 }
-
-// Path is the file's path.
-func (f *File) Path() string { return f.path }
 
 func notWritableByOthers(path string) error {
 	fi, err := os.Stat(path)
@@ -56,7 +53,7 @@ func notWritableByOthers(path string) error {
 		return err
 	}
 	if fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("%w: %s is writable by others (mode %v): chmod go-w it", ErrCorrupt, path, fi.Mode().Perm())
+		return fmt.Errorf("%w: %s is writable by others (mode %v): chmod go-w it", errCorrupt, path, fi.Mode().Perm())
 	}
 	return nil
 }
@@ -64,13 +61,13 @@ func notWritableByOthers(path string) error {
 // Load implements Storage. It rereads the file only when it changed since
 // the last read, so a gateway sees what `bulwark gateway approve` pinned.
 // The returned State is shared: callers must not modify it.
-func (f *File) Load(context.Context) (*State, error) {
+func (f *file) Load(context.Context) (*State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.readLocked()
 }
 
-func (f *File) readLocked() (*State, error) {
+func (f *file) readLocked() (*State, error) {
 	fi, err := os.Stat(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.cached, f.stat = newState(), nil
@@ -91,7 +88,7 @@ func (f *File) readLocked() (*State, error) {
 }
 
 // read reads and verifies the file.
-func (f *File) read() (*State, error) {
+func (f *file) read() (*State, error) {
 	if err := notWritableByOthers(f.path); err != nil {
 		return nil, err
 	}
@@ -105,7 +102,7 @@ func (f *File) read() (*State, error) {
 		return nil, fmt.Errorf("pin file: %w", err)
 	}
 	if len(b) > maxFile {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrCorrupt, f.path, maxFile)
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", errCorrupt, f.path, maxFile)
 	}
 	s, err := decodeState(b)
 	if err != nil {
@@ -121,15 +118,15 @@ func decodeState(b []byte) (*State, error) {
 	dec.DisallowUnknownFields()
 	s := new(State)
 	if err := dec.Decode(s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the state", ErrCorrupt)
+		return nil, fmt.Errorf("%w: data after the state", errCorrupt)
 	}
 	if s.Upstreams == nil {
 		s.Upstreams = map[string]*Upstream{}
 	}
-	if err := s.Verify(); err != nil {
+	if err := s.verify(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -137,7 +134,7 @@ func decodeState(b []byte) (*State, error) {
 
 // Update implements Storage, holding the lock file from the read to the
 // rename.
-func (f *File) Update(ctx context.Context, fn func(*State) error) error {
+func (f *file) Update(ctx context.Context, fn func(*State) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	unlock, err := atomicfile.Lock(ctx, f.path+".lock", true)
@@ -152,7 +149,7 @@ func (f *File) Update(ctx context.Context, fn func(*State) error) error {
 	}
 	next := cur.clone()
 	if err := fn(next); err != nil {
-		if errors.Is(err, ErrNoChange) {
+		if errors.Is(err, errNoChange) {
 			return nil
 		}
 		return err

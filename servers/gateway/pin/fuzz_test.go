@@ -21,14 +21,14 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		c, err := Canonical(raw, 0)
+		c, err := canonical(raw, 0)
 		if err != nil {
-			if !errors.Is(err, ErrDefinition) {
+			if !errors.Is(err, errDefinition) {
 				t.Fatalf("error without ErrDefinition: %v", err)
 			}
 			return
 		}
-		if c2, err := Canonical(c, 0); err != nil || !bytes.Equal(c, c2) {
+		if c2, err := canonical(c, 0); err != nil || !bytes.Equal(c, c2) {
 			t.Fatalf("not idempotent: %s -> %s, %v", c, c2, err)
 		}
 		var v any
@@ -36,12 +36,12 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("canonical form is not JSON: %v", err)
 		}
 		re, _ := json.MarshalIndent(v, " ", "\t") // Go's map order, other white space and escapes
-		if c3, err := Canonical(re, 0); err != nil || !bytes.Equal(c, c3) {
+		if c3, err := canonical(re, 0); err != nil || !bytes.Equal(c, c3) {
 			t.Fatalf("re-encoding changed the canonical form:\n%s\n%s\n%v", c, c3, err)
 		}
 		if changed, ok := mutate(v); ok {
 			m, _ := json.Marshal(changed)
-			if c4, err := Canonical(m, 0); err == nil && bytes.Equal(c, c4) {
+			if c4, err := canonical(m, 0); err == nil && bytes.Equal(c, c4) {
 				t.Fatalf("a semantic change kept the canonical form %s", c)
 			}
 		}
@@ -54,7 +54,7 @@ func FuzzCanonical(f *testing.F) {
 			}
 			dup := append(append([]byte("{"), key...), ":null,"...)
 			dup = append(dup, c[1:]...)
-			if _, err := Canonical(dup, 0); !errors.Is(err, ErrDefinition) {
+			if _, err := canonical(dup, 0); !errors.Is(err, errDefinition) {
 				t.Fatalf("duplicate member %s accepted: %v", key, err)
 			}
 		}
@@ -99,10 +99,10 @@ func FuzzScan(f *testing.F) {
 	opts := &ScanOptions{ToolNames: []string{"read_file", "fs.read_file", "send_email"}}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		fs, err := Scan(raw, opts)
-		if _, cerr := Canonical(raw, 0); (err == nil) != (cerr == nil) {
+		if _, cerr := canonical(raw, 0); (err == nil) != (cerr == nil) {
 			t.Fatalf("Scan error %v, Canonical error %v", err, cerr)
 		}
-		if len(fs) > MaxFindings {
+		if len(fs) > maxFindings {
 			t.Fatalf("%d findings", len(fs))
 		}
 		again, _ := Scan(raw, opts)

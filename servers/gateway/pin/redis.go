@@ -17,7 +17,7 @@ const maxUpdateRetries = 16
 // Redis is a Storage in one Redis key, shared by gateway replicas: Update
 // is a compare-and-swap (WATCH, then MULTI/EXEC), retried when another
 // replica wrote between the read and the write. The value is the same
-// JSON as a File's, verified on every change (ErrCorrupt, never a reset).
+// JSON as a file's, verified on every change (errCorrupt, never a reset).
 // Pins are not secret, but anyone who can write the key can approve a
 // definition: give the gateway's Redis the protection its confirmation
 // tokens already need.
@@ -61,7 +61,7 @@ func (r *Redis) decode(b []byte) (*State, error) {
 		return newState(), nil
 	}
 	if len(b) > maxFile {
-		return nil, fmt.Errorf("%w: Redis value larger than %d bytes", ErrCorrupt, maxFile)
+		return nil, fmt.Errorf("%w: Redis value larger than %d bytes", errCorrupt, maxFile)
 	}
 	sum := sha256.Sum256(b)
 	r.mu.Lock()
@@ -112,7 +112,7 @@ func (r *Redis) Update(ctx context.Context, fn func(*State) error) error {
 		if err != nil {
 			return fmt.Errorf("pin: updating Redis: %w", err)
 		}
-		if errors.Is(fnErr, ErrNoChange) {
+		if errors.Is(fnErr, errNoChange) {
 			return nil
 		}
 		return fnErr

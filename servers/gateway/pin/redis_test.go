@@ -70,7 +70,7 @@ func TestRedisStorageSharedByReplicas(t *testing.T) {
 
 	v, _ := mr.Get("bulwark:gateway:pins:test")
 	mr.Set("bulwark:gateway:pins:test", strings.Replace(v, "Do not tell the user.", "Fine.", 1))
-	if _, _, _, err := redisStore(t, client, TrustOnFirstUse).Check("fs", json.RawMessage(changed)); !errors.Is(err, ErrCorrupt) {
+	if _, _, _, err := redisStore(t, client, TrustOnFirstUse).Check("fs", json.RawMessage(changed)); !errors.Is(err, errCorrupt) {
 		t.Errorf("tampered Redis value: %v", err)
 	}
 	if after, _ := mr.Get("bulwark:gateway:pins:test"); strings.Contains(after, "Do not tell") {

@@ -16,27 +16,27 @@ type Kind string
 
 // The kinds of Finding.
 const (
-	// HiddenInstruction: a phrase that addresses the model rather than
+	// kindHiddenInstruction: a phrase that addresses the model rather than
 	// describing the tool ("ignore previous", "do not tell the user").
-	HiddenInstruction Kind = "hidden-instruction"
-	// PromptTag: a tag that imitates a prompt's structure (<IMPORTANT>,
+	kindHiddenInstruction Kind = "hidden-instruction"
+	// kindPromptTag: a tag that imitates a prompt's structure (<IMPORTANT>,
 	// <system>, <|im_start|>).
-	PromptTag Kind = "prompt-tag"
-	// Invisible: characters a person does not see (zero-width, tag
+	kindPromptTag Kind = "prompt-tag"
+	// kindInvisible: characters a person does not see (zero-width, tag
 	// characters, controls), counted by untrusted.Inspect.
-	Invisible Kind = "invisible-characters"
-	// Bidi: bidirectional controls that reorder what a person sees.
-	Bidi Kind = "bidi-controls"
-	// EnvelopeTag: the untrusted-data envelope's own tag, look-alike
+	kindInvisible Kind = "invisible-characters"
+	// kindBidi: bidirectional controls that reorder what a person sees.
+	kindBidi Kind = "bidi-controls"
+	// kindEnvelopeTag: the untrusted-data envelope's own tag, look-alike
 	// spellings included.
-	EnvelopeTag Kind = "envelope-tag"
-	// ToolReference: the name of another tool the client sees.
-	ToolReference Kind = "tool-reference"
-	// URL: a link, a way out for data.
-	URL Kind = "url"
-	// Exfiltration: words about secrets or sending data out (~/.ssh,
+	kindEnvelopeTag Kind = "envelope-tag"
+	// kindToolReference: the name of another tool the client sees.
+	kindToolReference Kind = "tool-reference"
+	// kindURL: a link, a way out for data.
+	kindURL Kind = "url"
+	// kindExfiltration: words about secrets or sending data out (~/.ssh,
 	// private key, curl, webhook).
-	Exfiltration Kind = "exfiltration-hint"
+	kindExfiltration Kind = "exfiltration-hint"
 )
 
 // Finding is one suspicious thing in a tool definition.
@@ -52,14 +52,14 @@ type Finding struct {
 
 func (f Finding) String() string { return f.Where + ": " + string(f.Kind) + ": " + f.Detail }
 
-// MaxFindings is the most findings Scan returns.
-const MaxFindings = 64
+// maxFindings is the most findings Scan returns.
+const maxFindings = 64
 
 // ScanOptions configure Scan.
 type ScanOptions struct {
 	// ToolNames are the names of the tools a client sees (namespaced, and
 	// bare if the gateway shows them so). Text naming one other than the
-	// scanned tool itself is a ToolReference. Names shorter than 3
+	// scanned tool itself is a kindToolReference. Names shorter than 3
 	// characters are ignored.
 	ToolNames []string
 	// MaxDefinition bounds the definition as in Options.
@@ -83,28 +83,17 @@ func Scan(tool json.RawMessage, opts *ScanOptions) ([]Finding, error) {
 	if opts != nil {
 		o = *opts
 	}
-	c, err := Canonical(tool, o.MaxDefinition)
+	c, err := canonical(tool, o.MaxDefinition)
 	if err != nil {
 		return nil, err
 	}
 	var v any
 	if err := json.Unmarshal(c, &v); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDefinition, err)
+		return nil, fmt.Errorf("%w: %v", errDefinition, err)
 	}
 	s := newScanner(o.ToolNames, v)
 	s.walk("", v)
 	return s.out, nil
-}
-
-// ScanText scans one text (as Scan scans each string) found at where.
-func ScanText(where, text string, opts *ScanOptions) []Finding {
-	var o ScanOptions
-	if opts != nil {
-		o = *opts
-	}
-	s := newScanner(o.ToolNames, nil)
-	s.text(where, text)
-	return s.out
 }
 
 type scanner struct {
@@ -131,7 +120,7 @@ func newScanner(toolNames []string, def any) *scanner {
 }
 
 func (s *scanner) add(where string, k Kind, detail string) {
-	if len(s.out) >= MaxFindings {
+	if len(s.out) >= maxFindings {
 		return
 	}
 	f := Finding{Where: where, Kind: k, Detail: detail}
@@ -175,23 +164,23 @@ func (s *scanner) text(where, t string) {
 	}
 	m := untrusted.Inspect(t)
 	if m.Invisible > 0 {
-		s.add(where, Invisible, fmt.Sprintf("%d invisible character(s): zero-width, tag or control", m.Invisible))
+		s.add(where, kindInvisible, fmt.Sprintf("%d invisible character(s): zero-width, tag or control", m.Invisible))
 	}
 	if m.Bidi > 0 {
-		s.add(where, Bidi, fmt.Sprintf("%d bidirectional control(s) that reorder the text", m.Bidi))
+		s.add(where, kindBidi, fmt.Sprintf("%d bidirectional control(s) that reorder the text", m.Bidi))
 	}
 	if m.Tags > 0 {
-		s.add(where, EnvelopeTag, "the untrusted-data envelope's tag")
+		s.add(where, kindEnvelopeTag, "the untrusted-data envelope's tag")
 	}
 	n := normalize(t)
 	for _, p := range hiddenPhrases {
 		if containsWord(n, p) {
-			s.add(where, HiddenInstruction, strconv.Quote(p))
+			s.add(where, kindHiddenInstruction, strconv.Quote(p))
 		}
 	}
 	for _, p := range exfilPhrases {
 		if containsWord(n, p) {
-			s.add(where, Exfiltration, strconv.Quote(strings.TrimSpace(p)))
+			s.add(where, kindExfiltration, strconv.Quote(strings.TrimSpace(p)))
 		}
 	}
 	s.tags(where, n)
@@ -259,7 +248,7 @@ func (s *scanner) tags(where, n string) {
 			k++
 		}
 		if k > j && k-j <= 20 && promptTags[n[j:k]] {
-			s.add(where, PromptTag, strconv.Quote("<"+n[i+1:k]+">"))
+			s.add(where, kindPromptTag, strconv.Quote("<"+n[i+1:k]+">"))
 		}
 	}
 }
@@ -277,7 +266,7 @@ func (s *scanner) urls(where, n string) {
 			if j := strings.IndexAny(host, "/?#\"' )]>,;"); j >= 0 {
 				host = host[:j]
 			}
-			s.add(where, URL, strconv.Quote(cut(scheme+host, 80)))
+			s.add(where, kindURL, strconv.Quote(cut(scheme+host, 80)))
 		}
 	}
 }
@@ -301,7 +290,7 @@ func (s *scanner) tools(where, n string) {
 		}
 		w := strings.TrimRight(n[i:j], ".-/")
 		if s.names[w] {
-			s.add(where, ToolReference, strconv.Quote(w))
+			s.add(where, kindToolReference, strconv.Quote(w))
 		}
 		i = j
 	}

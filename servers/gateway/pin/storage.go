@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// FormatVersion is the version of State this package reads and writes.
-const FormatVersion = 1
+// formatVersion is the version of State this package reads and writes.
+const formatVersion = 1
 
 // State is everything pinned, per upstream: the approved definitions and
 // the last-seen definitions waiting for approval.
@@ -37,7 +37,7 @@ type Entry struct {
 	// Definition.BodyHash): how a rename is found.
 	BodyHash string `json:"bodyHash"`
 	// Definition is the whole tool object: RFC 8785 form in memory,
-	// indented in a file (Verify puts it back in canonical form).
+	// indented in a file (verify puts it back in canonical form).
 	Definition json.RawMessage `json:"definition"`
 	// At is when it was pinned or last seen.
 	At time.Time `json:"at"`
@@ -46,14 +46,14 @@ type Entry struct {
 	RenameOf string `json:"renameOf,omitempty"`
 }
 
-// ErrCorrupt marks a pin state that does not verify: unreadable, of an
+// errCorrupt marks a pin state that does not verify: unreadable, of an
 // unknown version, or holding an entry whose hash is not that of its
 // definition, whose definition is not canonical, or whose name disagrees
 // with its key. It is never silently reset: a person looks at the file.
-var ErrCorrupt = errors.New("pin state corrupt or tampered with")
+var errCorrupt = errors.New("pin state corrupt or tampered with")
 
-// ErrNoChange, returned by an Update function, saves nothing.
-var ErrNoChange = errors.New("no change")
+// errNoChange, returned by an Update function, saves nothing.
+var errNoChange = errors.New("no change")
 
 // Storage keeps the State. The file implementation serves one host; a
 // shared-store implementation (Redis) serves replicas: Update is then a
@@ -64,25 +64,25 @@ type Storage interface {
 	Load(ctx context.Context) (*State, error)
 	// Update loads the current state, applies fn and saves the result, with
 	// no other Update of the same state (in this process or another)
-	// between the load and the save. fn returning ErrNoChange saves nothing
+	// between the load and the save. fn returning errNoChange saves nothing
 	// and Update returns nil; any other error is returned as it is.
 	Update(ctx context.Context, fn func(*State) error) error
 }
 
-// Verify checks every entry of s (see ErrCorrupt) and puts each
+// verify checks every entry of s (see errCorrupt) and puts each
 // definition back in canonical form (a file holds them indented).
-func (s *State) Verify() error {
-	if s.Version != FormatVersion {
-		return fmt.Errorf("%w: version %d, want %d", ErrCorrupt, s.Version, FormatVersion)
+func (s *State) verify() error {
+	if s.Version != formatVersion {
+		return fmt.Errorf("%w: version %d, want %d", errCorrupt, s.Version, formatVersion)
 	}
 	for up, u := range s.Upstreams {
 		if u == nil {
-			return fmt.Errorf("%w: upstream %q is null", ErrCorrupt, up)
+			return fmt.Errorf("%w: upstream %q is null", errCorrupt, up)
 		}
 		for _, m := range []map[string]*Entry{u.Pinned, u.Pending} {
 			for name, e := range m {
 				if err := e.verify(name); err != nil {
-					return fmt.Errorf("%w: upstream %q tool %q: %v", ErrCorrupt, up, name, err)
+					return fmt.Errorf("%w: upstream %q tool %q: %v", errCorrupt, up, name, err)
 				}
 			}
 		}
@@ -94,7 +94,7 @@ func (e *Entry) verify(name string) error {
 	if e == nil {
 		return errors.New("null entry")
 	}
-	d, err := Parse(e.Definition, len(e.Definition))
+	d, err := parse(e.Definition, len(e.Definition))
 	switch {
 	case err != nil:
 		return err
@@ -109,7 +109,7 @@ func (e *Entry) verify(name string) error {
 
 // newState is an empty State.
 func newState() *State {
-	return &State{Version: FormatVersion, Upstreams: map[string]*Upstream{}}
+	return &State{Version: formatVersion, Upstreams: map[string]*Upstream{}}
 }
 
 // upstream returns s's entry for name, creating it.
@@ -177,7 +177,7 @@ func (m *Memory) Update(_ context.Context, fn func(*State) error) error {
 	defer m.mu.Unlock()
 	s := m.state.clone()
 	if err := fn(s); err != nil {
-		if errors.Is(err, ErrNoChange) {
+		if errors.Is(err, errNoChange) {
 			return nil
 		}
 		return err

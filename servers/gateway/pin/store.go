@@ -25,45 +25,45 @@ const (
 )
 
 // Options configure a Store. The zero value trusts on first use, logs to
-// slog.Default and allows definitions of DefaultMaxDefinition bytes.
+// slog.Default and allows definitions of defaultMaxDefinition bytes.
 type Options struct {
 	Mode Mode
 	// Logger receives one record per pin on first use and per definition
 	// hidden (a change, a rename, a new tool under RequireApproval).
 	Logger *slog.Logger
 	// MaxDefinition is the largest tool definition in bytes; a larger one
-	// is an error (ErrDefinition).
+	// is an error (errDefinition).
 	MaxDefinition int
 	// MaxUpstreamBytes bounds what one upstream may make the state hold:
 	// the sum of its pinned and pending definitions
-	// (DefaultMaxUpstreamBytes if zero). A definition beyond it is hidden
+	// (defaultMaxUpstreamBytes if zero). A definition beyond it is hidden
 	// and not recorded, so an upstream that lists endless tools cannot
 	// grow the pin file without bound.
 	MaxUpstreamBytes int
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
 	// AllowFlaggedDefinitions pins a new tool on first use even when the
-	// description scan flags its definition (FlagKinds). By default, under
+	// description scan flags its definition (flagKinds). By default, under
 	// TrustOnFirstUse, such a tool is hidden until approved, as under
 	// RequireApproval, and the log says why.
 	AllowFlaggedDefinitions bool
 }
 
-// FlagKinds are the findings that hide a new tool under TrustOnFirstUse:
+// flagKinds are the findings that hide a new tool under TrustOnFirstUse:
 // text that addresses the model or hides from the person who approves.
 // URLs, other tools' names and words about secrets are advice shown at
 // approval, not reasons to hide a tool that may legitimately have them.
-var FlagKinds = []Kind{HiddenInstruction, PromptTag, Invisible, Bidi, EnvelopeTag}
+var flagKinds = []Kind{kindHiddenInstruction, kindPromptTag, kindInvisible, kindBidi, kindEnvelopeTag}
 
 // flags returns the findings of d's scan that hide it on first use.
-func flags(d *Definition, maxDefinition int) []Finding {
+func flags(d *definition, maxDefinition int) []Finding {
 	all, err := Scan(d.Canonical, &ScanOptions{MaxDefinition: maxDefinition})
 	if err != nil {
-		return []Finding{{Where: "definition", Kind: Invisible, Detail: "the definition could not be scanned"}}
+		return []Finding{{Where: "definition", Kind: kindInvisible, Detail: "the definition could not be scanned"}}
 	}
 	var out []Finding
 	for _, f := range all {
-		if slices.Contains(FlagKinds, f.Kind) {
+		if slices.Contains(flagKinds, f.Kind) {
 			out = append(out, f)
 		}
 	}
@@ -72,7 +72,7 @@ func flags(d *Definition, maxDefinition int) []Finding {
 
 // flagReason says why a new definition is hidden: how many findings, of
 // which kinds, and the first one's place.
-func flagReason(upstream string, d *Definition, found []Finding) string {
+func flagReason(upstream string, d *definition, found []Finding) string {
 	var kinds []string
 	for _, f := range found {
 		if !slices.Contains(kinds, string(f.Kind)) {
@@ -106,10 +106,10 @@ func New(st Storage, opts *Options) (*Store, error) {
 		s.opts.Logger = slog.Default()
 	}
 	if s.opts.MaxDefinition <= 0 {
-		s.opts.MaxDefinition = DefaultMaxDefinition
+		s.opts.MaxDefinition = defaultMaxDefinition
 	}
 	if s.opts.MaxUpstreamBytes <= 0 {
-		s.opts.MaxUpstreamBytes = DefaultMaxUpstreamBytes
+		s.opts.MaxUpstreamBytes = defaultMaxUpstreamBytes
 	}
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
@@ -117,17 +117,17 @@ func New(st Storage, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Open returns a Store over the pin file at path (see File).
+// Open returns a Store over the pin file at path (see file).
 func Open(path string, opts *Options) (*Store, error) {
-	f, err := NewFile(path)
+	f, err := newFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return New(f, opts)
 }
 
-// DefaultMaxUpstreamBytes is the default of Options.MaxUpstreamBytes.
-const DefaultMaxUpstreamBytes = 4 << 20
+// defaultMaxUpstreamBytes is the default of Options.MaxUpstreamBytes.
+const defaultMaxUpstreamBytes = 4 << 20
 
 // The gateway's seam: servers/gateway declares
 //
@@ -154,7 +154,7 @@ type verdict struct {
 // RequireApproval. A changed definition, or a pinned definition under a
 // new name (a rename), is hidden with a reason naming the upstream and
 // what changed, and recorded as pending for `bulwark gateway approve`. err
-// is for a definition that cannot be pinned (ErrDefinition) or a storage
+// is for a definition that cannot be pinned (errDefinition) or a storage
 // failure; the tool is then hidden.
 //
 // Check sees one tool, so it cannot tell a rename from a second tool that
@@ -181,10 +181,10 @@ type Result struct {
 // tool whose definition it repeats is no longer listed.
 func (s *Store) CheckList(ctx context.Context, upstream string, tools []json.RawMessage) []Result {
 	listed := map[string]bool{}
-	defs := make([]*Definition, len(tools))
+	defs := make([]*definition, len(tools))
 	errs := make([]error, len(tools))
 	for i, t := range tools {
-		defs[i], errs[i] = Parse(t, s.opts.MaxDefinition)
+		defs[i], errs[i] = parse(t, s.opts.MaxDefinition)
 		if errs[i] == nil {
 			listed[defs[i].Name] = true
 		}
@@ -201,7 +201,7 @@ func (s *Store) CheckList(ctx context.Context, upstream string, tools []json.Raw
 }
 
 func (s *Store) check(ctx context.Context, upstream string, tool json.RawMessage, listed map[string]bool) Result {
-	d, err := Parse(tool, s.opts.MaxDefinition) // before any lock: untrusted input
+	d, err := parse(tool, s.opts.MaxDefinition) // before any lock: untrusted input
 	if err != nil {
 		return Result{Err: fmt.Errorf("upstream %q: %w", upstream, err)}
 	}
@@ -211,7 +211,7 @@ func (s *Store) check(ctx context.Context, upstream string, tool json.RawMessage
 // decideAndRecord decides on the current state and, when the decision
 // changes the state (a pin, a new pending definition, a stale one
 // dropped), decides again inside the storage's Update and records it.
-func (s *Store) decideAndRecord(ctx context.Context, upstream string, d *Definition, listed map[string]bool) Result {
+func (s *Store) decideAndRecord(ctx context.Context, upstream string, d *definition, listed map[string]bool) Result {
 	res := Result{Name: d.Name, Hash: d.Hash}
 	cur, err := s.st.Load(ctx)
 	if err != nil {
@@ -232,7 +232,7 @@ func (s *Store) decideAndRecord(ctx context.Context, upstream string, d *Definit
 			case v.clear:
 				delete(u.Pending, d.Name)
 			default:
-				return ErrNoChange
+				return errNoChange
 			}
 			return nil
 		})
@@ -248,7 +248,7 @@ func (s *Store) decideAndRecord(ctx context.Context, upstream string, d *Definit
 
 // decide compares d with st's pins of upstream. It does not modify st.
 // listed, when not nil, is the set of names of the whole listing.
-func (s *Store) decide(st *State, upstream string, d *Definition, listed map[string]bool) verdict {
+func (s *Store) decide(st *State, upstream string, d *definition, listed map[string]bool) verdict {
 	u := st.Upstreams[upstream]
 	var pinned, pending *Entry
 	if u != nil {
@@ -272,7 +272,7 @@ func (s *Store) decide(st *State, upstream string, d *Definition, listed map[str
 		return verdict{reason: fmt.Sprintf("upstream %q offers tool %s, but its definitions exceed %d bytes: hidden and not recorded", upstream, name, s.opts.MaxUpstreamBytes)}
 	}
 	if pinned != nil {
-		changes := strings.Join(Changes(pinned.Definition, d.Canonical), ", ")
+		changes := strings.Join(changes(pinned.Definition, d.Canonical), ", ")
 		return verdict{reason: fmt.Sprintf("upstream %q changed tool %s since it was pinned: %s; hidden until approved (bulwark gateway approve %s)", upstream, name, changes, approveArg(upstream, d.Name)), pending: record(entry)}
 	}
 	if old := renameOf(u, d, listed); old != "" {
@@ -310,7 +310,7 @@ func size(u *Upstream, name string) int {
 
 // renameOf returns the pinned tool of u whose definition, name aside, is
 // d's and that listed (when not nil) does not hold, or "".
-func renameOf(u *Upstream, d *Definition, listed map[string]bool) string {
+func renameOf(u *Upstream, d *definition, listed map[string]bool) string {
 	if u == nil {
 		return ""
 	}
@@ -330,7 +330,7 @@ func renameOf(u *Upstream, d *Definition, listed map[string]bool) string {
 	return names[0]
 }
 
-func (s *Store) log(upstream string, d *Definition, v verdict) {
+func (s *Store) log(upstream string, d *definition, v verdict) {
 	l := s.opts.Logger.With("upstream", upstream, "tool", cleanName(d.Name), "hash", d.Hash)
 	switch {
 	case v.pin:

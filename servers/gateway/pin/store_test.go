@@ -139,7 +139,7 @@ func TestRequireApprovalHidesNewTools(t *testing.T) {
 	if ok || !strings.Contains(reason, `upstream "fs" offers new tool "read_file"`) {
 		t.Fatalf("new tool: %v %q", ok, reason)
 	}
-	if err := s.Approve(context.Background(), "fs", "read_file", strings.Repeat("0", 64)); !errors.Is(err, ErrNotPending) {
+	if err := s.Approve(context.Background(), "fs", "read_file", strings.Repeat("0", 64)); !errors.Is(err, errNotPending) {
 		t.Errorf("approving another hash: %v", err)
 	}
 	if err := s.Approve(context.Background(), "fs", "read_file", h); err != nil {
@@ -148,7 +148,7 @@ func TestRequireApprovalHidesNewTools(t *testing.T) {
 	if _, ok, _ := check(t, open(t, dir, RequireApproval, nil), "fs", readFile); !ok {
 		t.Error("approved tool hidden")
 	}
-	if err := s.Approve(context.Background(), "fs", "read_file", h); !errors.Is(err, ErrNotPending) {
+	if err := s.Approve(context.Background(), "fs", "read_file", h); !errors.Is(err, errNotPending) {
 		t.Errorf("approving twice: %v", err)
 	}
 }
@@ -216,7 +216,7 @@ func TestTamperedPinFileRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, ok, _, err := open(t, dir, TrustOnFirstUse, nil).Check("fs", json.RawMessage(readFile))
-			if !errors.Is(err, ErrCorrupt) || ok {
+			if !errors.Is(err, errCorrupt) || ok {
 				t.Errorf("Check on a tampered file = %v, %v; want ErrCorrupt", ok, err)
 			}
 			if after, _ := os.ReadFile(path); !bytes.Equal(after, tampered) {
@@ -230,7 +230,7 @@ func TestTamperedPinFileRefused(t *testing.T) {
 	if err := os.Chmod(path, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := open(t, dir, TrustOnFirstUse, nil).Check("fs", json.RawMessage(readFile)); !errors.Is(err, ErrCorrupt) {
+	if _, _, _, err := open(t, dir, TrustOnFirstUse, nil).Check("fs", json.RawMessage(readFile)); !errors.Is(err, errCorrupt) {
 		t.Errorf("world-writable pin file: %v", err)
 	}
 }
@@ -250,7 +250,7 @@ func TestPinDirectoryMode(t *testing.T) {
 func TestCheckRefusesInvalidDefinitions(t *testing.T) {
 	s := open(t, t.TempDir(), TrustOnFirstUse, nil)
 	for _, in := range []string{`{"name":"a","name":"b"}`, `{"description":"x"}`, `[]`, `{"name":"a","x":1e999}`} {
-		if _, ok, _, err := s.Check("fs", json.RawMessage(in)); !errors.Is(err, ErrDefinition) || ok {
+		if _, ok, _, err := s.Check("fs", json.RawMessage(in)); !errors.Is(err, errDefinition) || ok {
 			t.Errorf("Check(%s) = %v, %v", in, ok, err)
 		}
 	}
@@ -318,7 +318,7 @@ func TestCheckListTellsRenameFromTwin(t *testing.T) {
 	if _, ok, _ := check(t, s, "svc", `{"name":"status","inputSchema":{"type":"object"}}`); ok {
 		t.Error("Check allowed a new name with a pinned definition")
 	}
-	if rs := s.CheckList(ctx, "svc", []json.RawMessage{json.RawMessage(`{"name":1}`)}); !errors.Is(rs[0].Err, ErrDefinition) || rs[0].Allowed {
+	if rs := s.CheckList(ctx, "svc", []json.RawMessage{json.RawMessage(`{"name":1}`)}); !errors.Is(rs[0].Err, errDefinition) || rs[0].Allowed {
 		t.Errorf("invalid definition in a listing: %+v", rs)
 	}
 }
@@ -356,10 +356,10 @@ func TestUpstreamByteBudget(t *testing.T) {
 		t.Error("another upstream was refused")
 	}
 
-	huge := json.RawMessage(`{"name":"x","description":"` + strings.Repeat("a", 4*DefaultMaxDefinition) + `"}`)
+	huge := json.RawMessage(`{"name":"x","description":"` + strings.Repeat("a", 4*defaultMaxDefinition) + `"}`)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if _, ok, _, err := s.Check("fs", huge); !errors.Is(err, ErrDefinition) || ok {
+	if _, ok, _, err := s.Check("fs", huge); !errors.Is(err, errDefinition) || ok {
 		t.Fatalf("oversized definition: %v %v", ok, err)
 	}
 	runtime.ReadMemStats(&after)

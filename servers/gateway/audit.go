@@ -1,0 +1,34 @@
+package gateway
+
+// The gateway's audit sink: each record of a relayed tool names its
+// upstream and the pin its call was checked under.
+
+import (
+	"context"
+
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
+)
+
+// Audit wraps a sink so that each record of a relayed tool names its
+// upstream and the pin hash the call was checked under.
+func (g *Gateway) Audit(next audit.Sink) audit.Sink {
+	if next == nil {
+		next = audit.Discard
+	}
+	ups := map[string]string{}
+	for _, u := range g.cfg.Upstreams {
+		ups[u.prefix()] = u.Name
+	}
+	return audit.Func(func(ctx context.Context, r audit.Record) {
+		for i := 0; i < len(r.Tool); i++ {
+			if r.Tool[i] == '.' {
+				r.Upstream = ups[r.Tool[:i]]
+				break
+			}
+		}
+		if h, ok := g.pins.Load(r.Tool); ok {
+			r.Pin = h.(string)
+		}
+		next.Write(ctx, r)
+	})
+}
