@@ -14,3 +14,11 @@ func UseSDKCalls(g *Gateway) { g.sdkCalls = true }
 
 // TomlNames are the toml names of a struct type's fields.
 var TomlNames = tomlNames
+
+// SetRecheckAfter shortens how long after a listing the Pinner could not
+// decide the gateway checks again, for tests; the returned func restores it.
+func SetRecheckAfter(d time.Duration) func() {
+	old := recheckAfter
+	recheckAfter = d
+	return func() { recheckAfter = old }
+}

@@ -30,6 +30,10 @@ type def struct {
 	hash    string
 	allowed bool
 	reason  string // why it is hidden
+	// unchecked: the Pinner could not decide (the shared store failed);
+	// calls answer store_unavailable and the gateway checks again
+	// (recheckUnchecked)
+	unchecked bool
 }
 
 // link is the gateway's connection to one upstream, supervised: a session
@@ -120,6 +124,7 @@ func (l *link) connect(ctx context.Context) error {
 		return err
 	}
 	l.g.checkPins(ctx, l, defs, order)
+	l.recheckUnchecked(sess, defs)
 	// Ask for log messages (relayed sanitized); a server without logging
 	// refuses, which changes nothing.
 	err = sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -55,7 +56,7 @@ func (g *Gateway) checkPins(ctx context.Context, l *link, defs map[string]def, o
 	for i, n := range order {
 		d := defs[n]
 		r := results[i]
-		d.hash, d.allowed, d.reason = r.Hash, r.Allowed && r.Err == nil, r.Reason
+		d.hash, d.allowed, d.reason, d.unchecked = r.Hash, r.Allowed && r.Err == nil, r.Reason, r.Err != nil
 		if r.Err != nil {
 			d.reason = fmt.Sprintf("its definition cannot be checked: %s", g.scrub.text(r.Err.Error()))
 		}
@@ -66,8 +67,36 @@ func (g *Gateway) checkPins(ctx context.Context, l *link, defs map[string]def, o
 	}
 }
 
-// hiddenError is what a call of a hidden tool answers.
-func hiddenError(l *link, name, reason string) *kernel.Error {
+// recheckAfter is how long after a listing the Pinner could not decide
+// (the shared store failed) the gateway checks that upstream's tools again.
+var recheckAfter = 5 * time.Second
+
+// recheckUnchecked schedules a relist of sess when a definition of defs
+// could not be checked, so that its tools come back by themselves once the
+// store answers; a relist that still cannot check schedules the next.
+func (l *link) recheckUnchecked(sess *mcp.ClientSession, defs map[string]def) {
+	for _, d := range defs {
+		if d.unchecked {
+			time.AfterFunc(recheckAfter, func() {
+				if l.queued.CompareAndSwap(false, true) {
+					l.relist(sess)
+				}
+			})
+			return
+		}
+	}
+}
+
+// hiddenError is what a call of a hidden tool answers: store_unavailable
+// when its definition could not be checked (nothing else is known of it),
+// else failed_precondition with the reason.
+func hiddenError(l *link, name string, d def) *kernel.Error {
+	if d.unchecked {
+		return &kernel.Error{Code: kernel.StoreUnavailable,
+			Message: fmt.Sprintf("The tool %q of the upstream %q cannot be checked against its pinned definition: the shared state store is unreachable, so it is not offered and nothing was sent.", name, l.u.Name),
+			Hint:    "Try again shortly: the gateway checks it again by itself once the store answers. Operator: check the shared store (Redis)."}
+	}
+	reason := d.reason
 	return &kernel.Error{Code: kernel.FailedPrecondition,
 		Message: fmt.Sprintf("The tool %q of the upstream %q is hidden: %s", name, l.u.Name, untrusted.CleanString(reason)),
 		Hint:    "The operator must review and approve its definition (bulwark gateway approve); the gateway shows it again when the upstream next lists its tools."}
@@ -115,7 +144,7 @@ func (g *Gateway) publish(l *link, old, defs map[string]def) error {
 		}
 		exposed := l.u.prefix() + "." + n
 		if !d.allowed {
-			if err := ks.WithdrawTool(exposed, hiddenError(l, n, d.reason)); err != nil {
+			if err := ks.WithdrawTool(exposed, hiddenError(l, n, d)); err != nil {
 				return err
 			}
 			continue
@@ -174,6 +203,7 @@ func (l *link) relist(sess *mcp.ClientSession) {
 		return
 	}
 	l.g.checkPins(ctx, l, defs, order)
+	l.recheckUnchecked(sess, defs)
 	l.mu.Lock()
 	if l.sess != sess {
 		l.mu.Unlock()
@@ -206,7 +236,7 @@ func (g *Gateway) checkPin(l *link, exposed, name string) (*mcp.ClientSession, s
 	}
 	recordPin(&g.pins, exposed, d.hash)
 	if !d.allowed {
-		return nil, "", hiddenError(l, name, d.reason)
+		return nil, "", hiddenError(l, name, d)
 	}
 	return sess, d.hash, nil
 }
