@@ -4,18 +4,18 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/bulwarkmcp/bulwark/kernel/benchhook"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 )
 
 // BenchmarkEgressListZones measures what the egress gate adds to a
 // list_zones call of `bulwark dns` on the local store (listZones zones)
 // over the HTTP handler: two servers built alike, the gate turned off in
-// one (kernel/benchhook), in process CPU time over rotating blocks of
+// one (egress.SetGate), in process CPU time over rotating blocks of
 // 100 calls (benchBlocks). cpu-gate/off is bounded at 1.05
 // (docs/performance.md, "The egress gate").
 func BenchmarkEgressListZones(b *testing.B) {
 	off, hOff := dnsHTTP(b, "", nil)
-	benchhook.SetEgressGate(off, false)
+	egress.SetGate(off, false)
 	_, hOn := dnsHTTP(b, "", nil)
 	benchBlocks(b, "off", "gate", []http.Handler{hOff, hOn}, func(int) string { return listZonesBody }, serveListZones)
 }

@@ -24,15 +24,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
-	"github.com/bulwarkmcp/bulwark/kernel/benchhook"
 	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/reqscope"
 )
 
 func init() {
 	// the benchmarks' switch: the same call with and without the gate, in
-	// one run (kernel/benchhook, which works only in a test binary)
-	benchhook.RegisterEgressGate(func(v any, on bool) { v.(*Server).egressOff.Store(!on) })
+	// one run (egress.SetGate, which works only in a test binary)
+	egress.RegisterGateSwitch(func(v any, on bool) { v.(*Server).egressOff.Store(!on) })
 }
 
 // serverSecrets are the values no client may receive from this server: the

@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
-	"github.com/bulwarkmcp/bulwark/kernel/benchhook"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
-// TestEgressSwitchTakesEffect: the benchmarks' switch (kernel/benchhook)
+// TestEgressSwitchTakesEffect: the benchmarks' switch (egress.SetGate)
 // really turns the gate off — a secret the gate removes reaches the client
 // — so that a benchmark of the gate against "off" does not compare the
 // gate with itself; and on again, it is removed.
@@ -31,11 +31,11 @@ func TestEgressSwitchTakesEffect(t *testing.T) {
 	if text := mcptest.Text(sess.Call(t, "echo_secret", map[string]any{})); strings.Contains(text, secret) {
 		t.Fatalf("the gate let the secret through: %s", text)
 	}
-	benchhook.SetEgressGate(ks, false)
+	egress.SetGate(ks, false)
 	if text := mcptest.Text(sess.Call(t, "echo_secret", map[string]any{})); !strings.Contains(text, secret) {
 		t.Fatalf("with the gate off the secret was still removed: the switch does nothing: %s", text)
 	}
-	benchhook.SetEgressGate(ks, true)
+	egress.SetGate(ks, true)
 	if text := mcptest.Text(sess.Call(t, "echo_secret", map[string]any{})); strings.Contains(text, secret) {
 		t.Fatalf("the gate on again let the secret through: %s", text)
 	}

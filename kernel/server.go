@@ -114,7 +114,7 @@ type Server struct {
 	outage    outage
 	secrets   serverSecrets // what no client may receive: credentials, Options.Secrets, AddSecrets (egress.go)
 	sessions  *egressScope  // what the calls of stdio and in-process sessions registered
-	egressOff atomic.Bool   // only kernel/benchhook sets it, in a test binary
+	egressOff atomic.Bool   // only egress.SetGate sets it, in a test binary
 	authz     *authz.Authorizer
 	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
 	dyn       dynamic        // tools added and withdrawn at run time (dynamic.go)

@@ -5,19 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bulwarkmcp/bulwark/kernel/benchhook"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 )
 
 // BenchmarkGatewayEgress measures what the egress gate adds to the
 // gateway's relayed call (BenchmarkGatewayCall's 1 KB echo through
 // throughGateway): two gateways built alike, the gate turned off in one
-// (kernel/benchhook), in alternating blocks of gatewayBlock calls, the
+// (egress.SetGate), in alternating blocks of gatewayBlock calls, the
 // first arm alternating by round. gate/off is bounded at 1.05
 // (docs/performance.md, "The egress gate"); median-round-ratio resists a
 // burst of other work.
 func BenchmarkGatewayEgress(b *testing.B) {
 	offCS, off := throughGatewayServer(b)
-	benchhook.SetEgressGate(off, false)
+	egress.SetGate(off, false)
 	onCS, _ := throughGatewayServer(b)
 	block := func(call func() time.Duration) time.Duration {
 		var sum time.Duration

@@ -1,4 +1,4 @@
-package benchhook_test
+package egress_test
 
 import (
 	"os/exec"
@@ -7,7 +7,7 @@ import (
 )
 
 // TestSwitchRefusedOutsideTests: a program that is not a test binary and
-// calls SetEgressGate panics before the gate is touched.
+// calls SetGate panics before the gate is touched.
 func TestSwitchRefusedOutsideTests(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
-	"github.com/bulwarkmcp/bulwark/kernel/benchhook"
+	"github.com/bulwarkmcp/bulwark/kernel/egress"
 )
 
 func main() {
@@ -15,6 +15,6 @@ func main() {
 		fmt.Println("kernel.New:", err)
 		return
 	}
-	benchhook.SetEgressGate(ks, false)
+	egress.SetGate(ks, false)
 	fmt.Println("the gate was turned off")
 }
