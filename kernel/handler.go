@@ -42,7 +42,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 		if rpcErr != nil { // a refused requestState (mrtr.go): a protocol error
 			rec.Outcome, rec.ErrorCode = audit.Refused, string(CodeInvalidRequestState)
 			rec.Duration = s.opts.Now().Sub(start)
-			s.writeCallRecord(ctx, rec) // audit_once.go
+			s.writeCallRecord(ctx, rec) // mrtr.go
 			return nil, rpcErr
 		}
 		call.noteRecord(&rec)

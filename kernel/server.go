@@ -171,7 +171,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	}
 	s.mcp.AddReceivingMiddleware(s.admitMiddleware)
 	s.mcp.AddReceivingMiddleware(s.withdrawnMiddleware)
-	s.mcp.AddReceivingMiddleware(s.oneRecordMiddleware) // audit_once.go
+	s.mcp.AddReceivingMiddleware(s.oneRecordMiddleware) // mrtr.go
 	if err := s.setupAuthz(tools); err != nil {
 		return nil, err
 	}
