@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/internal/taint"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 // versions are the protocol versions a client speaks to the gateway.
@@ -245,21 +246,5 @@ func checkCoverage(t *testing.T, visited map[string]bool) {
 		}
 	}
 	slices.Sort(table)
-	golden(t, "testdata/coverage.txt", "# The taint harness's coverage of the MCP schema (2025-11-25 and 2026-07-28): each member a gateway\n# relays, and whether a hostile value of it reached a client (then cleaned and scrubbed), or why not.\n# Regenerate with UPDATE_GOLDEN=1 go test ./internal/taint.\n"+strings.Join(table, "\n")+"\n")
-}
-
-// golden compares got with the file at path, or writes it under
-// UPDATE_GOLDEN=1.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil || string(want) != got {
-		t.Errorf("%s differs from this run's coverage (UPDATE_GOLDEN=1 writes it):\n%s", path, got)
-	}
+	mcptest.GoldenFile(t, "testdata/coverage.txt", "# The taint harness's coverage of the MCP schema (2025-11-25 and 2026-07-28): each member a gateway\n# relays, and whether a hostile value of it reached a client (then cleaned and scrubbed), or why not.\n# Regenerate with UPDATE_GOLDEN=1 go test ./internal/taint.\n"+strings.Join(table, "\n")+"\n")
 }

@@ -223,23 +223,7 @@ func Golden(t testing.TB, path, comment string, sections map[string]string, orde
 			b.WriteByte('\n')
 		}
 	}
-	got := b.String()
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with UPDATE_GOLDEN=1 to create it): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (run with UPDATE_GOLDEN=1 if the change is intended):\n%s", path, lineDiff(string(want), got))
-	}
+	GoldenFile(t, path, b.String())
 }
 
 // lineDiff shows the first lines that differ.
@@ -393,6 +377,9 @@ func ToolSnapshots(t testing.TB, s *Session, dir string) {
 func GoldenFile(t testing.TB, path, got string) {
 	t.Helper()
 	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

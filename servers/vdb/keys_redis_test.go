@@ -2,14 +2,10 @@ package vdb_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
-	"github.com/bulwarkmcp/bulwark/kernel/store"
 	"github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
@@ -17,16 +13,7 @@ import (
 // Redis) share a stored key; it is sealed at rest (the raw value never
 // appears in Redis), bound to its principal, and deleted for both.
 func TestRedisKeysSharedSealedPerPrincipal(t *testing.T) {
-	raw := os.Getenv("BULWARK_TEST_REDIS")
-	if raw == "" {
-		t.Skip("BULWARK_TEST_REDIS is not set (a redis:// URL of a disposable Redis)")
-	}
-	o, err := store.ParseRedisURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := redis.NewClient(o)
-	t.Cleanup(func() { _ = client.Close() })
+	client := redisClient(t)
 	sealer, err := seal.New(testMaster, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/fake/vdbapi"
 	"github.com/bulwarkmcp/bulwark/internal/taint"
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 // The VDB taint harness: a hostile VDB API that echoes the credential it
@@ -353,18 +353,5 @@ func checkVDBCoverage(t *testing.T, tainted, visited map[string]bool) {
 	got := "# The VDB taint harness's coverage: each upstream field (route:member, header:name) given a hostile value,\n" +
 		"# and whether it reached a client (then cleaned and scrubbed) or the server did not pass it on.\n" +
 		"# Regenerate with UPDATE_GOLDEN=1 go test ./servers/vdb -run TestTaintVDB.\n" + strings.Join(table, "\n") + "\n"
-	const path = "testdata/taint-coverage.txt"
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (regenerate with UPDATE_GOLDEN=1)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from this run's coverage (regenerate with UPDATE_GOLDEN=1 and review the diff):\n%s", path, got)
-	}
+	mcptest.GoldenFile(t, "testdata/taint-coverage.txt", got)
 }
