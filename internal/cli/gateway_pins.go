@@ -66,11 +66,7 @@ func (c *gatewayFlags) pinStore(env Env, logger *slog.Logger) (st *pin.Store, cl
 // gateway, so gateways that share a Redis never share pins.
 func redisPins(client redis.UniversalClient, id string, opts *pin.Options) (*pin.Store, error) {
 	sum := sha256.Sum256([]byte(id))
-	r, err := pin.NewRedis(client, "bulwark:gateway:pins:"+hex.EncodeToString(sum[:12]), 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	return pin.New(r, opts)
+	return pin.OpenRedis(client, "bulwark:gateway:pins:"+hex.EncodeToString(sum[:12]), 2*time.Second, opts)
 }
 
 // gatewayDataDir is the gateway's data directory: -data-dir, else

@@ -36,7 +36,7 @@ func withEnv(vars map[string]string) (func(string) string, gateway.Upstream) {
 
 func pinStore(t *testing.T, log *syncBuf) *pin.Store {
 	t.Helper()
-	st, err := pin.New(pin.NewMemory(), &pin.Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
+	st, err := pin.OpenMemory(&pin.Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,11 +21,7 @@ import (
 // configuration shares.
 func replicaPins(t *testing.T, tg *storetest.Target, log *syncBuf) *pin.Store {
 	t.Helper()
-	r, err := pin.NewRedis(tg.NewClient(t), tg.Prefix+"gateway:pins", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := pin.New(r, &pin.Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
+	st, err := pin.OpenRedis(tg.NewClient(t), tg.Prefix+"gateway:pins", 0, &pin.Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,10 +23,10 @@ type Pending struct {
 	Kind string
 	// Old is the pinned definition it would replace (changed) or repeat
 	// under a new name (renamed, then RenameOf names it); nil if new.
-	Old      *Entry
+	Old      *pinEntry
 	RenameOf string
 	// New is the last-seen definition.
-	New *Entry
+	New *pinEntry
 	// Changes is the field-level summary of Old to New (see Changes).
 	Changes []string
 }
@@ -56,7 +56,7 @@ func (s *Store) Pending(ctx context.Context, upstream, tool string) ([]Pending, 
 	return out, nil
 }
 
-func pendingOf(up, name string, e *Entry, u *Upstream) Pending {
+func pendingOf(up, name string, e *pinEntry, u *upstreamPins) Pending {
 	p := Pending{Upstream: up, Tool: name, Kind: "new", New: e}
 	switch {
 	case u.Pinned[name] != nil:
@@ -74,7 +74,7 @@ func pendingOf(up, name string, e *Entry, u *Upstream) Pending {
 // hash — the one the person was shown — and drops it from the pending
 // list. It is errNotPending when that definition is no longer pending.
 func (s *Store) Approve(ctx context.Context, upstream, tool, hash string) error {
-	return s.st.Update(ctx, func(st *State) error {
+	return s.st.Update(ctx, func(st *pinState) error {
 		u := st.Upstreams[upstream]
 		if u == nil || u.Pending[tool] == nil || u.Pending[tool].Hash != hash {
 			return fmt.Errorf("%w: upstream %q tool %s", errNotPending, upstream, quoteName(tool))
@@ -82,7 +82,7 @@ func (s *Store) Approve(ctx context.Context, upstream, tool, hash string) error 
 		e := u.Pending[tool]
 		u = st.upstream(upstream) // a file may hold "pinned": null
 		delete(u.Pending, tool)
-		u.Pinned[tool] = &Entry{Hash: e.Hash, BodyHash: e.BodyHash, Definition: e.Definition, At: s.opts.Now().UTC()}
+		u.Pinned[tool] = &pinEntry{Hash: e.Hash, BodyHash: e.BodyHash, Definition: e.Definition, At: s.opts.Now().UTC()}
 		s.opts.Logger.Info("pin: tool approved", "upstream", upstream, "tool", cleanName(tool), "hash", hash)
 		return nil
 	})
@@ -153,7 +153,7 @@ func (s *Store) ToolNames(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for up, u := range st.Upstreams {
-		for _, m := range []map[string]*Entry{u.Pinned, u.Pending} {
+		for _, m := range []map[string]*pinEntry{u.Pinned, u.Pending} {
 			for name := range m {
 				out = append(out, name, up+"."+name)
 			}

@@ -129,8 +129,8 @@ func parse(raw []byte, max int) (*definition, error) {
 	return &definition{Name: name, Canonical: c, Hash: hashHex(c), BodyHash: hashHex(body)}, nil
 }
 
-func (d *definition) entry(at time.Time) *Entry {
-	return &Entry{Hash: d.Hash, BodyHash: d.BodyHash, Definition: d.Canonical, At: at.UTC()}
+func (d *definition) entry(at time.Time) *pinEntry {
+	return &pinEntry{Hash: d.Hash, BodyHash: d.BodyHash, Definition: d.Canonical, At: at.UTC()}
 }
 
 func hashHex(b []byte) string {

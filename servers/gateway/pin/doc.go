@@ -21,9 +21,10 @@
 // shows each as a diff against its pin with the findings of Scan
 // (WriteReport), and pins what the person confirms (Store.Approve).
 //
-// The state lives behind Storage: a file (Open: one JSON file per gateway,
-// mode 0600, written atomically, verified on every read: a tampered file is
-// an error, never a reset), Redis (NewRedis) or Memory.
+// The state lives in a file (Open: one JSON file per gateway, mode 0600,
+// written atomically, verified on every read: a tampered file is an error,
+// never a reset), in Redis (OpenRedis: one key per gateway, shared by its
+// replicas) or in memory (OpenMemory).
 // docs/gateway-pinning.md says what is pinned and what the scan does and
 // does not catch.
 package pin

@@ -11,7 +11,7 @@ import (
 // A gateway checks every tool an upstream lists. The first definition is
 // pinned; a later change hides the tool and says what changed.
 func Example() {
-	store, _ := pin.New(pin.NewMemory(), &pin.Options{Logger: slog.New(slog.DiscardHandler)})
+	store, _ := pin.OpenMemory(&pin.Options{Logger: slog.New(slog.DiscardHandler)})
 
 	v1 := `{"name":"add","description":"Adds two numbers.","inputSchema":{"type":"object"}}`
 	_, allowed, _, _ := store.Check("calc", json.RawMessage(v1))

@@ -27,7 +27,7 @@ type file struct {
 	path string
 
 	mu     sync.Mutex
-	cached *State
+	cached *pinState
 	stat   fs.FileInfo
 }
 
@@ -61,13 +61,13 @@ func notWritableByOthers(path string) error {
 // Load implements Storage. It rereads the file only when it changed since
 // the last read, so a gateway sees what `bulwark gateway approve` pinned.
 // The returned State is shared: callers must not modify it.
-func (f *file) Load(context.Context) (*State, error) {
+func (f *file) Load(context.Context) (*pinState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.readLocked()
 }
 
-func (f *file) readLocked() (*State, error) {
+func (f *file) readLocked() (*pinState, error) {
 	fi, err := os.Stat(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.cached, f.stat = newState(), nil
@@ -88,7 +88,7 @@ func (f *file) readLocked() (*State, error) {
 }
 
 // read reads and verifies the file.
-func (f *file) read() (*State, error) {
+func (f *file) read() (*pinState, error) {
 	if err := notWritableByOthers(f.path); err != nil {
 		return nil, err
 	}
@@ -113,10 +113,10 @@ func (f *file) read() (*State, error) {
 
 // decodeState parses and verifies a pin file's bytes: unknown members and
 // trailing data are refused.
-func decodeState(b []byte) (*State, error) {
+func decodeState(b []byte) (*pinState, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	s := new(State)
+	s := new(pinState)
 	if err := dec.Decode(s); err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
@@ -124,7 +124,7 @@ func decodeState(b []byte) (*State, error) {
 		return nil, fmt.Errorf("%w: data after the state", errCorrupt)
 	}
 	if s.Upstreams == nil {
-		s.Upstreams = map[string]*Upstream{}
+		s.Upstreams = map[string]*upstreamPins{}
 	}
 	if err := s.verify(); err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func decodeState(b []byte) (*State, error) {
 
 // Update implements Storage, holding the lock file from the read to the
 // rename.
-func (f *file) Update(ctx context.Context, fn func(*State) error) error {
+func (f *file) Update(ctx context.Context, fn func(*pinState) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	unlock, err := atomicfile.Lock(ctx, f.path+".lock", true)

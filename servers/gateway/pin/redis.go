@@ -21,32 +21,32 @@ const maxUpdateRetries = 16
 // Pins are not secret, but anyone who can write the key can approve a
 // definition: give the gateway's Redis the protection its confirmation
 // tokens already need.
-type Redis struct {
+type redisStorage struct {
 	client  redis.UniversalClient
 	key     string
 	timeout time.Duration
 
 	mu     sync.Mutex
 	sum    [32]byte // of the value cached was read from
-	cached *State
+	cached *pinState
 }
 
-// NewRedis returns the Storage at key of client, which the caller keeps
+// newRedis returns the Storage at key of client, which the caller keeps
 // and closes. Each operation is bounded by timeout (2 seconds if zero).
-func NewRedis(client redis.UniversalClient, key string, timeout time.Duration) (*Redis, error) {
+func newRedis(client redis.UniversalClient, key string, timeout time.Duration) (*redisStorage, error) {
 	if client == nil || key == "" {
 		return nil, errors.New("pin: Redis storage needs a client and a key")
 	}
 	if timeout <= 0 {
 		timeout = 2 * time.Second
 	}
-	return &Redis{client: client, key: key, timeout: timeout}, nil
+	return &redisStorage{client: client, key: key, timeout: timeout}, nil
 }
 
 // Load implements Storage: one GET; the value is parsed and verified only
 // when it differs from the last one read. The State is shared: callers
 // must not modify it.
-func (r *Redis) Load(ctx context.Context) (*State, error) {
+func (r *redisStorage) Load(ctx context.Context) (*pinState, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	b, err := r.client.Get(ctx, r.key).Bytes()
@@ -56,7 +56,7 @@ func (r *Redis) Load(ctx context.Context) (*State, error) {
 	return r.decode(b)
 }
 
-func (r *Redis) decode(b []byte) (*State, error) {
+func (r *redisStorage) decode(b []byte) (*pinState, error) {
 	if len(b) == 0 {
 		return newState(), nil
 	}
@@ -78,7 +78,7 @@ func (r *Redis) decode(b []byte) (*State, error) {
 }
 
 // Update implements Storage.
-func (r *Redis) Update(ctx context.Context, fn func(*State) error) error {
+func (r *redisStorage) Update(ctx context.Context, fn func(*pinState) error) error {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	var fnErr error

@@ -16,11 +16,11 @@ import (
 
 func redisStore(t *testing.T, client redis.UniversalClient, mode Mode) *Store {
 	t.Helper()
-	st, err := NewRedis(client, "bulwark:gateway:pins:test", 0)
+	st, err := newRedis(client, "bulwark:gateway:pins:test", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(st, &Options{Mode: mode, Logger: slog.New(slog.DiscardHandler)})
+	s, err := newStore(st, &Options{Mode: mode, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

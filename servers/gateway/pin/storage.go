@@ -15,22 +15,22 @@ const formatVersion = 1
 
 // State is everything pinned, per upstream: the approved definitions and
 // the last-seen definitions waiting for approval.
-type State struct {
-	Version   int                  `json:"version"`
-	Upstreams map[string]*Upstream `json:"upstreams"`
+type pinState struct {
+	Version   int                      `json:"version"`
+	Upstreams map[string]*upstreamPins `json:"upstreams"`
 }
 
 // Upstream is the pins of one upstream, keyed by tool name.
-type Upstream struct {
+type upstreamPins struct {
 	// Pinned are the approved definitions.
-	Pinned map[string]*Entry `json:"pinned"`
+	Pinned map[string]*pinEntry `json:"pinned"`
 	// Pending are the last-seen definitions that differ from the pin, are
 	// new under require-approval, or rename a pinned tool.
-	Pending map[string]*Entry `json:"pending,omitempty"`
+	Pending map[string]*pinEntry `json:"pending,omitempty"`
 }
 
 // Entry is one tool definition in canonical form.
-type Entry struct {
+type pinEntry struct {
 	// Hash is the hex SHA-256 of Definition.
 	Hash string `json:"hash"`
 	// BodyHash is the hex SHA-256 of Definition without its name (see
@@ -58,20 +58,20 @@ var errNoChange = errors.New("no change")
 // Storage keeps the State. The file implementation serves one host; a
 // shared-store implementation (Redis) serves replicas: Update is then a
 // compare-and-swap on the stored state.
-type Storage interface {
+type storage interface {
 	// Load returns the current state, verified. A storage that holds
 	// nothing yet returns an empty state.
-	Load(ctx context.Context) (*State, error)
+	Load(ctx context.Context) (*pinState, error)
 	// Update loads the current state, applies fn and saves the result, with
 	// no other Update of the same state (in this process or another)
 	// between the load and the save. fn returning errNoChange saves nothing
 	// and Update returns nil; any other error is returned as it is.
-	Update(ctx context.Context, fn func(*State) error) error
+	Update(ctx context.Context, fn func(*pinState) error) error
 }
 
 // verify checks every entry of s (see errCorrupt) and puts each
 // definition back in canonical form (a file holds them indented).
-func (s *State) verify() error {
+func (s *pinState) verify() error {
 	if s.Version != formatVersion {
 		return fmt.Errorf("%w: version %d, want %d", errCorrupt, s.Version, formatVersion)
 	}
@@ -79,7 +79,7 @@ func (s *State) verify() error {
 		if u == nil {
 			return fmt.Errorf("%w: upstream %q is null", errCorrupt, up)
 		}
-		for _, m := range []map[string]*Entry{u.Pinned, u.Pending} {
+		for _, m := range []map[string]*pinEntry{u.Pinned, u.Pending} {
 			for name, e := range m {
 				if err := e.verify(name); err != nil {
 					return fmt.Errorf("%w: upstream %q tool %q: %v", errCorrupt, up, name, err)
@@ -90,7 +90,7 @@ func (s *State) verify() error {
 	return nil
 }
 
-func (e *Entry) verify(name string) error {
+func (e *pinEntry) verify(name string) error {
 	if e == nil {
 		return errors.New("null entry")
 	}
@@ -108,22 +108,22 @@ func (e *Entry) verify(name string) error {
 }
 
 // newState is an empty State.
-func newState() *State {
-	return &State{Version: formatVersion, Upstreams: map[string]*Upstream{}}
+func newState() *pinState {
+	return &pinState{Version: formatVersion, Upstreams: map[string]*upstreamPins{}}
 }
 
 // upstream returns s's entry for name, creating it.
-func (s *State) upstream(name string) *Upstream {
+func (s *pinState) upstream(name string) *upstreamPins {
 	u := s.Upstreams[name]
 	if u == nil {
-		u = &Upstream{Pinned: map[string]*Entry{}}
+		u = &upstreamPins{Pinned: map[string]*pinEntry{}}
 		s.Upstreams[name] = u
 	}
 	if u.Pinned == nil {
-		u.Pinned = map[string]*Entry{}
+		u.Pinned = map[string]*pinEntry{}
 	}
 	if u.Pending == nil {
-		u.Pending = map[string]*Entry{}
+		u.Pending = map[string]*pinEntry{}
 	}
 	return u
 }
@@ -131,7 +131,7 @@ func (s *State) upstream(name string) *Upstream {
 // encode is s as JSON, indented for a file a person may read. HTML
 // escaping is off: it would rewrite '<' in a canonical definition as
 // \u003c, and a clone would no longer hold the canonical bytes.
-func (s *State) encode(indent bool) []byte {
+func (s *pinState) encode(indent bool) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -145,9 +145,9 @@ func (s *State) encode(indent bool) []byte {
 }
 
 // clone deep-copies s through its JSON form.
-func (s *State) clone() *State {
+func (s *pinState) clone() *pinState {
 	b := s.encode(false)
-	c := new(State)
+	c := new(pinState)
 	if err := json.Unmarshal(b, c); err != nil {
 		panic(err)
 	}
@@ -156,23 +156,23 @@ func (s *State) clone() *State {
 
 // Memory is a Storage in memory, for tests and for a gateway that keeps
 // no pins across restarts.
-type Memory struct {
+type memoryStorage struct {
 	mu    sync.Mutex
-	state *State
+	state *pinState
 }
 
 // NewMemory returns an empty Memory.
-func NewMemory() *Memory { return &Memory{state: newState()} }
+func newMemory() *memoryStorage { return &memoryStorage{state: newState()} }
 
 // Load implements Storage.
-func (m *Memory) Load(context.Context) (*State, error) {
+func (m *memoryStorage) Load(context.Context) (*pinState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.state.clone(), nil
 }
 
 // Update implements Storage.
-func (m *Memory) Update(_ context.Context, fn func(*State) error) error {
+func (m *memoryStorage) Update(_ context.Context, fn func(*pinState) error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.state.clone()

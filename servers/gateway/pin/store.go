@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
@@ -86,12 +88,12 @@ func flagReason(upstream string, d *definition, found []Finding) string {
 // Store decides, tool by tool, whether an upstream's definition matches
 // its pin. It is safe for concurrent use; the state lives in a Storage.
 type Store struct {
-	st   Storage
+	st   storage
 	opts Options
 }
 
-// New returns a Store over st.
-func New(st Storage, opts *Options) (*Store, error) {
+// newStore returns a Store over st.
+func newStore(st storage, opts *Options) (*Store, error) {
 	if st == nil {
 		return nil, errors.New("pin: no storage")
 	}
@@ -123,7 +125,22 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(f, opts)
+	return newStore(f, opts)
+}
+
+// OpenMemory returns a Store whose pins live in this process only (tests,
+// and a gateway told to keep no pin file).
+func OpenMemory(opts *Options) (*Store, error) { return newStore(newMemory(), opts) }
+
+// OpenRedis returns a Store whose pins live at key of client, shared by
+// every replica that opens the same key; the caller keeps and closes the
+// client. Each operation is bounded by timeout (2 seconds if zero).
+func OpenRedis(client redis.UniversalClient, key string, timeout time.Duration, opts *Options) (*Store, error) {
+	r, err := newRedis(client, key, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return newStore(r, opts)
 }
 
 // defaultMaxUpstreamBytes is the default of Options.MaxUpstreamBytes.
@@ -142,9 +159,9 @@ var _ interface {
 type verdict struct {
 	allowed bool
 	reason  string
-	pending *Entry // to record as pending; nil if none
-	pin     bool   // pin the definition (trust on first use)
-	clear   bool   // drop a stale pending entry of the same name
+	pending *pinEntry // to record as pending; nil if none
+	pin     bool      // pin the definition (trust on first use)
+	clear   bool      // drop a stale pending entry of the same name
 }
 
 // Check implements the gateway's Pinner: it canonicalizes and hashes one
@@ -220,7 +237,7 @@ func (s *Store) decideAndRecord(ctx context.Context, upstream string, d *definit
 	}
 	v := s.decide(cur, upstream, d, listed)
 	if v.pending != nil || v.pin || v.clear {
-		err = s.st.Update(ctx, func(st *State) error {
+		err = s.st.Update(ctx, func(st *pinState) error {
 			v = s.decide(st, upstream, d, listed) // the state may have moved since Load
 			u := st.upstream(upstream)
 			switch {
@@ -248,9 +265,9 @@ func (s *Store) decideAndRecord(ctx context.Context, upstream string, d *definit
 
 // decide compares d with st's pins of upstream. It does not modify st.
 // listed, when not nil, is the set of names of the whole listing.
-func (s *Store) decide(st *State, upstream string, d *definition, listed map[string]bool) verdict {
+func (s *Store) decide(st *pinState, upstream string, d *definition, listed map[string]bool) verdict {
 	u := st.Upstreams[upstream]
-	var pinned, pending *Entry
+	var pinned, pending *pinEntry
 	if u != nil {
 		pinned, pending = u.Pinned[d.Name], u.Pending[d.Name]
 	}
@@ -261,7 +278,7 @@ func (s *Store) decide(st *State, upstream string, d *definition, listed map[str
 	// Only a changed definition is recorded again: a hidden tool listed
 	// again costs no write.
 	seen := pending != nil && pending.Hash == d.Hash
-	record := func(e *Entry) *Entry {
+	record := func(e *pinEntry) *pinEntry {
 		if seen {
 			return nil
 		}
@@ -292,7 +309,7 @@ func (s *Store) decide(st *State, upstream string, d *definition, listed map[str
 
 // size is the bytes of u's definitions, without name's pending one (which
 // a new one replaces).
-func size(u *Upstream, name string) int {
+func size(u *upstreamPins, name string) int {
 	if u == nil {
 		return 0
 	}
@@ -310,7 +327,7 @@ func size(u *Upstream, name string) int {
 
 // renameOf returns the pinned tool of u whose definition, name aside, is
 // d's and that listed (when not nil) does not hold, or "".
-func renameOf(u *Upstream, d *definition, listed map[string]bool) string {
+func renameOf(u *upstreamPins, d *definition, listed map[string]bool) string {
 	if u == nil {
 		return ""
 	}

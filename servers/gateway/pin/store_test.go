@@ -285,7 +285,7 @@ func TestConcurrentChecks(t *testing.T) {
 
 // The memory storage behaves as the file does.
 func TestMemoryStorage(t *testing.T) {
-	s, err := New(NewMemory(), &Options{Mode: TrustOnFirstUse, Logger: slog.New(slog.DiscardHandler)})
+	s, err := newStore(newMemory(), &Options{Mode: TrustOnFirstUse, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestMemoryStorage(t *testing.T) {
 	if _, ok, _ := check(t, s, "fs", strings.Replace(readFile, "Reads", "Deletes", 1)); ok {
 		t.Error("changed definition allowed")
 	}
-	if _, err := New(NewMemory(), &Options{Mode: Mode(7)}); err == nil {
+	if _, err := newStore(newMemory(), &Options{Mode: Mode(7)}); err == nil {
 		t.Error("unknown mode accepted")
 	}
 }
@@ -376,7 +376,7 @@ func TestApproveIntoFileWithoutPinned(t *testing.T) {
 	h, _, _ := check(t, s, "fs", readFile)
 	path := filepath.Join(dir, "gw.pins.json")
 	b, _ := os.ReadFile(path)
-	var st State
+	var st pinState
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
