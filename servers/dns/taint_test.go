@@ -53,6 +53,7 @@ type hzProxy struct {
 	mu       sync.Mutex
 	tainted  map[string]bool // fields given a hostile value
 	keep     map[string]bool // member paths left as the fake wrote them
+	base     map[string]bool // and these, for a whole session
 	all      bool            // taint the typed members (times) too
 	requests int
 }
@@ -186,7 +187,7 @@ func (p *hzProxy) serve(w http.ResponseWriter, r *http.Request) {
 // member the path so far.
 func (p *hzProxy) taintJSON(v any, prefix, member string) any {
 	p.mu.Lock()
-	keep, all := p.keep[member], p.all
+	keep, all := p.keep[member] || p.base[member], p.all
 	p.mu.Unlock()
 	leaf := member[strings.LastIndex(member, ".")+1:]
 	switch x := v.(type) {
@@ -253,6 +254,7 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	audit := &mcptest.AuditLog{}
 	var p *hzProxy
+	var hc *hetzner.Client
 	creds := func(ctx context.Context) (string, error) { return kernel.CredentialFrom(ctx, "hetzner") }
 	f := newFixture(t, hetznerOnly(t), setup{
 		kopts: kernel.Options{Logger: logger, Audit: audit,
@@ -263,6 +265,7 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 			if err != nil {
 				t.Fatal(err)
 			}
+			hc = c
 			return c
 		},
 	})
@@ -271,7 +274,7 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	// 1. The configured token, over stdio (the fast path on and off) and
 	// HTTP.
 	for _, v := range hzVersions {
-		s := taint.Session{Version: v, Exercise: exerciseDNS(f, p, &n)}
+		s := taint.Session{Version: v, Exercise: exerciseDNS(f, p, &n, false)}
 		taint.OverStdio(t, f.k, s, false, c)
 		taint.OverStdio(t, f.k, s, true, c)
 		taint.OverHTTP(t, f.k, s, c)
@@ -285,8 +288,29 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	}
 	for _, v := range hzVersions {
 		taint.OverHTTP(t, relay, taint.Session{Version: v, Header: http.Header{"X-Hetzner-Api-Token": {rwToken}},
-			Exercise: exerciseDNS(f, p, &n)}, c)
+			Exercise: exerciseDNS(f, p, &n, false)}, c)
 	}
+	// 3. The configured token, with the zone allowlist: zones are
+	// resolved and checked by name, actions by the zones they name; those
+	// members stay as the API wrote them, everything else is hostile.
+	var allow []string
+	for i := n + 1; i <= n+2; i++ {
+		allow = append(allow, fmt.Sprintf("taint%d.com", i), fmt.Sprintf("taint%d.net", i))
+	}
+	srvR, err := dns.New(dns.Config{AllowZones: allow}, dns.Deps{Provider: hc, Now: f.clock.Now, Sleep: f.clock.Sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restricted, err := kernel.New(kernel.Info{Name: "bulwark-dns", Version: "test"}, srvR.Tools(), &kernel.Options{Envelope: srvR.Envelope(),
+		Confirm: confirm.NewIssuer(nil, nil), Audit: audit, Logger: logger,
+		Credentials: []kernel.Credential{{Name: "hetzner", Provider: "Hetzner", Value: rwToken}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.base = map[string]bool{"zone.name": true, "zones.$.name": true, "action.resources.$.type": true, "actions.$.resources.$.type": true}
+	taint.OverStdio(t, restricted, taint.Session{Version: hzVersions[0], Exercise: exerciseDNS(f, p, &n, true)}, false, c)
+	taint.OverHTTP(t, restricted, taint.Session{Version: hzVersions[1], Exercise: exerciseDNS(f, p, &n, true)}, c)
+	p.base = nil
 	audited, _ := json.Marshal(audit.Records())
 	c.Text("audit", string(audited))
 	c.Text("log", string(log.Bytes()))
@@ -379,7 +403,7 @@ func errorCode(res *mcp.CallToolResult) string {
 
 // exerciseDNS calls every tool, the gated ones through their confirmation
 // round trip, on zones of its own, then each hostile fault.
-func exerciseDNS(f *fixture, p *hzProxy, n *int) func(t *testing.T, cs *mcp.ClientSession) {
+func exerciseDNS(f *fixture, p *hzProxy, n *int, restricted bool) func(t *testing.T, cs *mcp.ClientSession) {
 	return func(t *testing.T, cs *mcp.ClientSession) {
 		*n++
 		c := dnsCaller{t: t, cs: cs}
@@ -421,7 +445,11 @@ func exerciseDNS(f *fixture, p *hzProxy, n *int) func(t *testing.T, cs *mcp.Clie
 
 		// Actions: listed, read, followed while running (progress), and
 		// one that fails (its error is upstream text).
-		c.ok("list_zone_actions", map[string]any{})
+		if restricted {
+			c.call("list_zone_actions", map[string]any{}) // refused: it needs a zone
+		} else {
+			c.ok("list_zone_actions", map[string]any{})
+		}
 		c.ok("list_zone_actions", map[string]any{"zone": zone, "sort": []any{"id:desc"}})
 		acts := f.fake.Actions()
 		c.ok("get_zone_action", map[string]any{"action_id": acts[len(acts)-1].ID})
