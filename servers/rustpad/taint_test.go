@@ -24,6 +24,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/taint"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
@@ -390,6 +391,19 @@ func exerciseRustpad(f *fixture, p *padProxy, enc taint.Encoding, n *int) func(t
 			ok("set_document", map[string]any{"id": held, "text": "replaced\n", "confirmToken": s.ConfirmToken})
 		}
 		ok("set_document", map[string]any{"id": fmt.Sprintf("new-%d", *n), "text": "written at once\n"})
+
+		// A pad longer than a result may be: the envelope cuts its text at
+		// untrusted.DefaultMaxResult bytes, ten characters into the secret.
+		long := fmt.Sprintf("long-%d", *n)
+		head := "@@Rustpad.pad:long@@ "
+		filler := strings.Repeat("x", untrusted.DefaultMaxResult-len(head)-10)
+		if err := f.peer.Restore(long, filler+head+enc.Text(padSecret)+" "+taint.Closing+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		p.mu.Lock()
+		p.tainted["Rustpad.pad:long"] = true
+		p.mu.Unlock()
+		ok("get_document", map[string]any{"id": long})
 
 		// The inserts of a History, read without writing: a pad of one
 		// operation, so that the tainted insert is consistent.
