@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 	"github.com/bulwarkmcp/bulwark/servers/dns/hetzner"
@@ -55,6 +57,7 @@ type hzProxy struct {
 	keep     map[string]bool // member paths left as the fake wrote them
 	base     map[string]bool // and these, for a whole session
 	all      bool            // taint the typed members (times) too
+	long     bool            // lengthen each string so that its cut falls in the secret
 	requests int
 }
 
@@ -82,6 +85,19 @@ func (p *hzProxy) keeping(members ...string) func() {
 	return func() {
 		p.mu.Lock()
 		p.keep = nil
+		p.mu.Unlock()
+	}
+}
+
+// lengthen makes every string long enough to be cut in its secret until
+// the returned function is called.
+func (p *hzProxy) lengthen() func() {
+	p.mu.Lock()
+	p.long = true
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.long = false
 		p.mu.Unlock()
 	}
 }
@@ -187,13 +203,19 @@ func (p *hzProxy) serve(w http.ResponseWriter, r *http.Request) {
 // member the path so far.
 func (p *hzProxy) taintJSON(v any, prefix, member string) any {
 	p.mu.Lock()
-	keep, all := p.keep[member] || p.base[member], p.all
+	keep, all, long := p.keep[member] || p.base[member], p.all, p.long
 	p.mu.Unlock()
 	leaf := member[strings.LastIndex(member, ".")+1:]
 	switch x := v.(type) {
 	case string:
 		if keep || hzTimes[leaf] && !all {
 			return x
+		}
+		if long { // the envelope cuts a string at MaxString characters: ten into the secret
+			head := utf8.RuneCountInString(x+" ") + len("@@"+prefix+member+"@@ ")
+			if pad := untrusted.DefaultMaxString - head - 10; pad > 0 {
+				x += " " + strings.Repeat("x", pad)
+			}
 		}
 		return x + " " + p.value(prefix+member)
 	case []any:
@@ -482,6 +504,12 @@ func exerciseDNS(f *fixture, p *hzProxy, n *int, restricted bool) func(t *testin
 		c.call("get_rrset", rrsetArgs(zone, "absent", "A"))
 		done()
 		c.call("get_rrset", rrsetArgs(zone, "absent", "A"))
+
+		// Strings cut by the envelope, ten characters into the secret.
+		done = p.lengthen()
+		c.ok("get_zone", map[string]any{"zone": zone})
+		c.ok("list_rrsets", map[string]any{"zone": zone})
+		done()
 
 		// Times are decoded: hostile ones fail the answer.
 		done = p.taintAll()
