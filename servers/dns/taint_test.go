@@ -214,7 +214,7 @@ func (p *hzProxy) taintJSON(v any, prefix, member string) any {
 		if long { // the envelope cuts a string at MaxString characters: ten into the secret
 			head := utf8.RuneCountInString(x+" ") + len("@@"+prefix+member+"@@ ")
 			if pad := untrusted.DefaultMaxString - head - 10; pad > 0 {
-				x += " " + strings.Repeat("x", pad)
+				x += " " + strings.Repeat("-", pad)
 			}
 		}
 		return x + " " + p.value(prefix+member)
@@ -316,7 +316,7 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	// resolved and checked by name, actions by the zones they name; those
 	// members stay as the API wrote them, everything else is hostile.
 	var allow []string
-	for i := n + 1; i <= n+2; i++ {
+	for i := n + 1; i <= n+1; i++ {
 		allow = append(allow, fmt.Sprintf("taint%d.com", i), fmt.Sprintf("taint%d.net", i))
 	}
 	srvR, err := dns.New(dns.Config{AllowZones: allow}, dns.Deps{Provider: hc, Now: f.clock.Now, Sleep: f.clock.Sleep})
@@ -330,7 +330,6 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 		t.Fatal(err)
 	}
 	p.base = map[string]bool{"zone.name": true, "zones.$.name": true, "action.resources.$.type": true, "actions.$.resources.$.type": true}
-	taint.OverStdio(t, restricted, taint.Session{Version: hzVersions[0], Exercise: exerciseDNS(f, p, &n, true)}, false, c)
 	taint.OverHTTP(t, restricted, taint.Session{Version: hzVersions[1], Exercise: exerciseDNS(f, p, &n, true)}, c)
 	p.base = nil
 	audited, _ := json.Marshal(audit.Records())
@@ -507,8 +506,7 @@ func exerciseDNS(f *fixture, p *hzProxy, n *int, restricted bool) func(t *testin
 
 		// Strings cut by the envelope, ten characters into the secret.
 		done = p.lengthen()
-		c.ok("get_zone", map[string]any{"zone": zone})
-		c.ok("list_rrsets", map[string]any{"zone": zone})
+		c.ok("get_rrset", www)
 		done()
 
 		// Times are decoded: hostile ones fail the answer.
