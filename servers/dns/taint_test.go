@@ -58,6 +58,7 @@ type hzProxy struct {
 	base     map[string]bool // and these, for a whole session
 	all      bool            // taint the typed members (times) too
 	long     bool            // lengthen each string so that its cut falls in the secret
+	untagged bool            // hostile values without the envelope's closing tag
 	requests int
 }
 
@@ -118,8 +119,28 @@ func (p *hzProxy) taintAll() func() {
 func (p *hzProxy) value(field string) string {
 	p.mu.Lock()
 	p.tainted[field] = true
+	untagged := p.untagged
 	p.mu.Unlock()
-	return taint.ValueOf(field, p.enc, p.secret)
+	v := taint.ValueOf(field, p.enc, p.secret)
+	if untagged {
+		v = strings.Replace(v, " "+taint.Closing, "", 1)
+	}
+	return v
+}
+
+// withoutTag leaves the envelope's closing tag out of the hostile values
+// until the returned function is called: the server drops an error
+// message that looks like markup whole, so without it the message reaches
+// the client and the gate alone keeps the secret from it.
+func (p *hzProxy) withoutTag() func() {
+	p.mu.Lock()
+	p.untagged = true
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		p.untagged = false
+		p.mu.Unlock()
+	}
 }
 
 var hzDigits = regexp.MustCompile(`[^A-Za-z_]`)
@@ -329,19 +350,21 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.mu.Lock()
 	p.base = map[string]bool{"zone.name": true, "zones.$.name": true, "action.resources.$.type": true, "actions.$.resources.$.type": true}
+	p.mu.Unlock()
 	taint.OverHTTP(t, restricted, taint.Session{Version: hzVersions[1], Exercise: exerciseDNS(f, p, &n, true)}, c)
-	p.base = nil
 	audited, _ := json.Marshal(audit.Records())
 	c.Text("audit", string(audited))
 	c.Text("log", string(log.Bytes()))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.base = nil
 	if c.Messages < 200 || p.requests < 200 {
 		t.Fatalf("only %d messages read, %d API requests: the run did not happen", c.Messages, p.requests)
 	}
 	reportFindings(t, enc, c)
-	p.mu.Lock()
 	t.Logf("%d messages read, %d API requests, %d of %d tainted fields reached a client", c.Messages, p.requests, len(c.Visited), len(p.tainted))
-	defer p.mu.Unlock()
 	return c.Visited, maps.Clone(p.tainted)
 }
 
@@ -501,6 +524,10 @@ func exerciseDNS(f *fixture, p *hzProxy, n *int, restricted bool) func(t *testin
 		done = p.keeping("error.code")
 		c.call("create_rrset", rrsetArgs(zone, "bad", "MX", "records", recs("not an mx record")))
 		c.call("get_rrset", rrsetArgs(zone, "absent", "A"))
+		untag := p.withoutTag()
+		c.call("create_rrset", rrsetArgs(zone, "bad", "MX", "records", recs("not an mx record")))
+		c.call("get_rrset", rrsetArgs(zone, "absent", "A"))
+		untag()
 		done()
 		c.call("get_rrset", rrsetArgs(zone, "absent", "A"))
 
@@ -526,11 +553,18 @@ func exerciseDNS(f *fixture, p *hzProxy, n *int, restricted bool) func(t *testin
 			{Kind: hetznerapi.FaultRaw, ContentType: "application/json", Body: `{"zone":`},
 			{Kind: hetznerapi.FaultRaw, ContentType: "text/plain", Body: "plain answer"},
 		}
-		for _, fl := range faults {
-			fl.PathPrefix = hetznerapi.BasePath + "/zones/" + zone
-			f.fake.AddFault(fl)
-			c.call("get_zone", map[string]any{"zone": zone})
-			f.fake.ClearFaults()
+		for i := range 2 { // with and without the closing tag
+			untag := func() {}
+			if i == 1 {
+				untag = p.withoutTag()
+			}
+			for _, fl := range faults {
+				fl.PathPrefix = hetznerapi.BasePath + "/zones/" + zone
+				f.fake.AddFault(fl)
+				c.call("get_zone", map[string]any{"zone": zone})
+				f.fake.ClearFaults()
+			}
+			untag()
 		}
 		done = p.keeping("error.code")
 		f.fake.AddFault(hetznerapi.Fault{Kind: hetznerapi.FaultError, Code: "protected", Message: "hostile protected",

@@ -298,10 +298,10 @@ func runRustpadEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[
 		http: upstream.New(&upstream.Options{Timeout: 10 * time.Second, MaxBodyBytes: 4 << 20,
 			Retry: upstream.RetryPolicy{MaxAttempts: 2}, Sleep: func(context.Context, time.Duration) error { return nil }}),
 		proxy: func(peer http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.serve(w, r) })
+			p = newPadProxy(enc, peer.(*fake.Server))
+			return http.HandlerFunc(p.serve)
 		},
 	})
-	p = newPadProxy(enc, f.peer)
 	f.peer.SetHostile(fake.Hostile{Users: 2}) // two more users in every burst, with names
 	c := taint.NewChecker(padSecret)
 	n := 0
