@@ -386,8 +386,9 @@ func reportFindings(t *testing.T, enc taint.Encoding, c *taint.Checker) {
 // dnsCaller calls tools for one session and fails on a protocol error;
 // a tool error is an answer like any other.
 type dnsCaller struct {
-	t  *testing.T
-	cs *mcp.ClientSession
+	t      *testing.T
+	cs     *mcp.ClientSession
+	called map[string]bool
 }
 
 func (c dnsCaller) call(tool string, args map[string]any) *mcp.CallToolResult {
@@ -397,6 +398,7 @@ func (c dnsCaller) call(tool string, args map[string]any) *mcp.CallToolResult {
 func (c dnsCaller) callWith(params *mcp.CallToolParams) *mcp.CallToolResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	c.called[params.Name] = true
 	res, err := c.cs.CallTool(ctx, params)
 	if err != nil {
 		c.t.Errorf("%s: %v", params.Name, err)
@@ -448,7 +450,7 @@ func errorCode(res *mcp.CallToolResult) string {
 func exerciseDNS(f *fixture, p *hzProxy, n *int, restricted bool) func(t *testing.T, cs *mcp.ClientSession) {
 	return func(t *testing.T, cs *mcp.ClientSession) {
 		*n++
-		c := dnsCaller{t: t, cs: cs}
+		c := dnsCaller{t: t, cs: cs, called: map[string]bool{}}
 		zone, sec := fmt.Sprintf("taint%d.com", *n), fmt.Sprintf("taint%d.net", *n)
 		www := rrsetArgs(zone, "www", "A")
 
@@ -572,6 +574,25 @@ func exerciseDNS(f *fixture, p *hzProxy, n *int, restricted bool) func(t *testin
 		done()
 
 		c.confirmed("delete_zone", map[string]any{"zone": zone})
+		everyToolCalled(t, cs, c.called)
+	}
+}
+
+// everyToolCalled fails when the server lists a tool the session did not
+// call: a new tool joins the harness with its first test.
+func everyToolCalled(t *testing.T, cs *mcp.ClientSession, called map[string]bool) {
+	t.Helper()
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if !called[tool.Name] {
+			t.Errorf("the harness never calls %s", tool.Name)
+		}
+	}
+	if len(tools.Tools) < 23 {
+		t.Errorf("%d tools listed", len(tools.Tools))
 	}
 }
 

@@ -339,9 +339,11 @@ func runRustpadEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[
 func exerciseRustpad(f *fixture, p *padProxy, enc taint.Encoding, n *int) func(t *testing.T, cs *mcp.ClientSession) {
 	return func(t *testing.T, cs *mcp.ClientSession) {
 		*n++
+		called := map[string]bool{}
 		call := func(tool string, args map[string]any) *mcp.CallToolResult {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
+			called[tool] = true
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 			if err != nil {
 				t.Errorf("%s: %v", tool, err)
@@ -431,6 +433,21 @@ func exerciseRustpad(f *fixture, p *padProxy, enc taint.Encoding, n *int) func(t
 				call("get_stats", map[string]any{})
 				undo()
 			}
+		}
+
+		// Every tool the server lists was called: a new tool joins the
+		// harness with its first test.
+		tools, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools.Tools {
+			if !called[tool.Name] {
+				t.Errorf("the harness never calls %s", tool.Name)
+			}
+		}
+		if len(tools.Tools) < 8 {
+			t.Errorf("%d tools listed", len(tools.Tools))
 		}
 	}
 }
