@@ -137,7 +137,7 @@ func (c *Checker) str(path []string, s string) {
 		}
 	}
 	visit(s)
-	for _, run := range b64Run.FindAllString(s, -1) { // image and blob data
+	for _, run := range b64Runs(s) { // image and blob data
 		if b, err := base64.StdEncoding.DecodeString(run); err == nil {
 			visit(string(b))
 		}
@@ -200,8 +200,32 @@ func strip(s string) string {
 var (
 	uEscape   = regexp.MustCompile(`\\u([0-9a-fA-F]{4})`)
 	pctEscape = regexp.MustCompile(`%([0-9a-fA-F]{2})`)
-	b64Run    = regexp.MustCompile(`[A-Za-z0-9+/_=-]{16,}`)
 )
+
+// b64Runs returns the runs of 16 or more characters of either base64
+// alphabet in s, longest first from the left: what the regular expression
+// [A-Za-z0-9+/_=-]{16,} finds, without its cost on every string.
+func b64Runs(s string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && b64Char(s[i]) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start >= 16 {
+			out = append(out, s[start:i])
+		}
+		start = -1
+	}
+	return out
+}
+
+func b64Char(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '=' || c == '-'
+}
 
 // decodeEscapes decodes \uXXXX and %XX and the JSON escapes of quotes and
 // slashes, with regular expressions (the gate decodes by hand).
@@ -227,13 +251,14 @@ func (c *Checker) secretIn(s string) string {
 		if strings.Contains(v.text, c.Secret) {
 			return v.name
 		}
-		for k := len(c.Secret) - 1; k >= 4; k-- {
+		// Every prefix of 4 or more starts with the first 4 characters.
+		for k := len(c.Secret) - 1; k >= 4 && strings.Contains(v.text, c.Secret[:4]); k-- {
 			p := c.Secret[:k]
 			if strings.Contains(v.text, p+"…") || strings.Contains(v.text, p+"\n[truncated:") {
 				return "a prefix before a cut, " + v.name
 			}
 		}
-		for _, run := range b64Run.FindAllString(v.text, -1) {
+		for _, run := range b64Runs(v.text) {
 			if base64Holds(run, c.Secret) {
 				return "base64-encoded, " + v.name
 			}
