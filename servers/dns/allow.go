@@ -184,8 +184,11 @@ func (s *Server) listAllowedZones(ctx context.Context, opts ListZonesOptions, ca
 			}
 		}
 	}
+	if zones == nil {
+		zones = []Zone{}
+	}
 	sortZones(zones, opts.Sort)
-	page, pg := PageOf(zones, opts.Page, opts.PerPage)
+	page, pg := cutPage(zones, opts.Page, opts.PerPage) // zones is ours: no copy
 	return ZoneList{Zones: page, Pagination: pg}, nil
 }
 
@@ -197,18 +200,21 @@ const maxPermittedScan = 10_000
 // and the page is cut from what remains, so counts and paging describe
 // only zones the caller may see (a hidden zone is never counted).
 func (s *Server) listPermittedZones(ctx context.Context, opts ListZonesOptions, call *kernel.Call) (ZoneList, error) {
-	zones := []Zone{}
+	var zones []Zone
 	for page, read := 1, 0; ; page++ {
 		list, err := s.p.ListZones(ctx, ListZonesOptions{Name: opts.Name, Mode: opts.Mode, LabelSelector: opts.LabelSelector,
 			Page: page, PerPage: maxPerPageZones})
 		if err != nil {
 			return ZoneList{}, mapError(err, subject{what: "zones"})
 		}
-		for _, z := range list.Zones {
-			if permitsZone(call, z) {
-				zones = append(zones, z)
-			}
+		n := len(list.Zones)
+		permitted := slices.DeleteFunc(list.Zones, func(z Zone) bool { return !permitsZone(call, z) })
+		if zones == nil { // the first page's slice is ours: filtered in place
+			zones = permitted
+		} else {
+			zones = append(zones, permitted...)
 		}
+		list.Zones = list.Zones[:n]
 		read += len(list.Zones)
 		if list.Pagination.NextPage == nil || len(list.Zones) == 0 {
 			break
@@ -218,16 +224,20 @@ func (s *Server) listPermittedZones(ctx context.Context, opts ListZonesOptions, 
 				WithHint("Narrow the listing with name, mode or label_selector.")
 		}
 	}
+	if zones == nil {
+		zones = []Zone{}
+	}
 	sortZones(zones, opts.Sort)
-	page, pg := PageOf(zones, opts.Page, opts.PerPage)
+	page, pg := cutPage(zones, opts.Page, opts.PerPage) // zones is ours: no copy
 	return ZoneList{Zones: page, Pagination: pg}, nil
 }
 
 // sortZones orders zones by the list's sort keys (validated before), then
 // by id, as the API does.
 func sortZones(zones []Zone, keys []string) {
+	keys = append(slices.Clip(keys), "id") // once, not per comparison
 	slices.SortStableFunc(zones, func(a, b Zone) int {
-		for _, k := range append(slices.Clone(keys), "id") {
+		for _, k := range keys {
 			field, dir, _ := strings.Cut(k, ":")
 			c := 0
 			switch field {
@@ -254,6 +264,12 @@ func sortZones(zones []Zone, keys []string) {
 // meta.pagination. A provider that pages itself uses it, so that its
 // pages count as the API's do. The page is a copy.
 func PageOf[T any](items []T, page, perPage int) ([]T, Pagination) {
+	p, pg := cutPage(items, page, perPage)
+	return slices.Clone(p), pg
+}
+
+// cutPage is PageOf without the copy: the page shares items.
+func cutPage[T any](items []T, page, perPage int) ([]T, Pagination) {
 	page, perPage = cmp.Or(page, 1), cmp.Or(perPage, defaultPerPage)
 	total := len(items)
 	last := max(1, (total+perPage-1)/perPage)
@@ -267,5 +283,5 @@ func PageOf[T any](items []T, page, perPage int) ([]T, Pagination) {
 		pg.NextPage = &next
 	}
 	lo := min((page-1)*perPage, total)
-	return slices.Clone(items[lo:min(lo+perPage, total)]), pg
+	return items[lo:min(lo+perPage, total)], pg
 }

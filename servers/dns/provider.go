@@ -30,6 +30,8 @@ type Provider interface {
 	// and in the untrusted envelope's source.
 	Name() string
 
+	// ListZones returns one page of zones; the caller owns the slice (the
+	// authorization filter reuses it).
 	ListZones(ctx context.Context, opts ListZonesOptions) (ZoneList, error)
 	GetZone(ctx context.Context, zone string) (Zone, error)
 	ExportZonefile(ctx context.Context, zone string) (string, error)
