@@ -77,12 +77,23 @@ func TestConformanceSummaryCountsKnownFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("tools-call-sampling", `[{"id":"tools-call-sampling","status":"FAILURE"},{"id":"a","status":"SUCCESS"}]`)
-	write("server-sse-multiple-streams", `[{"id":"server-sse-multiple-streams-session","status":"WARNING"}]`)
-	write("tools-list", `[{"id":"tools-list","status":"FAILURE"},{"id":"b","status":"WARNING"}]`)
+	// as the suite names its directories: server-<scenario>-<ISO time>
+	const at = "-2026-12-05T08-18-51-505Z"
+	write("server-tools-call-sampling"+at, `[{"id":"tools-call-sampling","status":"FAILURE"},{"id":"a","status":"SUCCESS"}]`)
+	write("server-server-sse-multiple-streams"+at, `[{"id":"server-sse-multiple-streams-session","status":"WARNING"}]`)
+	write("server-tools-list"+at, `[{"id":"tools-list","status":"FAILURE"},{"id":"b","status":"WARNING"}]`)
+	write("server-tasks-lifecycle"+at, `[{"id":"tasks-lifecycle","status":"FAILURE"}]`) // not scored
+	// a known check of another scenario is not known here
+	write("server-tools-call-elicitation-x"+at, `[{"id":"tools-call-sampling","status":"FAILURE"}]`)
+	reqs := filepath.Join(t.TempDir(), "2025-11-25.yaml")
+	if err := os.WriteFile(reqs, []byte("# requirements\nserver:\n  - tools-call-sampling\n  - server-sse-multiple-streams\n  - tools-list\n"+
+		"  - tools-call-elicitation-x\nclient:\n  - tasks-lifecycle\nnot_scored:\n  - scenario: tasks-lifecycle\n    leg: server\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	baseline, _ := filepath.Abs("../../test/e2e/baseline-2025.yml")
-	out, err := bash(t, fn+"\nchecks_summary "+dir+" "+baseline+"\n")
-	if err != nil || !strings.Contains(out, "checks: 1 passed, 2 known (baseline), 1 new, 1 warnings") || strings.Contains(out, "failed") {
+	out, err := bash(t, fn+"\nchecks_summary "+dir+" "+baseline+" "+reqs+"\n")
+	if err != nil || !strings.Contains(out, "checks: 1 passed, 2 known (baseline), 2 new, 1 in unscored scenarios (extensions, pending), 1 warnings") ||
+		strings.Contains(out, "failed") {
 		t.Fatalf("summary %q (err %v)", out, err)
 	}
 }
