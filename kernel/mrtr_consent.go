@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,7 +60,7 @@ func bindingSum(b confirm.Binding) (string, error) {
 // consent is the gate by elicitation. It returns nil when the person
 // accepted this exact call in the previous round, and otherwise the result
 // to send: the question (input required) or the refusal of a decline.
-func (s *Server) consent(ctx context.Context, call *Call, t *Tool, in any, pv Preview, b confirm.Binding, rec *audit.Record) *mcp.CallToolResult {
+func (s *Server) consent(ctx context.Context, call *Call, t *Tool, in any, args map[string]any, pv Preview, b confirm.Binding, rec *audit.Record) *mcp.CallToolResult {
 	bind, err := bindingSum(b)
 	if err != nil {
 		return s.fail(ctx, call, rec, err)
@@ -81,7 +80,7 @@ func (s *Server) consent(ctx context.Context, call *Call, t *Tool, in any, pv Pr
 				Hint:    "Do not retry unless the person asks for it."}, "")
 		}
 	}
-	ask := &InputRequired{Requests: mcp.InputRequestMap{consentID: s.consentRequest(t, in, pv, b)}}
+	ask := &InputRequired{Requests: mcp.InputRequestMap{consentID: s.consentRequest(t, in, args, pv, b, bind)}}
 	res, err := s.inputRequired(ctx, call, ask, requestState{Kind: stateConsent, Args: call.argsSum, Bind: bind})
 	if err != nil {
 		return s.fail(ctx, call, rec, err)
@@ -105,29 +104,21 @@ func answerWord(ans *mcp.ElicitResult) string {
 	return "the box was not ticked"
 }
 
-// consentRequest is the form the person sees: what the call does (the
-// caller's own arguments, through the tool's Action), its target, the
-// preview's counts and what cannot be undone, and one box to tick.
-func (s *Server) consentRequest(t *Tool, in any, pv Preview, b confirm.Binding) *mcp.ElicitParams {
-	// The tool's Action names the target in the caller's words; without
-	// one, the canonical target is the best there is.
-	action, where := "call "+t.name, fmt.Sprintf("tool %s, target %s", t.name, b.Target)
+// consentRequest is the form the person sees: the question
+// (consentMessage: the call, its arguments, target and preview, and the
+// reference of the binding) and one box to tick.
+func (s *Server) consentRequest(t *Tool, in any, args map[string]any, pv Preview, b confirm.Binding, bind string) *mcp.ElicitParams {
+	action := "call " + t.name
 	if t.action != nil {
-		action, where = t.action(in), "tool "+t.name
+		action = t.action(in)
 	}
-	var m strings.Builder
-	fmt.Fprintf(&m, "An AI assistant asks to %s (%s).", action, where)
-	if pv.Summary != "" {
-		m.WriteString(" " + pv.Summary)
+	if pv.Arguments != nil {
+		args = pv.Arguments
 	}
-	if t.policy.Destructive == Yes {
-		m.WriteString(" This removes or overwrites data and cannot be undone.")
-	}
-	m.WriteString(" Accept only if you want exactly this; declining changes nothing.")
-	return &mcp.ElicitParams{Mode: "form", Message: clean(m.String()), RequestedSchema: map[string]any{
+	return &mcp.ElicitParams{Mode: "form", Message: consentMessage(t, action, args, pv, b, bind), RequestedSchema: map[string]any{
 		"type": "object",
 		"properties": map[string]any{consentField: map[string]any{
-			"type": "boolean", "title": clean("Yes: " + action), "default": false,
+			"type": "boolean", "title": oneLine(cutValue("Yes: " + action)), "default": false,
 			"description": "Tick to allow exactly this call, once.",
 		}},
 		"required": []string{consentField},
