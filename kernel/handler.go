@@ -41,10 +41,12 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 			rec.Outcome, rec.ErrorCode = audit.Refused, string(CodeInvalidRequestState)
 			rec.Duration = s.opts.Now().Sub(start)
 			s.audit.Write(ctx, rec)
+			noteAsked(ctx, nil, nil)
 			return nil, rpcErr
 		}
 		call.noteRecord(&rec)
 		scrubRecord(call.secrets, &rec) // the result's are removed by the egress gate (egress.go)
+		noteAsked(ctx, res, &rec)       // answer.go
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
 		st := meter.Stats()

@@ -75,9 +75,7 @@ func (s *Server) consent(ctx context.Context, call *Call, t *Tool, in any, args 
 			return s.consented(call, bind, rec)
 		default:
 			rec.Outcome, rec.ErrorCode, rec.Confirm = audit.Refused, string(ConfirmationDeclined), audit.ConfirmDeclined
-			return s.errorResult(&Error{Code: ConfirmationDeclined,
-				Message: fmt.Sprintf("The person did not accept (%s), so nothing was changed.", answerWord(ans)),
-				Hint:    "Do not retry unless the person asks for it."}, "")
+			return s.errorResult(declined(ans), "")
 		}
 	}
 	ask := &InputRequired{Requests: mcp.InputRequestMap{consentID: s.consentRequest(t, in, args, pv, b, bind)}}
@@ -95,13 +93,30 @@ func (s *Server) consented(call *Call, bind string, rec *audit.Record) *mcp.Call
 	return nil
 }
 
-// answerWord names a non-accepting answer for the refusal.
-func answerWord(ans *mcp.ElicitResult) string {
-	switch ans.Action {
-	case "decline", "cancel":
-		return ans.Action + "d"
+// declined is the refusal of an answer that does not run the call: the
+// person declined, cancelled or left the box unticked, or the answer does
+// not fit the form at all (another action, a box that is not a boolean).
+func declined(ans *mcp.ElicitResult) *Error {
+	word := ""
+	switch v, ok := ans.Content[consentField]; {
+	case ans.Action == "decline" || ans.Action == "cancel":
+		word = ans.Action + "d"
+	case ans.Action == "accept" && ok && v == false:
+		word = "the box was not ticked"
+	default:
+		return misfitError()
 	}
-	return "the box was not ticked"
+	return &Error{Code: ConfirmationDeclined,
+		Message: fmt.Sprintf("The person did not accept (%s), so nothing was changed.", word),
+		Hint:    "Do not retry unless the person asks for it."}
+}
+
+// misfitError is the refusal of an answer to the consent form that does
+// not fit it (answer.go sends it too, for an answer the go-sdk refused).
+func misfitError() *Error {
+	return &Error{Code: ConfirmationDeclined,
+		Message: "The answer to the confirmation form did not fit it (the form asks for accept, decline or cancel, and one box, confirm, ticked or not), so nothing was changed.",
+		Hint:    "Ask the person again: accept with the box ticked allows the call; decline changes nothing."}
 }
 
 // consentRequest is the form the person sees: the question
