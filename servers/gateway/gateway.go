@@ -139,6 +139,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 			return fmt.Errorf("upstream %q: %s", l.u.Name, g.scrub.text(err.Error()))
 		}
 		g.logger.Info("upstream started", "upstream", l.u.Name, "tools", len(l.defs))
+		g.noteFeatures(l)
 	}
 	for _, l := range g.links {
 		g.wg.Add(1)

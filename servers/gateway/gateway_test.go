@@ -132,7 +132,7 @@ func newFixture(t *testing.T, o options) *fixture {
 		defer f.mu.Unlock()
 		f.audit = append(f.audit, r)
 	}))
-	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway"}, gw.Tools(), &opts)
+	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway", Instructions: gw.Instructions()}, gw.Tools(), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}

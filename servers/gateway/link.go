@@ -64,6 +64,9 @@ type link struct {
 	flights flights    // calls of a relaying upstream (relay.go)
 	inCalls atomic.Int64
 	nextTok atomic.Uint64
+
+	// set once at Start (features.go)
+	withheld, unrelayed []string
 }
 
 func newLink(g *Gateway, u *Upstream) *link {
