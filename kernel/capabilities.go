@@ -12,7 +12,8 @@ import (
 
 // Features are the MCP features an embedder serves itself on MCP(), beside
 // the kernel's tools (the conformance fixture's prompts, resources and
-// completion). The kernel declares exactly these, none with listChanged;
+// completion). The kernel declares exactly these, none with listChanged
+// but prompts under Options.DynamicTools (a gateway's prompts change);
 // a request for a feature not declared is "method not found" (-32601,
 // HTTP 404 on 2026-07-28), so the capabilities a client sees are the
 // truth.

@@ -125,7 +125,8 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 		return err
 	}
 	defer gw.Close()
-	opts.DynamicTools = true // upstreams change their tools at run time (pins.go)
+	opts.DynamicTools = true      // upstreams change their tools at run time (pins.go)
+	opts.Features = gw.Features() // what the upstreams offer and the gateway relays beside tools
 	opts.Envelope = gw.Envelope()
 	opts.Credentials = append(opts.Credentials, gw.Credentials()...)
 	opts.Secrets = append(opts.Secrets, gw.Secrets()...)

@@ -162,6 +162,16 @@ var reasons = map[string]string{
 	"ToolResultContent.content":                   "refused: a sampling request with tool use or tool results is not relayed",
 	"ToolResultContent.structuredContent":         "refused: a sampling request with tool use or tool results is not relayed",
 	"ToolResultContent.toolUseId":                 "refused: a sampling request with tool use or tool results is not relayed",
+	// prompts: declared anew by the gateway (servers/gateway/prompts.go)
+	"ListPromptsResult._meta":      "not relayed: the gateway lists its prompts itself",
+	"ListPromptsResult.nextCursor": "not relayed: the gateway reads every page of an upstream's list itself",
+	"ListPromptsResult.resultType": "the gateway's own (the kernel's result type)",
+	"Prompt.name":                  "dropped: a name outside [A-Za-z0-9_.-] is not relayed (and is logged)",
+	"PromptArgument.name":          "dropped: a prompt with an argument name outside [A-Za-z0-9_.-] is not relayed (and is logged)",
+	"Prompt._meta":                 "not relayed: a relayed prompt is declared anew (name, title, description, arguments)",
+	"Prompt.icons":                 "not relayed: icons are not relayed",
+	"GetPromptResult._meta":        "not relayed: a prompt's result is built anew (kernel.Server.ShapePrompt)",
+	"GetPromptResult.resultType":   "the gateway's own (the kernel's result type)",
 }
 
 type field struct {

@@ -78,6 +78,8 @@ type Upstream struct {
 	// exposed. Exact upstream tool names.
 	AllowTools []string `toml:"allow_tools"`
 	DenyTools  []string `toml:"deny_tools"`
+	// DenyPrompts are prompts never relayed (prompts.go).
+	DenyPrompts []string `toml:"deny_prompts"`
 	// ReadOnlyTools change nothing: never gated, kept in read-only mode.
 	ReadOnlyTools []string `toml:"read_only_tools"`
 	// WriteTools write but destroy nothing: gated only when in ConfirmTools.

@@ -42,10 +42,7 @@ func unrelayed(c *mcp.ServerCapabilities) []string {
 	if c == nil {
 		return nil
 	}
-	var out []string
-	if c.Prompts != nil {
-		out = append(out, "prompts")
-	}
+	var out []string // prompts are relayed (prompts.go)
 	if c.Resources != nil {
 		out = append(out, "resources")
 	}
@@ -65,6 +62,7 @@ func (g *Gateway) noteFeatures(l *link) {
 	}
 	l.mu.Unlock()
 	l.withheld, l.unrelayed = l.u.withheld(), unrelayed(caps)
+	l.promptsOffered = caps != nil && caps.Prompts != nil
 	g.logger.Info("upstream features not relayed", "upstream", l.u.Name,
 		"client_capabilities_withheld", strings.Join(l.withheld, ","),
 		"note", "tools the upstream offers only to a client that declares these are not listed by it, so not relayed",
@@ -81,6 +79,9 @@ func (g *Gateway) Instructions() string {
 	for _, l := range g.links {
 		fmt.Fprintf(&b, " The server %q (tools %s.*) is reached without the client capabilities %s, so tools it offers only to clients that declare them are not listed here.",
 			l.u.Name, l.u.prefix(), andList(l.withheld))
+		if l.promptsOffered {
+			fmt.Fprintf(&b, " Its prompts are relayed as %s.<prompt>, their text marked as the server's.", l.u.prefix())
+		}
 		if len(l.unrelayed) > 0 {
 			fmt.Fprintf(&b, " Its %s are not relayed.", andList(l.unrelayed))
 		}

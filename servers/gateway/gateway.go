@@ -58,6 +58,8 @@ type Gateway struct {
 	sdkCalls bool
 	ksMu     sync.Mutex
 	ks       *kernel.Server // set by Attach: where tool changes are published
+
+	auditSink audit.Sink // what Audit wrapped: prompt gets are written to it (prompts.go)
 }
 
 // New checks the configuration and reads the upstreams' credentials.
@@ -529,6 +531,7 @@ func (g *Gateway) Audit(next audit.Sink) audit.Sink {
 	if next == nil {
 		next = audit.Discard
 	}
+	g.auditSink = next
 	ups := map[string]string{}
 	for _, u := range g.cfg.Upstreams {
 		ups[u.prefix()] = u.Name

@@ -123,6 +123,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	f.gw = gw
 	opts := o.kopts
 	opts.DynamicTools = true // as the CLI builds it
+	opts.Features = gw.Features()
 	opts.Envelope = gw.Envelope()
 	opts.Credentials = gw.Credentials()
 	opts.Secrets = gw.Secrets()

@@ -67,6 +67,10 @@ type link struct {
 
 	// set once at Start (features.go)
 	withheld, unrelayed []string
+	promptsOffered      bool
+
+	prompts       map[string]promptDef // the last listing (prompts.go)
+	servedPrompts map[string]promptDef // what the kernel serves of it
 }
 
 func newLink(g *Gateway, u *Upstream) *link {
@@ -79,6 +83,7 @@ func newLink(g *Gateway, u *Upstream) *link {
 		ProgressNotificationHandler: l.onProgress,
 		LoggingMessageHandler:       l.onLog,
 		ToolListChangedHandler:      l.onListChanged,
+		PromptListChangedHandler:    l.onPromptsChanged,
 	}
 	l.relayHandlers(opts)
 	l.client = mcp.NewClient(&mcp.Implementation{Name: "bulwark-gateway", Version: "v1"}, opts)
@@ -142,6 +147,7 @@ func (l *link) connect(ctx context.Context) error {
 	if err := l.g.publish(l, old, defs); err != nil {
 		l.g.logger.Warn("upstream tools could not be updated", "upstream", l.u.Name, "error", err.Error())
 	}
+	l.g.refreshPrompts(ctx, l, sess) // prompts.go
 	return nil
 }
 

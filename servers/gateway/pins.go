@@ -89,6 +89,9 @@ func (g *Gateway) Attach(ks *kernel.Server) error {
 		// ks was built from Tools(); a listing since then is published
 		// now, and the hidden tools are withdrawn (their calls get why).
 		err := g.publish(l, served, defs)
+		if err == nil {
+			g.publishPrompts(l) // prompts.go
+		}
 		l.listMu.Unlock()
 		if err != nil {
 			return err

@@ -203,10 +203,11 @@ func NewServer(opts *Options) *mcp.Server {
 	if f.opts.Schemas {
 		addSchemaTools(s)
 	}
+	f.addPrompts(s)
 	if f.opts.Mutable {
 		s.AddTool(&mcp.Tool{Name: "mutate", Description: "Changes this server's tools: describe (echo's description), rename (echo to echo2), " +
-			"add (a tool fresh), schemas (the tools of SchemasVar and fresh).",
-			InputSchema: object(map[string]*jsonschema.Schema{"change": {Type: "string", Enum: []any{"describe", "rename", "add", "schemas"}}}, "change"), Annotations: readOnly()},
+			"add (a tool fresh), schemas (the tools of SchemasVar and fresh), prompt (greet's description).",
+			InputSchema: object(map[string]*jsonschema.Schema{"change": {Type: "string", Enum: []any{"describe", "rename", "add", "schemas", "prompt"}}}, "change"), Annotations: readOnly()},
 			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return f.mutate(s, args(req)["change"])
 			})
@@ -232,6 +233,10 @@ func (f *fake) mutate(s *mcp.Server, change any) (*mcp.CallToolResult, error) {
 		}
 		s.AddTool(&mcp.Tool{Name: "fresh", Description: "A tool added mid-session.", InputSchema: object(nil), Annotations: readOnly()},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("fresh"), nil })
+	case "prompt":
+		p := f.prompts()[1]
+		p.Description += " Changed."
+		s.AddPrompt(p, f.getPrompt)
 	default:
 		return nil, fmt.Errorf("unknown change %v", change)
 	}
