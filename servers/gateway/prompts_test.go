@@ -137,7 +137,14 @@ func TestChangedPromptHiddenUntilApproved(t *testing.T) {
 	st := pinStore(t, &syncBuf{})
 	getenv, u := withEnv(map[string]string{mcpupstream.MutableVar: "1"})
 	u.ReadOnlyTools = slices.Concat(readOnlyTools, []string{"mutate"})
-	f := newFixture(t, options{pinner: st, getenv: getenv, cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
+	told := make(chan struct{}, 16)
+	f := newFixture(t, options{pinner: st, getenv: getenv, cfg: gateway.Config{Upstreams: []gateway.Upstream{u}},
+		client: &mcp.ClientOptions{PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			select {
+			case told <- struct{}{}:
+			default:
+			}
+		}}})
 	if got := promptNames(t, f); !slices.Equal(got, []string{"fake.greet"}) {
 		t.Fatalf("prompts: %q", got)
 	}
@@ -148,6 +155,11 @@ func TestChangedPromptHiddenUntilApproved(t *testing.T) {
 		t.Fatal(text(res))
 	}
 	waitPrompts(t, f, func(n []string) bool { return len(n) == 0 })
+	select {
+	case <-told:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client was not told the prompts changed")
+	}
 	if _, err := f.sess.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "fake.greet"}); err == nil {
 		t.Fatal("a changed prompt was relayed")
 	}
