@@ -167,6 +167,10 @@ func (s *Server) setupAuthz(tools []Tool) error {
 	if err != nil {
 		return err
 	}
+	if f := s.opts.Features; f.Resources && f.ReadTarget.Name != "" {
+		m.Resources = append(m.Resources, f.ReadTarget)
+		m.Actions = append(m.Actions, authz.Action{Name: ReadAction, ReadOnly: true, Targets: []string{f.ReadTarget.Name, authz.ServerType}})
+	}
 	cfg := *s.opts.Authz
 	if cfg.Logger == nil {
 		cfg.Logger = s.logger
@@ -351,6 +355,27 @@ func listPrincipal(ctx context.Context, req mcp.Request) identity.Principal {
 		ctr.Extra = req.GetExtra()
 	}
 	return principalFrom(ctx, ctr)
+}
+
+// AuthorizeRead decides a resources/read of res (Features.ReadTarget) by
+// the principal over transport ("stdio" or "http"): allowed when no
+// authorization policy is configured, else as the policies in force say.
+func (s *Server) AuthorizeRead(p identity.Principal, transport string, res authz.Resource) authz.Decision {
+	if s.authz == nil {
+		return authz.Decision{Allow: true}
+	}
+	return s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: ReadAction, Resource: res,
+		Transport: transport, Time: s.opts.Now()})
+}
+
+// RequestPrincipal is who sent req, as a tool call's principal is found:
+// the HTTP layer's, the token's, or the local user; and its transport.
+func RequestPrincipal(ctx context.Context, req mcp.Request) (identity.Principal, string) {
+	transport := "stdio"
+	if req != nil && req.GetExtra() != nil && req.GetExtra().Header != nil {
+		transport = "http"
+	}
+	return listPrincipal(ctx, req), transport
 }
 
 // CheckAuthz answers what step 12 would decide for a call, without making

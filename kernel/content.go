@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -86,8 +87,62 @@ func (s *Server) shapeBlock(block mcp.Content, notes *metaNotes) (mcp.Content, i
 		r.MIMEType, _ = notes.mediaType(r.MIMEType, false)
 		r.Meta = notes.meta(r.Meta)
 		return &mcp.EmbeddedResource{Resource: &r, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)}, len(r.Blob), nil
+	case *mcp.ResourceLink:
+		// The embedder rewrote the URI to its own form (a gateway's
+		// namespace); names and descriptions are cleaned and cut, icons
+		// not relayed.
+		if b.URI == "" {
+			return nil, 0, nil
+		}
+		mt, _ := notes.mediaType(b.MIMEType, false)
+		return &mcp.ResourceLink{URI: notes.uri(b.URI), Name: cutString(clean(b.Name), maxLinkText), Title: cutString(clean(b.Title), maxLinkText),
+			Description: cutString(clean(b.Description), 4*maxLinkText), MIMEType: mt, Size: b.Size,
+			Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)}, 0, nil
 	}
 	return nil, 0, fmt.Errorf("content block %T is not supported", block)
+}
+
+// maxLinkText bounds a resource link's name and title, in bytes (its
+// description four times that).
+const maxLinkText = 256
+
+// cutString cuts s at n bytes, on a character boundary, and says so.
+func cutString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "… [cut]"
+}
+
+// ShapeResourceContents applies the untrusted-data rules to the contents
+// of a resource an embedder relays (a gateway's upstream), served on
+// MCP(): text cleaned, cut and enveloped, blobs within the byte budget of
+// a result, media types and metadata checked, and each URI rewritten by
+// uri (the embedder's namespace) and checked to be a URI.
+func (s *Server) ShapeResourceContents(cs []*mcp.ResourceContents, uri func(string) string) ([]*mcp.ResourceContents, error) {
+	var notes metaNotes
+	out := make([]*mcp.ResourceContents, 0, len(cs))
+	blobs := 0
+	for _, c := range cs {
+		if c == nil {
+			continue
+		}
+		r := &mcp.ResourceContents{URI: notes.uri(uri(c.URI)), Blob: c.Blob, Meta: notes.meta(c.Meta)}
+		r.MIMEType, _ = notes.mediaType(c.MIMEType, false)
+		if c.Blob == nil {
+			text, rep := s.envelope.Text(c.Text)
+			r.Text = s.envelope.Wrap(text, rep)
+		}
+		blobs += len(c.Blob)
+		out = append(out, r)
+	}
+	if blobs > maxBlobBytes {
+		return nil, &Error{Code: ResourceExhausted, Message: fmt.Sprintf("The resource's blobs hold %d bytes, more than %d.", blobs, maxBlobBytes)}
+	}
+	return out, nil
 }
 
 // maxPromptMessages bounds the messages of a relayed prompt.

@@ -53,6 +53,9 @@ func (s *Server) capabilities() *mcp.ServerCapabilities {
 	if c.Prompts != nil { // an embedder that changes its tools changes its prompts (a gateway)
 		c.Prompts.ListChanged = s.opts.DynamicTools
 	}
+	if c.Resources != nil { // and its resources
+		c.Resources.ListChanged = s.opts.DynamicTools
+	}
 	return c
 }
 

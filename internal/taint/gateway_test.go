@@ -85,6 +85,9 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	for _, name := range taint.Prompts {
 		_, _ = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "taint." + name, Arguments: map[string]string{"a": "x"}})
 	}
+	for _, err := range exerciseResources(ctx, cs) { // resources_test.go
+		t.Errorf("resources: %v", err)
+	}
 	for _, name := range taint.Tools {
 		if name == "t_notify" {
 			// an upstream's log message goes to a call only while it is

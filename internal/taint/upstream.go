@@ -147,7 +147,8 @@ func (u *upstream) answer(m message) {
 	switch m.Method {
 	case "initialize":
 		u.result(m.ID, map[string]any{"protocolVersion": "2025-11-25",
-			"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}, "prompts": map[string]any{"listChanged": true}},
+			"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}, "prompts": map[string]any{"listChanged": true},
+				"resources": map[string]any{"listChanged": true, "subscribe": true}},
 			"serverInfo":   map[string]any{"name": "taint", "version": "1", "title": u.h("Implementation.title")},
 			"instructions": u.h("InitializeResult.instructions")})
 	case "tools/list":
@@ -158,6 +159,14 @@ func (u *upstream) answer(m message) {
 		u.result(m.ID, u.listPrompts())
 	case "prompts/get":
 		u.result(m.ID, u.getPrompt())
+	case "resources/list": // resources.go
+		u.result(m.ID, u.listResources())
+	case "resources/templates/list":
+		u.result(m.ID, u.listResourceTemplates())
+	case "resources/read":
+		u.result(m.ID, u.readResource(m.Params))
+	case "resources/subscribe":
+		u.subscribed(m.ID, m.Params)
 	default:
 		u.result(m.ID, map[string]any{})
 	}

@@ -42,10 +42,7 @@ func unrelayed(c *mcp.ServerCapabilities) []string {
 	if c == nil {
 		return nil
 	}
-	var out []string // prompts are relayed (prompts.go)
-	if c.Resources != nil {
-		out = append(out, "resources")
-	}
+	var out []string // prompts and resources are relayed (prompts.go, resources.go)
 	if c.Completions != nil {
 		out = append(out, "completions")
 	}
@@ -63,6 +60,8 @@ func (g *Gateway) noteFeatures(l *link) {
 	l.mu.Unlock()
 	l.withheld, l.unrelayed = l.u.withheld(), unrelayed(caps)
 	l.promptsOffered = caps != nil && caps.Prompts != nil
+	l.resourcesOffered = caps != nil && caps.Resources != nil
+	l.subscribeOffered = l.resourcesOffered && caps.Resources.Subscribe
 	g.logger.Info("upstream features not relayed", "upstream", l.u.Name,
 		"client_capabilities_withheld", strings.Join(l.withheld, ","),
 		"note", "tools the upstream offers only to a client that declares these are not listed by it, so not relayed",
@@ -81,6 +80,9 @@ func (g *Gateway) Instructions() string {
 			l.u.Name, l.u.prefix(), andList(l.withheld))
 		if l.promptsOffered {
 			fmt.Fprintf(&b, " Its prompts are relayed as %s.<prompt>, their text marked as the server's.", l.u.prefix())
+		}
+		if l.resourcesOffered {
+			fmt.Fprintf(&b, " Its resources are relayed as %s<its URI>, their contents marked as the server's.", namespaceURI(l.u, ""))
 		}
 		if len(l.unrelayed) > 0 {
 			fmt.Fprintf(&b, " Its %s are not relayed.", andList(l.unrelayed))

@@ -473,7 +473,11 @@ func (g *Gateway) result(l *link, name string, res *mcp.CallToolResult) (any, er
 			}
 			out = append(out, c)
 		case *mcp.ResourceLink:
-			out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[resource link] %s %s", b.Name, b.URI)})
+			// kept a link, to the namespaced URI a client reads through
+			// the gateway (resources.go); the kernel cleans its texts
+			link := *b
+			link.URI, link.Icons = linkURI(l.u, b.URI), nil
+			out = append(out, &link)
 		default:
 			out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[a content block of type %T was left out]", c)})
 		}

@@ -68,9 +68,15 @@ type link struct {
 	// set once at Start (features.go)
 	withheld, unrelayed []string
 	promptsOffered      bool
+	resourcesOffered    bool
+	subscribeOffered    bool
 
 	prompts       map[string]promptDef // the last listing (prompts.go)
 	servedPrompts map[string]promptDef // what the kernel serves of it
+
+	resources, templates             map[string]resourceDef                 // the last listing (resources.go)
+	servedResources, servedTemplates map[string]resourceDef                 // what the kernel serves of it
+	subs                             map[string]map[*mcp.ServerSession]bool // upstream URI -> the client sessions subscribed (resread.go)
 }
 
 func newLink(g *Gateway, u *Upstream) *link {
@@ -84,6 +90,8 @@ func newLink(g *Gateway, u *Upstream) *link {
 		LoggingMessageHandler:       l.onLog,
 		ToolListChangedHandler:      l.onListChanged,
 		PromptListChangedHandler:    l.onPromptsChanged,
+		ResourceListChangedHandler:  l.onResourcesChanged,
+		ResourceUpdatedHandler:      l.onResourceUpdated,
 	}
 	l.relayHandlers(opts)
 	l.client = mcp.NewClient(&mcp.Implementation{Name: "bulwark-gateway", Version: "v1"}, opts)
@@ -147,7 +155,8 @@ func (l *link) connect(ctx context.Context) error {
 	if err := l.g.publish(l, old, defs); err != nil {
 		l.g.logger.Warn("upstream tools could not be updated", "upstream", l.u.Name, "error", err.Error())
 	}
-	l.g.refreshPrompts(ctx, l, sess) // prompts.go
+	l.g.refreshPrompts(ctx, l, sess)   // prompts.go
+	l.g.refreshResources(ctx, l, sess) // resources.go
 	return nil
 }
 

@@ -90,7 +90,8 @@ func (g *Gateway) Attach(ks *kernel.Server) error {
 		// now, and the hidden tools are withdrawn (their calls get why).
 		err := g.publish(l, served, defs)
 		if err == nil {
-			g.publishPrompts(l) // prompts.go
+			g.publishPrompts(l)   // prompts.go
+			g.publishResources(l) // resources.go
 		}
 		l.listMu.Unlock()
 		if err != nil {

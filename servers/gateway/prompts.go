@@ -28,8 +28,8 @@ import (
 // arguments' descriptions cleaned, cut and marked as the server's. A get
 // is checked against the prompt's declared arguments before anything is
 // sent, and its result shaped by the kernel (kernel.Server.ShapePrompt:
-// text enveloped, images capped, resource links, unknown roles and blocks
-// left out) and audited.
+// text enveloped, images capped, resource links kept with their URIs
+// namespaced, unknown roles and blocks left out) and audited.
 
 // Bounds of the relayed prompts.
 const (
@@ -114,17 +114,7 @@ func (g *Gateway) checkPromptPins(ctx context.Context, l *link, defs map[string]
 	for i, n := range order {
 		raws[i] = defs[n].raw
 	}
-	key := promptPinKey(l.u)
-	var results []pin.Result
-	if lp, ok := g.pinner.(ListPinner); ok {
-		results = lp.CheckList(ctx, key, raws)
-	} else {
-		results = make([]pin.Result, len(raws))
-		for i, raw := range raws {
-			r := &results[i]
-			r.Hash, r.Allowed, r.Reason, r.Err = g.pinner.Check(key, raw)
-		}
-	}
+	results := g.pinResults(ctx, promptPinKey(l.u), raws)
 	for i, n := range order {
 		d, r := defs[n], results[i]
 		d.hash, d.allowed, d.reason = r.Hash, r.Allowed && r.Err == nil, r.Reason
@@ -138,6 +128,20 @@ func (g *Gateway) checkPromptPins(ctx context.Context, l *link, defs map[string]
 			g.logger.Warn("upstream prompt hidden", "upstream", l.u.Name, "prompt", strconv.QuoteToASCII(n), "reason", untrusted.CleanString(d.reason))
 		}
 	}
+}
+
+// pinResults asks the Pinner about the definitions of one listing under
+// key (a ListPinner at once).
+func (g *Gateway) pinResults(ctx context.Context, key string, raws []json.RawMessage) []pin.Result {
+	if lp, ok := g.pinner.(ListPinner); ok {
+		return lp.CheckList(ctx, key, raws)
+	}
+	results := make([]pin.Result, len(raws))
+	for i, raw := range raws {
+		r := &results[i]
+		r.Hash, r.Allowed, r.Reason, r.Err = g.pinner.Check(key, raw)
+	}
+	return results
 }
 
 // refreshPrompts lists the prompts of sess (when its server declares
@@ -333,6 +337,13 @@ func (g *Gateway) relayPrompt(ctx context.Context, ks *kernel.Server, l *link, n
 	if raw, _ := json.Marshal(res); len(raw) > l.u.maxResult() {
 		return nil, d.hash, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("The upstream %q answered with a prompt of %d bytes, more than the %d allowed.", l.u.Name, len(raw), l.u.maxResult())}
 	}
+	for i, m := range res.Messages { // a resource link points at the gateway's URI (resources.go)
+		if rl, ok := m.Content.(*mcp.ResourceLink); ok && rl != nil {
+			link := *rl
+			link.URI, link.Icons = linkURI(l.u, rl.URI), nil
+			res.Messages[i] = &mcp.PromptMessage{Role: m.Role, Content: &link}
+		}
+	}
 	shaped, err := ks.ShapePrompt(res)
 	if err != nil {
 		return nil, d.hash, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: untrusted.CleanString(err.Error())}
@@ -353,13 +364,23 @@ func promptPrincipal(ctx context.Context, req *mcp.GetPromptRequest) identity.Pr
 }
 
 // Features are the features the gateway relays beside tools, for
-// kernel.Options.Features: prompts when an upstream offered them at start
-// (set by noteFeatures).
+// kernel.Options.Features: prompts and resources when an upstream offered
+// them at start (set by noteFeatures), resources.subscribe when one of
+// those offered it.
 // Call it after Start.
 func (g *Gateway) Features() kernel.Features {
 	var f kernel.Features
+	sub := false
 	for _, l := range g.links {
 		f.Prompts = f.Prompts || l.promptsOffered
+		f.Resources = f.Resources || l.resourcesOffered
+		sub = sub || l.subscribeOffered
+	}
+	if f.Resources {
+		f.ReadTarget = ResourceTarget
+	}
+	if sub {
+		f.Subscribe, f.Unsubscribe = g.subscribe, g.unsubscribe
 	}
 	return f
 }
