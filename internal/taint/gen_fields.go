@@ -9,8 +9,8 @@
 // It lists every member of every definition a server sends that the
 // gateway relays — the results of tools/list, tools/call, prompts/list,
 // prompts/get, resources/list, resources/templates/list and resources/read,
-// progress, log and resource-updated notifications, elicitation and
-// sampling requests, error responses —
+// completion/complete, progress, log and resource-updated notifications,
+// elicitation and sampling requests, error responses —
 // following $ref, anyOf and array items, one line each: "Definition.member
 // kind", where kind is text (a string: free text an upstream writes), json
 // (an object, an array or any value: it holds strings), or typed (a
@@ -33,7 +33,7 @@ import (
 
 var roots = []string{"ListToolsResult", "CallToolResult", "ProgressNotification", "LoggingMessageNotification",
 	"ElicitRequest", "CreateMessageRequest", "JSONRPCErrorResponse", "ListPromptsResult", "GetPromptResult",
-	"ListResourcesResult", "ListResourceTemplatesResult", "ReadResourceResult", "ResourceUpdatedNotification"}
+	"ListResourcesResult", "ListResourceTemplatesResult", "ReadResourceResult", "ResourceUpdatedNotification", "CompleteResult"}
 
 type schema map[string]any
 

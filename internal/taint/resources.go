@@ -68,3 +68,9 @@ func (u *upstream) subscribed(id, params json.RawMessage) {
 			"uri": uri, "_meta": u.meta("ResourceUpdatedNotificationParams._meta")}})
 	}
 }
+
+// completion answers every completion with hostile values.
+func (u *upstream) completion() map[string]any {
+	return map[string]any{"completion": map[string]any{"values": []any{u.h("CompleteResult.completion"), "plain"}, "total": 2, "hasMore": false},
+		"_meta": u.meta("CompleteResult._meta")}
+}

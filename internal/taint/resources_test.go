@@ -9,7 +9,8 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/taint"
 )
 
-// exerciseResources lists the resources and templates, reads each, and on
+// exerciseResources lists the resources and templates, reads each,
+// completes an argument of a prompt and of a template, and on
 // 2025-11-25 subscribes to one for a moment (the upstream then says it
 // changed).
 func exerciseResources(ctx context.Context, cs *mcp.ClientSession) []error {
@@ -22,6 +23,12 @@ func exerciseResources(ctx context.Context, cs *mcp.ClientSession) []error {
 	}
 	for _, uri := range append(taint.Resources, taint.ResourceTemplated) {
 		_, _ = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}) // an error is a finding's business
+	}
+	for _, ref := range []*mcp.CompleteReference{{Type: "ref/prompt", Name: "taint.p_all"}, {Type: "ref/resource", URI: "bulwark://taint/file:///t/{x}"}} {
+		arg := map[string]string{"ref/prompt": "a", "ref/resource": "x"}[ref.Type]
+		if _, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: "v"}}); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
 		// a subscription is a subscriptions/listen stream that lasts until

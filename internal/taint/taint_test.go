@@ -192,6 +192,9 @@ var reasons = map[string]string{
 	"ResourceUpdatedNotification.params":      "the gateway's own: the namespaced URI a client subscribed to, nothing else of the upstream's",
 	"ResourceUpdatedNotificationParams._meta": "not relayed: the gateway writes the notification anew",
 	"ResourceUpdatedNotificationParams.uri":   "dropped: only a URI a client subscribed to through the gateway is relayed, namespaced",
+	// completions: the values kept, cleaned and cut (servers/gateway/complete.go)
+	"CompleteResult._meta":      "not relayed: a completion's result is built anew",
+	"CompleteResult.resultType": "the gateway's own (the kernel's result type)",
 }
 
 type field struct {

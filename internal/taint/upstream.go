@@ -148,7 +148,7 @@ func (u *upstream) answer(m message) {
 	case "initialize":
 		u.result(m.ID, map[string]any{"protocolVersion": "2025-11-25",
 			"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}, "prompts": map[string]any{"listChanged": true},
-				"resources": map[string]any{"listChanged": true, "subscribe": true}},
+				"resources": map[string]any{"listChanged": true, "subscribe": true}, "completions": map[string]any{}},
 			"serverInfo":   map[string]any{"name": "taint", "version": "1", "title": u.h("Implementation.title")},
 			"instructions": u.h("InitializeResult.instructions")})
 	case "tools/list":
@@ -167,6 +167,8 @@ func (u *upstream) answer(m message) {
 		u.result(m.ID, u.readResource(m.Params))
 	case "resources/subscribe":
 		u.subscribed(m.ID, m.Params)
+	case "completion/complete":
+		u.result(m.ID, u.completion())
 	default:
 		u.result(m.ID, map[string]any{})
 	}

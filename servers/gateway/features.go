@@ -42,9 +42,12 @@ func unrelayed(c *mcp.ServerCapabilities) []string {
 	if c == nil {
 		return nil
 	}
-	var out []string // prompts and resources are relayed (prompts.go, resources.go)
-	if c.Completions != nil {
-		out = append(out, "completions")
+	var out []string // prompts, resources and completions are relayed (prompts.go, resources.go, complete.go)
+	if len(c.Experimental) > 0 {
+		out = append(out, "experimental capabilities")
+	}
+	if len(c.Extensions) > 0 {
+		out = append(out, "extensions")
 	}
 	return out
 }
@@ -62,6 +65,7 @@ func (g *Gateway) noteFeatures(l *link) {
 	l.promptsOffered = caps != nil && caps.Prompts != nil
 	l.resourcesOffered = caps != nil && caps.Resources != nil
 	l.subscribeOffered = l.resourcesOffered && caps.Resources.Subscribe
+	l.completionsOffered = caps != nil && caps.Completions != nil
 	g.logger.Info("upstream features not relayed", "upstream", l.u.Name,
 		"client_capabilities_withheld", strings.Join(l.withheld, ","),
 		"note", "tools the upstream offers only to a client that declares these are not listed by it, so not relayed",
@@ -83,6 +87,9 @@ func (g *Gateway) Instructions() string {
 		}
 		if l.resourcesOffered {
 			fmt.Fprintf(&b, " Its resources are relayed as %s<its URI>, their contents marked as the server's.", namespaceURI(l.u, ""))
+		}
+		if l.completionsOffered {
+			b.WriteString(" Its completions of prompt arguments and resource template variables are relayed.")
 		}
 		if len(l.unrelayed) > 0 {
 			fmt.Fprintf(&b, " Its %s are not relayed.", andList(l.unrelayed))

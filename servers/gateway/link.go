@@ -70,6 +70,7 @@ type link struct {
 	promptsOffered      bool
 	resourcesOffered    bool
 	subscribeOffered    bool
+	completionsOffered  bool
 
 	prompts       map[string]promptDef // the last listing (prompts.go)
 	servedPrompts map[string]promptDef // what the kernel serves of it

@@ -366,7 +366,7 @@ func promptPrincipal(ctx context.Context, req *mcp.GetPromptRequest) identity.Pr
 // Features are the features the gateway relays beside tools, for
 // kernel.Options.Features: prompts and resources when an upstream offered
 // them at start (set by noteFeatures), resources.subscribe when one of
-// those offered it.
+// those offered it, completions when one offered them (complete.go).
 // Call it after Start.
 func (g *Gateway) Features() kernel.Features {
 	var f kernel.Features
@@ -375,6 +375,10 @@ func (g *Gateway) Features() kernel.Features {
 		f.Prompts = f.Prompts || l.promptsOffered
 		f.Resources = f.Resources || l.resourcesOffered
 		sub = sub || l.subscribeOffered
+		f.Completions = f.Completions || l.completionsOffered
+	}
+	if f.Completions {
+		f.Complete = g.complete // complete.go
 	}
 	if f.Resources {
 		f.ReadTarget = ResourceTarget

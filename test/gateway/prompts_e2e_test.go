@@ -13,11 +13,12 @@ import (
 
 // TestPromptsRelayedFromServerEverything: server-everything's prompts are
 // listed as every.<prompt>, declared in the capabilities, and a get comes
-// back enveloped; the instructions say what is not relayed.
+// back enveloped; resources are declared too; the instructions say what
+// is relayed.
 func TestPromptsRelayedFromServerEverything(t *testing.T) {
 	g := start(t)
 	init := g.cs.InitializeResult()
-	if init.Capabilities.Prompts == nil || init.Capabilities.Resources != nil {
+	if init.Capabilities.Prompts == nil || init.Capabilities.Resources == nil {
 		t.Fatalf("capabilities: %+v", init.Capabilities)
 	}
 	if !strings.Contains(init.Instructions, `The server "every" (tools every.*) is reached without the client capabilities roots, elicitation and sampling`) ||

@@ -2,7 +2,9 @@ package mcpupstream
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,9 +63,21 @@ func (f *fake) addResources(s *mcp.Server) {
 		})
 }
 
-// subscriptions are the fake's resources/subscribe handlers: it accepts
-// every subscription (the go-sdk keeps them).
+// subscriptions are the fake's resources/subscribe handlers (it accepts
+// every subscription; the go-sdk keeps them) and its completion handler:
+// 150 values for any argument, the first holding the injection and the
+// credential the gateway gave it, the second 2000 bytes long, the third
+// what was asked (ref, argument, value and context).
 func subscriptions(o *mcp.ServerOptions) {
 	o.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
 	o.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+	o.CompletionHandler = func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		p := req.Params
+		asked := fmt.Sprintf("asked %s%s %s=%s %v", p.Ref.Name, p.Ref.URI, p.Argument.Name, p.Argument.Value, p.Context)
+		values := []string{"a " + Injection + " token=" + os.Getenv("FAKE_API_TOKEN") + " \u202e", strings.Repeat("x", 2000), asked}
+		for len(values) < 150 {
+			values = append(values, fmt.Sprintf("v%d", len(values)))
+		}
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: 150}}, nil
+	}
 }
