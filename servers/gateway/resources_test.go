@@ -271,3 +271,16 @@ func TestChangedResourceHiddenUntilApproved(t *testing.T) {
 		t.Fatalf("pending: %q", pending)
 	}
 }
+
+// TestResourceOverItsUpstreamsCapIsRefused: a read the upstream answered
+// in more than its max_result_bytes is refused, and says so; a small one
+// is relayed.
+func TestResourceOverItsUpstreamsCapIsRefused(t *testing.T) {
+	f := resourceFixture(t, options{}, func(u *gateway.Upstream) { u.MaxResultBytes = 300 })
+	if _, err := readText(t, f, "bulwark://fake/file:///docs/"+strings.Repeat("x", 400)); err == nil || !strings.Contains(err.Error(), "more than the 300 allowed") {
+		t.Fatalf("%v", err)
+	}
+	if _, err := readText(t, f, "bulwark://fake/file:///docs/a"); err != nil {
+		t.Fatalf("a small read: %v", err)
+	}
+}
