@@ -48,3 +48,19 @@ func TestShapeSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskRequired: a tool is taken as runnable only as a task exactly
+// when its wire definition says execution.taskSupport "required".
+func TestTaskRequired(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"name":"a","execution":{"taskSupport":"required"}}`:  true,
+		`{"name":"a","execution":{"taskSupport":"optional"}}`:  false,
+		`{"name":"a","execution":{"taskSupport":"forbidden"}}`: false,
+		`{"name":"a"}`:                        false,
+		`{"name":"a","execution":"required"}`: false,
+	} {
+		if got := taskRequired([]byte(raw)); got != want {
+			t.Errorf("%s: %v", raw, got)
+		}
+	}
+}

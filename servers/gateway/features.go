@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,6 +64,14 @@ func (g *Gateway) noteFeatures(l *link) {
 	}
 	l.mu.Unlock()
 	l.withheld, l.unrelayed = l.u.withheld(), unrelayed(caps)
+	l.mu.Lock()
+	for n, d := range l.defs {
+		if taskRequired(d.raw) && l.u.exposed(n) {
+			l.taskTools = append(l.taskTools, n)
+		}
+	}
+	l.mu.Unlock()
+	slices.Sort(l.taskTools)
 	l.promptsOffered = caps != nil && caps.Prompts != nil
 	l.resourcesOffered = caps != nil && caps.Resources != nil
 	l.subscribeOffered = l.resourcesOffered && caps.Resources.Subscribe
@@ -69,7 +79,8 @@ func (g *Gateway) noteFeatures(l *link) {
 	g.logger.Info("upstream features not relayed", "upstream", l.u.Name,
 		"client_capabilities_withheld", strings.Join(l.withheld, ","),
 		"note", "tools the upstream offers only to a client that declares these are not listed by it, so not relayed",
-		"server_features_not_relayed", strings.Join(l.unrelayed, ","))
+		"server_features_not_relayed", strings.Join(l.unrelayed, ","),
+		"tools_needing_tasks", strings.Join(l.taskTools, ","))
 }
 
 // Instructions are the instructions the gateway's kernel server sends at
@@ -94,8 +105,21 @@ func (g *Gateway) Instructions() string {
 		if len(l.unrelayed) > 0 {
 			fmt.Fprintf(&b, " Its %s are not relayed.", andList(l.unrelayed))
 		}
+		if len(l.taskTools) > 0 {
+			fmt.Fprintf(&b, " Its tools that can only run as tasks are not relayed (the gateway does not relay tasks): %s.", andList(quoted(l.taskTools)))
+		}
 	}
 	return b.String()
+}
+
+// quoted is each name Go-quoted in ASCII: an upstream's tool names are
+// its text.
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.QuoteToASCII(n)
+	}
+	return out
 }
 
 // andList is "a", "a and b", "a, b and c".

@@ -67,6 +67,7 @@ type link struct {
 
 	// set once at Start (features.go)
 	withheld, unrelayed []string
+	taskTools           []string // tools it runs only as tasks: not exposed (gateway.go)
 	promptsOffered      bool
 	resourcesOffered    bool
 	subscribeOffered    bool

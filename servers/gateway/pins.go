@@ -126,7 +126,7 @@ func (g *Gateway) publish(l *link, old, defs map[string]def) error {
 		if o, ok := old[n]; ok && o.allowed && string(o.raw) == string(d.raw) {
 			continue
 		}
-		t, err := g.tool(l, d.tool)
+		t, err := g.toolOf(l, d)
 		if err != nil {
 			g.logger.Warn("upstream tool not exposed", "upstream", l.u.Name, "tool", strconv.QuoteToASCII(n), "reason", err.Error())
 			continue

@@ -119,3 +119,25 @@ func resourcesFromServerEverything(t *testing.T, version string) {
 		}
 	}
 }
+
+// TestTaskOnlyToolIsNamedFromServerEverything: server-everything's
+// simulate-research-query runs only as a task (execution.taskSupport
+// "required"); the gateway, which does not relay tasks, does not list it
+// and names it in the instructions.
+func TestTaskOnlyToolIsNamedFromServerEverything(t *testing.T) {
+	cs, _ := startEverything(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, `Its tools that can only run as tasks are not relayed (the gateway does not relay tasks): "simulate-research-query".`) {
+		t.Errorf("instructions: %s", ins)
+	}
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name == "every.simulate-research-query" {
+			t.Error("a tool that runs only as a task is listed")
+		}
+	}
+}
