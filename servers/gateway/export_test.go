@@ -14,3 +14,17 @@ func UseSDKCalls(g *Gateway) { g.sdkCalls = true }
 
 // TomlNames are the toml names of a struct type's fields.
 var TomlNames = tomlNames
+
+// Subscriptions counts the client sessions' subscriptions the gateway
+// holds, over every upstream.
+func Subscriptions(g *Gateway) int {
+	n := 0
+	for _, l := range g.links {
+		l.mu.Lock()
+		for _, ss := range l.subs {
+			n += len(ss)
+		}
+		l.mu.Unlock()
+	}
+	return n
+}

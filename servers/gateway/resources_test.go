@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -282,5 +283,37 @@ func TestResourceOverItsUpstreamsCapIsRefused(t *testing.T) {
 	}
 	if _, err := readText(t, f, "bulwark://fake/file:///docs/a"); err != nil {
 		t.Fatalf("a small read: %v", err)
+	}
+}
+
+// TestResourceSubscriptionsBounded: a client session that ends without
+// unsubscribing is forgotten; the gateway holds at most 1024
+// subscriptions to one upstream, and refuses more.
+func TestResourceSubscriptionsBounded(t *testing.T) {
+	f := resourceFixture(t, options{}, nil)
+	ctx := context.Background()
+	gone := mcptest.Connect(t, f.ks, &mcptest.Options{ProtocolVersion: "2025-11-25"})
+	if err := gone.Subscribe(ctx, &mcp.SubscribeParams{URI: "bulwark://fake/file:///notes.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := gateway.Subscriptions(f.gw); n != 1 {
+		t.Fatalf("%d subscriptions", n)
+	}
+	gone.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for gateway.Subscriptions(f.gw) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a closed session's subscription is kept")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	legacy := mcptest.Connect(t, f.ks, &mcptest.Options{ProtocolVersion: "2025-11-25"})
+	for i := range 1024 {
+		if err := legacy.Subscribe(ctx, &mcp.SubscribeParams{URI: fmt.Sprintf("bulwark://fake/file:///docs/%d", i)}); err != nil {
+			t.Fatalf("subscription %d: %v", i, err)
+		}
+	}
+	if err := legacy.Subscribe(ctx, &mcp.SubscribeParams{URI: "bulwark://fake/file:///docs/more"}); err == nil || !strings.Contains(err.Error(), "the most the gateway holds") {
+		t.Fatalf("subscription 1025: %v", err)
 	}
 }

@@ -213,6 +213,10 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		return err
 	}
 	l.mu.Lock()
+	if n := l.subscriptions(); n >= maxSubscriptions && !l.subs[c][req.Session] {
+		l.mu.Unlock()
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("The upstream %q has %d subscriptions, the most the gateway holds.", l.u.Name, maxSubscriptions)}
+	}
 	first := len(l.subs[c]) == 0
 	if l.subs == nil {
 		l.subs = map[string]map[*mcp.ServerSession]bool{}
@@ -220,9 +224,13 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if l.subs[c] == nil {
 		l.subs[c] = map[*mcp.ServerSession]bool{}
 	}
+	known := l.subs[c][req.Session]
 	l.subs[c][req.Session] = true
 	sess := l.sess
 	l.mu.Unlock()
+	if !known && req.Session != nil {
+		go l.forgetWhenGone(req.Session, c) // a session that ends without unsubscribing
+	}
 	if first && sess != nil && offersSubscribe(sess) {
 		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: c}); err != nil {
 			g.logger.Info("upstream resource subscription failed", "upstream", l.u.Name, "error", g.scrub.text(err.Error()))
@@ -230,6 +238,19 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		}
 	}
 	return nil
+}
+
+// maxSubscriptions bounds the client sessions' subscriptions to one
+// upstream's resources (a session and a URI each).
+const maxSubscriptions = 1024
+
+// subscriptions counts them; l.mu is held.
+func (l *link) subscriptions() int {
+	n := 0
+	for _, ss := range l.subs {
+		n += len(ss)
+	}
+	return n
 }
 
 // unsubscribe serves resources/unsubscribe; the upstream is unsubscribed
@@ -243,9 +264,17 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "The resource URI has no canonical form."}
 	}
+	l.drop(ctx, req.Session, c)
+	return nil
+}
+
+// drop ends the subscription of ss to the upstream's canonical uri c, and
+// the upstream's when it was the last.
+func (l *link) drop(ctx context.Context, ss *mcp.ServerSession, c string) {
 	l.mu.Lock()
-	delete(l.subs[c], req.Session)
-	last := l.subs[c] != nil && len(l.subs[c]) == 0
+	_, had := l.subs[c][ss]
+	delete(l.subs[c], ss)
+	last := had && len(l.subs[c]) == 0
 	if last {
 		delete(l.subs, c)
 	}
@@ -254,7 +283,14 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	if last && sess != nil && offersSubscribe(sess) {
 		_ = sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: c})
 	}
-	return nil
+}
+
+// forgetWhenGone drops the subscription of ss to c when ss ends.
+func (l *link) forgetWhenGone(ss *mcp.ServerSession, c string) {
+	_ = ss.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	l.drop(ctx, ss, c)
 }
 
 // subscription resolves a subscription's URI as a read's: the definition
