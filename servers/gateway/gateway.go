@@ -495,7 +495,7 @@ func (g *Gateway) result(l *link, name string, res *mcp.CallToolResult) (any, er
 			if b.Resource == nil {
 				continue
 			}
-			out = append(out, c)
+			out = append(out, embedded(l.u, b))
 		case *mcp.ResourceLink:
 			// kept a link, to the namespaced URI a client reads through
 			// the gateway (resources.go); the kernel cleans its texts
@@ -507,6 +507,14 @@ func (g *Gateway) result(l *link, name string, res *mcp.CallToolResult) (any, er
 		}
 	}
 	return out, nil
+}
+
+// embedded is an embedded resource with its URI namespaced, as the
+// gateway serves the upstream's resources (resources.go).
+func embedded(u *Upstream, b *mcp.EmbeddedResource) *mcp.EmbeddedResource {
+	r := *b.Resource
+	r.URI = linkURI(u, r.URI)
+	return &mcp.EmbeddedResource{Resource: &r, Meta: b.Meta, Annotations: b.Annotations}
 }
 
 // contentText joins a result's text for an error.

@@ -337,11 +337,16 @@ func (g *Gateway) relayPrompt(ctx context.Context, ks *kernel.Server, l *link, n
 	if raw, _ := json.Marshal(res); len(raw) > l.u.maxResult() {
 		return nil, d.hash, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("The upstream %q answered with a prompt of %d bytes, more than the %d allowed.", l.u.Name, len(raw), l.u.maxResult())}
 	}
-	for i, m := range res.Messages { // a resource link points at the gateway's URI (resources.go)
-		if rl, ok := m.Content.(*mcp.ResourceLink); ok && rl != nil {
-			link := *rl
-			link.URI, link.Icons = linkURI(l.u, rl.URI), nil
+	for i, m := range res.Messages { // a resource link or an embedded resource has the gateway's URI (resources.go)
+		switch b := m.Content.(type) {
+		case *mcp.ResourceLink:
+			link := *b
+			link.URI, link.Icons = linkURI(l.u, b.URI), nil
 			res.Messages[i] = &mcp.PromptMessage{Role: m.Role, Content: &link}
+		case *mcp.EmbeddedResource:
+			if b.Resource != nil {
+				res.Messages[i] = &mcp.PromptMessage{Role: m.Role, Content: embedded(l.u, b)}
+			}
 		}
 	}
 	shaped, err := ks.ShapePrompt(res)

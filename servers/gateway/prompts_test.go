@@ -31,8 +31,8 @@ func promptNames(t *testing.T, f *fixture) []string {
 // listChanged) and listed as <prefix>.<name>, their texts cleaned and
 // marked as the server's; a name that is not a name is not relayed; a get
 // is enveloped: text in untrusted-data tags, a bidirectional control made
-// visible, the upstream's credential removed, a resource link kept with
-// its URI namespaced, a message of a role that does not exist left out and
+// visible, the upstream's credential removed, a resource link kept and an
+// embedded resource, their URIs namespaced, a message of a role that does not exist left out and
 // said so; the audit records it.
 func TestPromptsRelayed(t *testing.T) {
 	f := newFixture(t, options{})
@@ -71,6 +71,9 @@ func TestPromptsRelayed(t *testing.T) {
 			}
 			all.WriteString(c.Text)
 		case *mcp.EmbeddedResource:
+			if c.Resource.URI != "bulwark://fake/file:///notes.txt" {
+				t.Errorf("an embedded resource's URI not namespaced: %q", c.Resource.URI)
+			}
 			all.WriteString(c.Resource.Text)
 		case *mcp.ImageContent:
 		case *mcp.ResourceLink:

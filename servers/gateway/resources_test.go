@@ -122,7 +122,8 @@ func TestResourcesRelayed(t *testing.T) {
 // TestResourceLinksKept: a tool result's resource link stays a
 // resource_link, its URI namespaced (a client reads it through the
 // gateway), its name cleaned and its description scrubbed; a link whose
-// URI is not one points nowhere.
+// URI is not one points nowhere; an embedded resource's URI is namespaced
+// too.
 func TestResourceLinksKept(t *testing.T) {
 	f := resourceFixture(t, options{}, nil)
 	res := f.sess.Call(t, "fake.link", map[string]any{})
@@ -140,6 +141,10 @@ func TestResourceLinksKept(t *testing.T) {
 	}
 	if got, err := readText(t, f, links[0].URI); err != nil || !strings.Contains(got, "Notes.") {
 		t.Errorf("following the link: %q %v", got, err)
+	}
+	res = f.sess.Call(t, "fake.resource", map[string]any{})
+	if e, ok := res.Content[0].(*mcp.EmbeddedResource); !ok || e.Resource.URI != "bulwark://fake/file:///notes.txt" {
+		t.Errorf("an embedded resource: %+v", res.Content[0])
 	}
 }
 
