@@ -338,7 +338,11 @@ func (g *Gateway) relayable(l *link, key string, d resourceDef) bool {
 		lit, _, _ = strings.Cut(key, "{")
 	}
 	c, err := canonicalResourceURI(lit)
-	if err != nil {
+	switch {
+	case err == nil:
+	case d.tmpl != nil && !strings.Contains(lit, ":"):
+		c = lit // a template whose scheme is a variable: its reads decide
+	default:
 		return false
 	}
 	return l.u.resourceListed(c, d.tmpl != nil)
@@ -365,7 +369,7 @@ func servedTemplate(u *Upstream, t *mcp.ResourceTemplate) (*mcp.ResourceTemplate
 		return nil, err
 	}
 	ns := namespaceURI(u, t.URITemplate)
-	if len(t.URITemplate) > maxURIBytes || !utf8Printable(t.URITemplate) {
+	if len(t.URITemplate) > maxURIBytes || !printableASCII(t.URITemplate) {
 		return nil, fmt.Errorf("its URI template is longer than %d bytes or holds a character outside printable ASCII", maxURIBytes)
 	}
 	if _, err := uritemplate.New(ns); err != nil {
@@ -389,8 +393,8 @@ func servedURI(u *Upstream, uri string) (string, error) {
 	return ns, nil
 }
 
-// utf8Printable reports whether s is printable ASCII.
-func utf8Printable(s string) bool {
+// printableASCII reports whether s is printable ASCII.
+func printableASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] >= 0x7f {
 			return false
