@@ -22,7 +22,7 @@ import (
 func resourceFixture(t *testing.T, o options, edit func(*gateway.Upstream)) *fixture {
 	t.Helper()
 	getenv, u := withEnv(map[string]string{mcpupstream.ResourcesVar: "1"})
-	u.ReadOnlyTools = slices.Concat(readOnlyTools, []string{"link", "touch"})
+	u.ReadOnlyTools = slices.Concat(readOnlyTools, []string{"link", "touch", "grow"})
 	if edit != nil {
 		edit(&u)
 	}
@@ -320,5 +320,38 @@ func TestResourceSubscriptionsBounded(t *testing.T) {
 	}
 	if err := legacy.Subscribe(ctx, &mcp.SubscribeParams{URI: "bulwark://fake/file:///docs/more"}); err == nil || !strings.Contains(err.Error(), "the most the gateway holds") {
 		t.Fatalf("subscription 1025: %v", err)
+	}
+}
+
+// TestResourceListChanged: when the upstream's resources change
+// (notifications/resources/list_changed), the gateway lists them again,
+// serves the new one and tells the client.
+func TestResourceListChanged(t *testing.T) {
+	told := make(chan struct{}, 8)
+	f := resourceFixture(t, options{client: &mcp.ClientOptions{ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+		select {
+		case told <- struct{}{}:
+		default:
+		}
+	}}}, nil)
+	const uri = "bulwark://fake/file:///new.txt"
+	if slices.Contains(resourceURIs(t, f), uri) {
+		t.Fatal("listed before it exists")
+	}
+	f.sess.Call(t, "fake.grow", map[string]any{})
+	select {
+	case <-told:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client was not told the resources changed")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !slices.Contains(resourceURIs(t, f), uri) {
+		if time.Now().After(deadline) {
+			t.Fatalf("resources: %q", resourceURIs(t, f))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got, err := readText(t, f, uri); err != nil || !strings.Contains(got, "read file:///new.txt") {
+		t.Errorf("the new resource: %q %v", got, err)
 	}
 }

@@ -11,8 +11,9 @@ import (
 
 // ResourcesVar, set to "1", makes the fake declare resources (with
 // subscriptions): the resources of resources() and the template
-// file:///docs/{name}, and the tools "link" (a result of resource links)
-// and "touch" (notifications/resources/updated of file:///notes.txt).
+// file:///docs/{name}, and the tools "link" (a result of resource links),
+// "grow" (adds file:///new.txt: notifications/resources/list_changed) and
+// "touch" (notifications/resources/updated of file:///notes.txt).
 const ResourcesVar = "BULWARK_FAKE_MCPUPSTREAM_RESOURCES"
 
 // resources are the fake's resources: notes.txt holds the injection, the
@@ -55,6 +56,11 @@ func (f *fake) addResources(s *mcp.Server) {
 				&mcp.ResourceLink{URI: "file:///notes.txt", Name: "notes " + Injection, Description: "token=" + os.Getenv("FAKE_API_TOKEN"), MIMEType: "text/plain"},
 				&mcp.ResourceLink{URI: "not a uri", Name: "bad"},
 			}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "grow", Description: "Adds the resource file:///new.txt.", InputSchema: object(nil), Annotations: readOnly()},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddResource(&mcp.Resource{URI: "file:///new.txt", Name: "new", Description: "A new resource.", MIMEType: "text/plain"}, f.readResource)
+			return text("grown"), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "touch", Description: "Says that notes.txt changed.", InputSchema: object(nil), Annotations: readOnly()},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
