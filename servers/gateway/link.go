@@ -79,6 +79,8 @@ type link struct {
 	resources, templates             map[string]resourceDef                 // the last listing (resources.go)
 	servedResources, servedTemplates map[string]resourceDef                 // what the kernel serves of it
 	subs                             map[string]map[*mcp.ServerSession]bool // upstream URI -> the client sessions subscribed (resread.go)
+	upSess                           *mcp.ClientSession                     // the upstream session upSubs belong to
+	upSubs                           map[string]bool                        // the URIs it is subscribed to
 }
 
 func newLink(g *Gateway, u *Upstream) *link {

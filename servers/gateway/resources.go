@@ -217,11 +217,9 @@ func (g *Gateway) refreshResources(ctx context.Context, l *link, sess *mcp.Clien
 	}
 	l.mu.Unlock()
 	g.publishResources(l)
-	if offersSubscribe(sess) {
-		for _, uri := range subs {
-			if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-				g.logger.Warn("upstream resource subscription not renewed", "upstream", l.u.Name, "error", g.scrub.text(err.Error()))
-			}
+	for _, uri := range subs { // a new session is subscribed to none (upSubscribe)
+		if err := l.upSubscribe(ctx, uri); err != nil {
+			g.logger.Warn("upstream resource subscription not renewed", "upstream", l.u.Name, "error", g.scrub.text(err.Error()))
 		}
 	}
 }

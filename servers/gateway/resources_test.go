@@ -219,7 +219,7 @@ func TestResourceSubscriptions(t *testing.T) {
 		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.After(5 * time.Second)
+		deadline := time.After(20 * time.Second) // a listen stream is set up after Subscribe returns
 	wait:
 		for {
 			f.sess.Call(t, "fake.touch", map[string]any{})
@@ -231,7 +231,7 @@ func TestResourceSubscriptions(t *testing.T) {
 				break wait
 			case <-time.After(100 * time.Millisecond): // a listen stream may not be up yet
 			case <-deadline:
-				t.Fatalf("%s: the client was not told the resource changed", sess.InitializeResult().ProtocolVersion)
+				t.Fatalf("%s: the client was not told the resource changed\n%s", sess.InitializeResult().ProtocolVersion, f.log.String())
 			}
 		}
 		if err := sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {

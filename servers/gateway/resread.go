@@ -206,7 +206,7 @@ func (g *Gateway) relayRead(ctx context.Context, ks *kernel.Server, l *link, uri
 
 // subscribe serves resources/subscribe: the URI is resolved as a read
 // would be, and the upstream is subscribed to the first time a client
-// session subscribes to it.
+// session subscribes to it (upSubscribe).
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	l, c, err := g.subscription(ctx, req, req.Params.URI)
 	if err != nil {
@@ -217,7 +217,6 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		l.mu.Unlock()
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("The upstream %q has %d subscriptions, the most the gateway holds.", l.u.Name, maxSubscriptions)}
 	}
-	first := len(l.subs[c]) == 0
 	if l.subs == nil {
 		l.subs = map[string]map[*mcp.ServerSession]bool{}
 	}
@@ -226,16 +225,61 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	}
 	known := l.subs[c][req.Session]
 	l.subs[c][req.Session] = true
-	sess := l.sess
 	l.mu.Unlock()
+	g.logger.Debug("resource subscribed", "upstream", l.u.Name)
+	if err := l.upSubscribe(ctx, c); err != nil {
+		if !known {
+			l.drop(req.Session, c)
+		}
+		g.logger.Info("upstream resource subscription failed", "upstream", l.u.Name, "error", g.scrub.text(err.Error()))
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("The upstream %q refused the subscription.", l.u.Name)}
+	}
 	if !known && req.Session != nil {
 		go l.forgetWhenGone(req.Session, c) // a session that ends without unsubscribing
 	}
-	if first && sess != nil && offersSubscribe(sess) {
-		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: c}); err != nil {
-			g.logger.Info("upstream resource subscription failed", "upstream", l.u.Name, "error", g.scrub.text(err.Error()))
-			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("The upstream %q refused the subscription.", l.u.Name)}
+	return nil
+}
+
+// upSubscribe subscribes the upstream's session to c, unless it is
+// subscribed already. The gateway stays subscribed after the last client
+// left (an update then reaches no one): on 2026-07-28 a subscription is a
+// subscriptions/listen stream, and a server that ends the old stream after
+// the new one began (the go-sdk keys subscriptions by session) would drop
+// both. It unsubscribes from those no client holds when it needs the room
+// (maxSubscriptions URIs); a new upstream session starts with none.
+func (l *link) upSubscribe(ctx context.Context, c string) error {
+	l.mu.Lock()
+	sess := l.sess
+	if sess == nil || !offersSubscribe(sess) {
+		l.mu.Unlock()
+		return nil
+	}
+	if l.upSess != sess {
+		l.upSess, l.upSubs = sess, map[string]bool{}
+	}
+	if l.upSubs[c] {
+		l.mu.Unlock()
+		return nil
+	}
+	var idle []string
+	if len(l.upSubs) >= maxSubscriptions {
+		for u := range l.upSubs {
+			if len(l.subs[u]) == 0 {
+				idle = append(idle, u)
+				delete(l.upSubs, u)
+			}
 		}
+	}
+	l.upSubs[c] = true
+	l.mu.Unlock()
+	for _, u := range idle {
+		_ = sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: u})
+	}
+	if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: c}); err != nil {
+		l.mu.Lock()
+		delete(l.upSubs, c)
+		l.mu.Unlock()
+		return err
 	}
 	return nil
 }
@@ -253,8 +297,7 @@ func (l *link) subscriptions() int {
 	return n
 }
 
-// unsubscribe serves resources/unsubscribe; the upstream is unsubscribed
-// from when no client session is subscribed any more.
+// unsubscribe serves resources/unsubscribe.
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	l, raw, ok := g.upstreamURI(req.Params.URI)
 	if !ok {
@@ -264,33 +307,26 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	if err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "The resource URI has no canonical form."}
 	}
-	l.drop(ctx, req.Session, c)
+	l.drop(req.Session, c)
 	return nil
 }
 
-// drop ends the subscription of ss to the upstream's canonical uri c, and
-// the upstream's when it was the last.
-func (l *link) drop(ctx context.Context, ss *mcp.ServerSession, c string) {
+// drop ends the subscription of ss to the upstream's canonical uri c (the
+// upstream's stays: upSubscribe).
+func (l *link) drop(ss *mcp.ServerSession, c string) {
 	l.mu.Lock()
-	_, had := l.subs[c][ss]
 	delete(l.subs[c], ss)
-	last := had && len(l.subs[c]) == 0
-	if last {
+	if len(l.subs[c]) == 0 {
 		delete(l.subs, c)
 	}
-	sess := l.sess
 	l.mu.Unlock()
-	if last && sess != nil && offersSubscribe(sess) {
-		_ = sess.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: c})
-	}
+	l.g.logger.Debug("resource unsubscribed", "upstream", l.u.Name)
 }
 
 // forgetWhenGone drops the subscription of ss to c when ss ends.
 func (l *link) forgetWhenGone(ss *mcp.ServerSession, c string) {
 	_ = ss.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	l.drop(ctx, ss, c)
+	l.drop(ss, c)
 }
 
 // subscription resolves a subscription's URI as a read's: the definition
