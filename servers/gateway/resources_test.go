@@ -202,7 +202,8 @@ forbid(principal, action == Action::"resources/read", resource is Gateway::Resou
 // told when the upstream says the resource changed, under that URI, on
 // either protocol version (resources/subscribe on 2025-11-25,
 // subscriptions/listen on 2026-07-28); once it unsubscribed it is not. A
-// subscription to a URI the gateway does not relay is refused.
+// subscription to a URI the gateway does not relay is refused; each is
+// audited.
 func TestResourceSubscriptions(t *testing.T) {
 	updated := make(chan string, 8)
 	copts := &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
@@ -214,6 +215,9 @@ func TestResourceSubscriptions(t *testing.T) {
 	legacy := mcptest.Connect(t, f.ks, &mcptest.Options{ProtocolVersion: "2025-11-25", Client: copts})
 	if err := legacy.Subscribe(ctx, &mcp.SubscribeParams{URI: "bulwark://fake/file:///nothing"}); err == nil || !strings.Contains(err.Error(), "relays no resource") {
 		t.Errorf("a subscription to a resource the upstream does not relay: %v", err)
+	}
+	if r := f.records(); r[len(r)-1].Tool != "resources/subscribe" || r[len(r)-1].Outcome != audit.Refused || r[len(r)-1].Upstream != "fake" {
+		t.Errorf("audit: %+v", r[len(r)-1])
 	}
 	for _, sess := range []*mcptest.Session{legacy, f.sess} {
 		if err := sess.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {

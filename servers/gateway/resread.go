@@ -207,8 +207,23 @@ func (g *Gateway) relayRead(ctx context.Context, ks *kernel.Server, l *link, uri
 // subscribe serves resources/subscribe: the URI is resolved as a read
 // would be, and the upstream is subscribed to the first time a client
 // session subscribes to it (upSubscribe).
-func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) (err error) {
+	start := time.Now()
+	p, _ := kernel.RequestPrincipal(ctx, req)
+	rec := audit.Record{Time: start, Principal: p.ID, Tool: "resources/subscribe", Attrs: map[string]string{"method": "resources/subscribe"}, Outcome: audit.OK}
 	l, c, err := g.subscription(ctx, req, req.Params.URI)
+	defer func() { // one audit record a subscription, as a read has
+		if l != nil {
+			rec.Upstream = l.u.Name
+		}
+		rec.Duration = time.Since(start)
+		if err != nil {
+			rec.Outcome, rec.ErrorCode = audit.Refused, "invalid_params"
+		}
+		if g.auditSink != nil {
+			g.auditSink.Write(ctx, rec)
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -330,7 +345,8 @@ func (l *link) forgetWhenGone(ss *mcp.ServerSession, c string) {
 }
 
 // subscription resolves a subscription's URI as a read's: the definition
-// it falls under, the lists and the policies.
+// it falls under, the lists and the policies. The link is returned with
+// an error too, when the URI names one.
 func (g *Gateway) subscription(ctx context.Context, req mcp.Request, ns string) (*link, string, error) {
 	g.ksMu.Lock()
 	ks := g.ks
@@ -341,12 +357,12 @@ func (g *Gateway) subscription(ctx context.Context, req mcp.Request, ns string) 
 	}
 	key, template, found := l.definitionOf(raw)
 	if !found {
-		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("The upstream %q relays no resource of this URI.", l.u.Name)}
+		return l, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("The upstream %q relays no resource of this URI.", l.u.Name)}
 	}
 	p, transport := kernel.RequestPrincipal(ctx, req)
 	c, _, rerr := g.resolveRead(ks, l, key, template, ns, p, transport)
 	if rerr != nil {
-		return nil, "", rerr.rpc
+		return l, "", rerr.rpc
 	}
 	return l, c, nil
 }
