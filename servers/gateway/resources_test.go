@@ -196,6 +196,9 @@ forbid(principal, action == Action::"resources/read", resource is Gateway::Resou
 	if _, err := readText(t, f, "bulwark://fake/file:///docs/pub/x"); err != nil {
 		t.Errorf("allowed: %v", err)
 	}
+	if r := f.records(); r[len(r)-1].Authz != "allow" {
+		t.Errorf("audit: %+v", r[len(r)-1])
+	}
 }
 
 // TestResourceSubscriptions: a client subscribed to a namespaced URI is

@@ -85,8 +85,9 @@ func (u *Upstream) resourceListed(c string, open bool) bool {
 // readError is a read's refusal: a JSON-RPC error whose message quotes no
 // upstream text, and its audit code.
 type readError struct {
-	rpc  *jsonrpc.Error
-	code string
+	rpc   *jsonrpc.Error
+	code  string
+	authz bool // the policies denied it
 }
 
 func refusedRead(code, format string, args ...any) *readError {
@@ -129,7 +130,7 @@ func (g *Gateway) resolveRead(ks *kernel.Server, l *link, key string, template b
 	dec := ks.AuthorizeRead(p, transport, authz.Resource{Type: ResourceTarget.Name, ID: l.u.Name + ":" + c,
 		Attrs: map[string]any{"upstream": l.u.Name, "uri": c}})
 	if !dec.Allow {
-		return c, d, &readError{rpc: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Permission denied: no authorization policy allows reading this resource."}, code: "permission_denied"}
+		return c, d, &readError{rpc: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Permission denied: no authorization policy allows reading this resource."}, code: "permission_denied", authz: true}
 	}
 	return send, d, nil
 }
@@ -150,6 +151,13 @@ func (g *Gateway) readResource(ks *kernel.Server, l *link, key string, template 
 			Attrs: map[string]string{"method": "resources/read"}, Outcome: audit.OK}
 		uri, d, rerr := g.resolveRead(ks, l, key, template, req.Params.URI, p, transport)
 		rec.Pin = d.hash
+		switch {
+		case ks.Authorizer() == nil:
+		case rerr == nil:
+			rec.Authz = "allow"
+		case rerr.authz:
+			rec.Authz = "deny"
+		}
 		var res *mcp.ReadResourceResult
 		if rerr == nil {
 			rec.UpstreamCalls = 1
@@ -161,9 +169,6 @@ func (g *Gateway) readResource(ks *kernel.Server, l *link, key string, template 
 			if rerr.code == "upstream_error" {
 				rec.Outcome = audit.ToolError
 			}
-		}
-		if rerr != nil && rerr.code == "permission_denied" && ks.Authorizer() != nil {
-			rec.Authz = "deny"
 		}
 		if g.auditSink != nil {
 			g.auditSink.Write(ctx, rec)
