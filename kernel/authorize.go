@@ -131,8 +131,9 @@ func (t *Tool) targetTypes() []string {
 
 // authzModel is the model policies are validated against: every declared
 // tool (also those read-only mode or the lists leave out, so that one
-// policy file fits every deployment of the server).
-func authzModel(server string, tools []Tool) (*authz.Model, error) {
+// policy file fits every deployment of the server), and the read of a
+// resource when the embedder serves resources with a ReadTarget.
+func authzModel(server string, tools []Tool, f Features) (*authz.Model, error) {
 	m := &authz.Model{Server: server}
 	seen := map[string]authz.ResourceType{}
 	for i := range tools {
@@ -154,6 +155,10 @@ func authzModel(server string, tools []Tool) (*authz.Model, error) {
 		m.Actions = append(m.Actions, authz.Action{Name: t.name, ReadOnly: t.policy.ReadOnly == Yes,
 			Destructive: t.policy.Destructive == Yes, Targets: t.targetTypes(), Arguments: t.schema})
 	}
+	if f.Resources && f.ReadTarget.Name != "" {
+		m.Resources = append(m.Resources, f.ReadTarget)
+		m.Actions = append(m.Actions, authz.Action{Name: ReadAction, ReadOnly: true, Targets: []string{f.ReadTarget.Name, authz.ServerType}})
+	}
 	return m, nil
 }
 
@@ -163,7 +168,7 @@ func (s *Server) setupAuthz(tools []Tool) error {
 	if s.opts.Authz == nil {
 		return nil
 	}
-	m, err := authzModel(s.name, tools)
+	m, err := authzModel(s.name, tools, s.opts.Features)
 	if err != nil {
 		return err
 	}
@@ -186,7 +191,13 @@ func (s *Server) Authorizer() *authz.Authorizer { return s.authz }
 // AuthzSchema returns the Cedar schema the kernel generates from tools, for
 // operators writing policies (bulwark authz schema).
 func AuthzSchema(server string, tools []Tool) (string, error) {
-	m, err := authzModel(server, tools)
+	return AuthzSchemaFeatures(server, tools, Features{})
+}
+
+// AuthzSchemaFeatures is AuthzSchema for a server that also serves f
+// (Action::"resources/read" with Features.ReadTarget).
+func AuthzSchemaFeatures(server string, tools []Tool, f Features) (string, error) {
+	m, err := authzModel(server, tools, f)
 	if err != nil {
 		return "", err
 	}
@@ -351,6 +362,27 @@ func listPrincipal(ctx context.Context, req mcp.Request) identity.Principal {
 		ctr.Extra = req.GetExtra()
 	}
 	return principalFrom(ctx, ctr)
+}
+
+// AuthorizeRead decides a resources/read of res (Features.ReadTarget) by
+// the principal over transport ("stdio" or "http"): allowed when no
+// authorization policy is configured, else as the policies in force say.
+func (s *Server) AuthorizeRead(p identity.Principal, transport string, res authz.Resource) authz.Decision {
+	if s.authz == nil {
+		return authz.Decision{Allow: true}
+	}
+	return s.authz.Decide(authz.Request{Principal: authzPrincipal(p), Action: ReadAction, Resource: res,
+		Transport: transport, Time: s.opts.Now()})
+}
+
+// RequestPrincipal is who sent req, as a tool call's principal is found:
+// the HTTP layer's, the token's, or the local user; and its transport.
+func RequestPrincipal(ctx context.Context, req mcp.Request) (identity.Principal, string) {
+	transport := "stdio"
+	if req != nil && req.GetExtra() != nil && req.GetExtra().Header != nil {
+		transport = "http"
+	}
+	return listPrincipal(ctx, req), transport
 }
 
 // CheckAuthz answers what step 12 would decide for a call, without making

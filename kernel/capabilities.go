@@ -8,19 +8,38 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bulwarkmcp/bulwark/kernel/authz"
 )
 
 // Features are the MCP features an embedder serves itself on MCP(), beside
 // the kernel's tools (the conformance fixture's prompts, resources and
-// completion). The kernel declares exactly these, none with listChanged;
-// a request for a feature not declared is "method not found" (-32601,
-// HTTP 404 on 2026-07-28), so the capabilities a client sees are the
-// truth.
+// completion). The kernel declares exactly these, none with listChanged
+// but prompts and resources under Options.DynamicTools (a gateway's
+// change), and resources.subscribe only with Subscribe; a request for a
+// feature not declared is "method not found" (-32601, HTTP 404 on
+// 2026-07-28), so the capabilities a client sees are the truth.
 type Features struct {
 	Prompts     bool
 	Resources   bool
 	Completions bool
+
+	// Subscribe and Unsubscribe, both set with Resources, serve
+	// resources/subscribe and resources/unsubscribe (the go-sdk keeps
+	// who subscribed to what; the embedder calls MCP().ResourceUpdated).
+	Subscribe   func(context.Context, *mcp.SubscribeRequest) error
+	Unsubscribe func(context.Context, *mcp.UnsubscribeRequest) error
+	// Complete serves completion/complete, with Completions.
+	Complete func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
+	// ReadTarget, with Resources and Options.Authz, is the resource type
+	// of a resources/read in the authorization model: the action
+	// Action::"resources/read" (read-only) acts on it or on the server,
+	// and the embedder asks AuthorizeRead before it reads.
+	ReadTarget authz.ResourceType
 }
+
+// ReadAction is the authorization action of a resources/read (Features.ReadTarget).
+const ReadAction = "resources/read"
 
 // ClientCapability names a capability a client declares (SEP-2575), which
 // a tool may need to do its work.
@@ -68,7 +87,7 @@ func serverCapabilities(f Features) *mcp.ServerCapabilities {
 		c.Prompts = &mcp.PromptCapabilities{}
 	}
 	if f.Resources {
-		c.Resources = &mcp.ResourceCapabilities{}
+		c.Resources = &mcp.ResourceCapabilities{Subscribe: f.Subscribe != nil}
 	}
 	if f.Completions {
 		c.Completions = &mcp.CompletionCapabilities{}

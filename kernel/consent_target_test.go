@@ -28,7 +28,7 @@ func TestConsentQuestionNamesTheCanonicalTarget(t *testing.T) {
 		t.Fatalf("asked %q", asked)
 	}
 	target := `{"name":"www","zone":"example.com"}` // Bind{Target: zone, name}, as bound
-	if !strings.Contains(asked[0], `delete item "www"`) || !strings.Contains(asked[0], "target "+target) {
+	if !strings.Contains(asked[0], `delete item "www"`) || !strings.Contains(asked[0], "\nTarget: "+target+"\n") {
 		t.Fatalf("the question %q does not name the call and its target %q", asked[0], target)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,39 +36,17 @@ func (s *Server) shapeContent(c Content) (*mcp.CallToolResult, error) {
 	blobs, unwrapped := 0, len(c) == 0
 	var notes metaNotes
 	for _, block := range c {
-		switch b := block.(type) {
-		case *mcp.TextContent:
-			text, rep := s.envelope.Text(b.Text)
-			out = append(out, &mcp.TextContent{Text: s.envelope.Wrap(text, rep)})
-			continue
-		case *mcp.ImageContent:
-			mt, ok := notes.mediaType(b.MIMEType, true)
-			if !ok {
-				continue
-			}
-			blobs += len(b.Data)
-			out = append(out, &mcp.ImageContent{Data: b.Data, MIMEType: mt, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)})
-		case *mcp.AudioContent:
-			mt, ok := notes.mediaType(b.MIMEType, true)
-			if !ok {
-				continue
-			}
-			blobs += len(b.Data)
-			out = append(out, &mcp.AudioContent{Data: b.Data, MIMEType: mt, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)})
-		case *mcp.EmbeddedResource:
-			r := *b.Resource
-			if r.Text != "" {
-				r.Text, _ = s.envelope.Text(r.Text)
-			}
-			r.URI = notes.uri(r.URI)
-			r.MIMEType, _ = notes.mediaType(r.MIMEType, false)
-			r.Meta = notes.meta(r.Meta)
-			blobs += len(r.Blob)
-			out = append(out, &mcp.EmbeddedResource{Resource: &r, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)})
-		default:
-			return nil, fmt.Errorf("content block %T is not supported", block)
+		b, n, err := s.shapeBlock(block, &notes)
+		if err != nil {
+			return nil, err
 		}
-		unwrapped = true
+		if b != nil {
+			out = append(out, b)
+		}
+		if _, text := block.(*mcp.TextContent); !text {
+			unwrapped = true
+		}
+		blobs += n
 	}
 	if blobs > maxBlobBytes {
 		return nil, &Error{Code: ResourceExhausted, Message: fmt.Sprintf("The result's images and files hold %d bytes, more than %d.", blobs, maxBlobBytes)}
@@ -76,6 +55,136 @@ func (s *Server) shapeContent(c Content) (*mcp.CallToolResult, error) {
 		out = append(out, &mcp.TextContent{Text: contentNote(s.envelope, notes)})
 	}
 	return &mcp.CallToolResult{Meta: mcp.Meta{"bulwark/untrusted": untrustedMeta(s.envelope.Source)}, Content: out}, nil
+}
+
+// shapeBlock applies the envelope to one content block: text cleaned and
+// enveloped, an embedded resource's text cleaned and cut, the metadata of
+// the others checked (notes says what was dropped). It returns the block
+// (nil when left out) and the bytes of base64 data it carries.
+func (s *Server) shapeBlock(block mcp.Content, notes *metaNotes) (mcp.Content, int, error) {
+	switch b := block.(type) {
+	case *mcp.TextContent:
+		text, rep := s.envelope.Text(b.Text)
+		return &mcp.TextContent{Text: s.envelope.Wrap(text, rep)}, 0, nil
+	case *mcp.ImageContent:
+		mt, ok := notes.mediaType(b.MIMEType, true)
+		if !ok {
+			return nil, 0, nil
+		}
+		return &mcp.ImageContent{Data: b.Data, MIMEType: mt, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)}, len(b.Data), nil
+	case *mcp.AudioContent:
+		mt, ok := notes.mediaType(b.MIMEType, true)
+		if !ok {
+			return nil, 0, nil
+		}
+		return &mcp.AudioContent{Data: b.Data, MIMEType: mt, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)}, len(b.Data), nil
+	case *mcp.EmbeddedResource:
+		r := *b.Resource
+		if r.Text != "" {
+			r.Text, _ = s.envelope.Text(r.Text)
+		}
+		r.URI = notes.uri(r.URI)
+		r.MIMEType, _ = notes.mediaType(r.MIMEType, false)
+		r.Meta = notes.meta(r.Meta)
+		return &mcp.EmbeddedResource{Resource: &r, Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)}, len(r.Blob), nil
+	case *mcp.ResourceLink:
+		// The embedder rewrote the URI to its own form (a gateway's
+		// namespace); names and descriptions are cleaned and cut, icons
+		// not relayed.
+		if b.URI == "" {
+			return nil, 0, nil
+		}
+		mt, _ := notes.mediaType(b.MIMEType, false)
+		return &mcp.ResourceLink{URI: notes.uri(b.URI), Name: cutString(clean(b.Name), maxLinkText), Title: cutString(clean(b.Title), maxLinkText),
+			Description: cutString(clean(b.Description), 4*maxLinkText), MIMEType: mt, Size: b.Size,
+			Meta: notes.meta(b.Meta), Annotations: notes.annotations(b.Annotations)}, 0, nil
+	}
+	return nil, 0, fmt.Errorf("content block %T is not supported", block)
+}
+
+// maxLinkText bounds a resource link's name and title, in bytes (its
+// description four times that).
+const maxLinkText = 256
+
+// cutString cuts s at n bytes, on a character boundary, and says so.
+func cutString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "… [cut]"
+}
+
+// ShapeResourceContents applies the untrusted-data rules to the contents
+// of a resource an embedder relays (a gateway's upstream), served on
+// MCP(): text cleaned, cut and enveloped, blobs within the byte budget of
+// a result, media types and metadata checked, and each URI rewritten by
+// uri (the embedder's namespace) and checked to be a URI.
+func (s *Server) ShapeResourceContents(cs []*mcp.ResourceContents, uri func(string) string) ([]*mcp.ResourceContents, error) {
+	var notes metaNotes
+	out := make([]*mcp.ResourceContents, 0, len(cs))
+	blobs := 0
+	for _, c := range cs {
+		if c == nil {
+			continue
+		}
+		r := &mcp.ResourceContents{URI: notes.uri(uri(c.URI)), Blob: c.Blob, Meta: notes.meta(c.Meta)}
+		r.MIMEType, _ = notes.mediaType(c.MIMEType, false)
+		if c.Blob == nil {
+			text, rep := s.envelope.Text(c.Text)
+			r.Text = s.envelope.Wrap(text, rep)
+		}
+		blobs += len(c.Blob)
+		out = append(out, r)
+	}
+	if blobs > maxBlobBytes {
+		return nil, &Error{Code: ResourceExhausted, Message: fmt.Sprintf("The resource's blobs hold %d bytes, more than %d.", blobs, maxBlobBytes)}
+	}
+	return out, nil
+}
+
+// maxPromptMessages bounds the messages of a relayed prompt.
+const maxPromptMessages = 64
+
+// ShapePrompt applies the untrusted-data rules of a tool result to a
+// prompt an embedder relays from elsewhere (a gateway's upstream), served
+// on MCP(): every text block cleaned and enveloped, embedded resources
+// cleaned and cut, images and audio within the same byte budget, metadata
+// checked; roles other than user and assistant, blocks of another type
+// (a resource link) and messages beyond maxPromptMessages are left out.
+// The description is cleaned and ends with the note of what was left out;
+// the egress gate then removes secrets, as from every message.
+func (s *Server) ShapePrompt(res *mcp.GetPromptResult) (*mcp.GetPromptResult, error) {
+	out := &mcp.GetPromptResult{}
+	var notes metaNotes
+	blobs := 0
+	for i, m := range res.Messages {
+		if i == maxPromptMessages {
+			notes.add(fmt.Sprintf("messages after the first %d were left out", maxPromptMessages))
+			break
+		}
+		if m == nil || m.Content == nil || (m.Role != "user" && m.Role != "assistant") {
+			notes.add("a message without content or whose role is neither user nor assistant was left out")
+			continue
+		}
+		b, n, err := s.shapeBlock(m.Content, &notes)
+		if err != nil {
+			notes.add(fmt.Sprintf("a message holding a block the gateway does not relay (%T) was left out", m.Content))
+			continue
+		}
+		if b != nil {
+			out.Messages = append(out.Messages, &mcp.PromptMessage{Role: m.Role, Content: b})
+		}
+		blobs += n
+	}
+	if blobs > maxBlobBytes {
+		return nil, &Error{Code: ResourceExhausted, Message: fmt.Sprintf("The prompt's images and files hold %d bytes, more than %d.", blobs, maxBlobBytes)}
+	}
+	desc, _ := s.envelope.Text(res.Description)
+	out.Description = strings.TrimSpace(desc + " [" + contentNote(s.envelope, notes) + "]")
+	return out, nil
 }
 
 // Bounds of a content block's metadata.

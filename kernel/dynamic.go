@@ -50,6 +50,12 @@ var ErrStaticTools = errors.New("kernel: the tool set is fixed (Options.DynamicT
 func (s *Server) capabilities() *mcp.ServerCapabilities {
 	c := serverCapabilities(s.opts.Features)
 	c.Tools.ListChanged = s.opts.DynamicTools
+	if c.Prompts != nil { // an embedder that changes its tools changes its prompts (a gateway)
+		c.Prompts.ListChanged = s.opts.DynamicTools
+	}
+	if c.Resources != nil { // and its resources
+		c.Resources.ListChanged = s.opts.DynamicTools
+	}
 	return c
 }
 

@@ -43,10 +43,12 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 			rec.Outcome, rec.ErrorCode = audit.Refused, string(CodeInvalidRequestState)
 			rec.Duration = s.opts.Now().Sub(start)
 			s.writeCallRecord(ctx, rec) // mrtr.go
+			noteAsked(ctx, nil, nil)
 			return nil, rpcErr
 		}
 		call.noteRecord(&rec)
 		scrubRecord(call.secrets, &rec) // the result's are removed by the egress gate (egress.go)
+		noteAsked(ctx, res, &rec)       // answer.go
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
 		st := meter.Stats()
@@ -275,7 +277,7 @@ func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map
 	}
 	switch {
 	case s.elicits(call):
-		return s.consent(ctx, call, t, in, pv, b, rec)
+		return s.consent(ctx, call, t, in, args, pv, b, rec)
 	case s.opts.ConfirmBy == ConfirmElicit:
 		return s.elicitRequired(ctx, call, rec)
 	}
@@ -356,6 +358,14 @@ func (s *Server) refusal(call *Call, t *Tool, in any, pv Preview, token string, 
 		b.WriteString("The confirmToken given does not confirm this exact call (it is wrong, expired, already used, or was issued for other arguments). ")
 	}
 	fmt.Fprintf(&b, "Refusing to %s without confirmation.", action)
+	switch {
+	case pv.Relay != "" && pv.Canonical != "":
+		fmt.Fprintf(&b, " It is relayed to the %s, acting on %s.", pv.Relay, pv.Canonical)
+	case pv.Relay != "":
+		fmt.Fprintf(&b, " It is relayed to the %s.", pv.Relay)
+	case pv.Canonical != "":
+		fmt.Fprintf(&b, " It acts on %s.", pv.Canonical)
+	}
 	if pv.Summary != "" {
 		b.WriteString(" " + pv.Summary)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,7 +60,7 @@ func bindingSum(b confirm.Binding) (string, error) {
 // consent is the gate by elicitation. It returns nil when the person
 // accepted this exact call in the previous round, and otherwise the result
 // to send: the question (input required) or the refusal of a decline.
-func (s *Server) consent(ctx context.Context, call *Call, t *Tool, in any, pv Preview, b confirm.Binding, rec *audit.Record) *mcp.CallToolResult {
+func (s *Server) consent(ctx context.Context, call *Call, t *Tool, in any, args map[string]any, pv Preview, b confirm.Binding, rec *audit.Record) *mcp.CallToolResult {
 	bind, err := bindingSum(b)
 	if err != nil {
 		return s.fail(ctx, call, rec, err)
@@ -76,12 +75,10 @@ func (s *Server) consent(ctx context.Context, call *Call, t *Tool, in any, pv Pr
 			return s.consented(call, bind, rec)
 		default:
 			rec.Outcome, rec.ErrorCode, rec.Confirm = audit.Refused, string(ConfirmationDeclined), audit.ConfirmDeclined
-			return s.errorResult(&Error{Code: ConfirmationDeclined,
-				Message: fmt.Sprintf("The person did not accept (%s), so nothing was changed.", answerWord(ans)),
-				Hint:    "Do not retry unless the person asks for it."}, "")
+			return s.errorResult(declined(ans), "")
 		}
 	}
-	ask := &InputRequired{Requests: mcp.InputRequestMap{consentID: s.consentRequest(t, in, pv, b)}}
+	ask := &InputRequired{Requests: mcp.InputRequestMap{consentID: s.consentRequest(t, in, args, pv, b, bind)}}
 	res, err := s.inputRequired(ctx, call, ask, requestState{Kind: stateConsent, Args: call.argsSum, Bind: bind})
 	if err != nil {
 		return s.fail(ctx, call, rec, err)
@@ -96,41 +93,47 @@ func (s *Server) consented(call *Call, bind string, rec *audit.Record) *mcp.Call
 	return nil
 }
 
-// answerWord names a non-accepting answer for the refusal.
-func answerWord(ans *mcp.ElicitResult) string {
-	switch ans.Action {
-	case "decline", "cancel":
-		return ans.Action + "d"
+// declined is the refusal of an answer that does not run the call: the
+// person declined, cancelled or left the box unticked, or the answer does
+// not fit the form at all (another action, a box that is not a boolean).
+func declined(ans *mcp.ElicitResult) *Error {
+	word := ""
+	switch v, ok := ans.Content[consentField]; {
+	case ans.Action == "decline" || ans.Action == "cancel":
+		word = ans.Action + "d"
+	case ans.Action == "accept" && ok && v == false:
+		word = "the box was not ticked"
+	default:
+		return misfitError()
 	}
-	return "the box was not ticked"
+	return &Error{Code: ConfirmationDeclined,
+		Message: fmt.Sprintf("The person did not accept (%s), so nothing was changed.", word),
+		Hint:    "Do not retry unless the person asks for it."}
 }
 
-// consentRequest is the form the person sees: what the call does (the
-// caller's own arguments, through the tool's Action), its target, the
-// preview's counts and what cannot be undone, and one box to tick.
-func (s *Server) consentRequest(t *Tool, in any, pv Preview, b confirm.Binding) *mcp.ElicitParams {
-	// The tool's Action names the call in the caller's words; the target
-	// is named as the call is bound, authorized and audited: canonical.
-	action, where := "call "+t.name, "tool "+t.name
+// misfitError is the refusal of an answer to the consent form that does
+// not fit it (answer.go sends it too, for an answer the go-sdk refused).
+func misfitError() *Error {
+	return &Error{Code: ConfirmationDeclined,
+		Message: "The answer to the confirmation form did not fit it (the form asks for accept, decline or cancel, and one box, confirm, ticked or not), so nothing was changed.",
+		Hint:    "Ask the person again: accept with the box ticked allows the call; decline changes nothing."}
+}
+
+// consentRequest is the form the person sees: the question
+// (consentMessage: the call, its arguments, target and preview, and the
+// reference of the binding) and one box to tick.
+func (s *Server) consentRequest(t *Tool, in any, args map[string]any, pv Preview, b confirm.Binding, bind string) *mcp.ElicitParams {
+	action := "call " + t.name
 	if t.action != nil {
 		action = t.action(in)
 	}
-	if b.Target != "" {
-		where += ", target " + b.Target
+	if pv.Arguments != nil {
+		args = pv.Arguments
 	}
-	var m strings.Builder
-	fmt.Fprintf(&m, "An AI assistant asks to %s (%s).", action, where)
-	if pv.Summary != "" {
-		m.WriteString(" " + pv.Summary)
-	}
-	if t.policy.Destructive == Yes {
-		m.WriteString(" This removes or overwrites data and cannot be undone.")
-	}
-	m.WriteString(" Accept only if you want exactly this; declining changes nothing.")
-	return &mcp.ElicitParams{Mode: "form", Message: clean(m.String()), RequestedSchema: map[string]any{
+	return &mcp.ElicitParams{Mode: "form", Message: consentMessage(t, action, args, pv, b, bind), RequestedSchema: map[string]any{
 		"type": "object",
 		"properties": map[string]any{consentField: map[string]any{
-			"type": "boolean", "title": clean("Yes: " + action), "default": false,
+			"type": "boolean", "title": oneLine(cutValue("Yes: " + action)), "default": false,
 			"description": "Tick to allow exactly this call, once.",
 		}},
 		"required": []string{consentField},

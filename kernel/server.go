@@ -158,7 +158,8 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	}
 	s.mcp = mcp.NewServer(s.fast.impl,
 		&mcp.ServerOptions{Instructions: info.Instructions, Logger: sdkLogger(s.logger),
-			Capabilities: s.capabilities()})
+			Capabilities: s.capabilities(), SubscribeHandler: s.opts.Features.Subscribe,
+			UnsubscribeHandler: s.opts.Features.Unsubscribe, CompletionHandler: s.opts.Features.Complete})
 	actions := map[string]int{} // the authorization model has one action a tool, in this order (authzModel)
 	for i, t := range tools {
 		actions[t.name] = i + 1
@@ -169,6 +170,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.mcp.AddReceivingMiddleware(s.answerMiddleware) // just outside the go-sdk's multi-round-trip (answer.go)
 	s.mcp.AddReceivingMiddleware(s.admitMiddleware)
 	s.mcp.AddReceivingMiddleware(s.withdrawnMiddleware)
 	s.mcp.AddReceivingMiddleware(s.oneRecordMiddleware) // mrtr.go

@@ -32,6 +32,21 @@ type Preview struct {
 	// a canonical key the tool computed (a zone id rather than a name that
 	// may be spelled two ways).
 	Target string
+	// Relay, for a call relayed to another server (a gateway), names that
+	// server and the tool's name there as a person reads it (`MCP server
+	// "fs" as its tool "write_file"`). The consent question and the refusal
+	// show it on a line of its own.
+	Relay string
+	// Canonical is the target as the call will act on it, in its canonical
+	// form, as a person reads it (`path "/tmp/a"`); the consent question
+	// shows it as its Target line. Set it only from the arguments or from
+	// what the tool resolved them to, never from upstream text.
+	Canonical string
+	// Arguments, when the tool rewrites the caller's arguments before it
+	// acts (a gateway sends its targets in canonical form), are the
+	// arguments as it will send them: the consent question lists these
+	// rather than the caller's spelling.
+	Arguments map[string]any
 	// NothingToLose says the target holds nothing the call could destroy
 	// (an empty pad about to be written): the gate lets the call through
 	// without a token. Set it only from upstream state the tool has just

@@ -115,60 +115,65 @@ type authzCheck struct {
 // zone), an unreachable Rustpad (pad targets need no request), or the
 // gateway's upstreams, started to list their tools and stopped again (a
 // target is resolved from the arguments alone, so no call reaches them).
-func (c *authzCheck) tools(ctx context.Context, env Env, dir string) (string, []kernel.Tool, error) {
+func (c *authzCheck) tools(ctx context.Context, env Env, dir string) (string, []kernel.Tool, kernel.Features, error) {
+	var none kernel.Features
 	if c.config != "" && c.server != "gateway" {
-		return "", nil, fmt.Errorf("%w: -config is for -server gateway", errUsage)
+		return "", nil, none, fmt.Errorf("%w: -config is for -server gateway", errUsage)
 	}
 	switch c.server {
 	case "dns":
 		p, err := localzone.New(dir, &localzone.Options{DisableSync: true})
 		if err != nil {
-			return "", nil, err
+			return "", nil, none, err
 		}
 		srv, err := dnssrv.New(dnssrv.Config{}, dnssrv.Deps{Provider: p})
 		if err != nil {
-			return "", nil, err
+			return "", nil, none, err
 		}
-		return "bulwark-dns", srv.Tools(), nil
+		return "bulwark-dns", srv.Tools(), none, nil
 	case "rustpad":
 		srv, err := rustpadsrv.New(rustpadsrv.Config{URL: "http://127.0.0.1:9"}, rustpadsrv.Deps{})
 		if err != nil {
-			return "", nil, err
+			return "", nil, none, err
 		}
-		return "bulwark-rustpad", srv.Tools(), nil
+		return "bulwark-rustpad", srv.Tools(), none, nil
 	case "gateway":
-		tools, err := c.gatewayTools(ctx, env)
-		return "bulwark-gateway", tools, err
+		tools, f, err := c.gatewayTools(ctx, env)
+		return "bulwark-gateway", tools, f, err
 	}
-	return "", nil, fmt.Errorf("%w: -server %q: use dns, rustpad or gateway", errUsage, c.server)
+	return "", nil, none, fmt.Errorf("%w: -server %q: use dns, rustpad or gateway", errUsage, c.server)
 }
 
 // gatewayTools starts the upstreams of the gateway configuration -config,
-// takes their tools as the gateway would serve them (every tool they list:
+// takes their tools as the gateway would serve them, and the features it
+// relays as the authorization model sees them (every tool they list:
 // no pins are consulted) and stops them.
-func (c *authzCheck) gatewayTools(ctx context.Context, env Env) ([]kernel.Tool, error) {
+func (c *authzCheck) gatewayTools(ctx context.Context, env Env) ([]kernel.Tool, kernel.Features, error) {
+	var f kernel.Features
 	if c.config == "" {
-		return nil, fmt.Errorf("%w: -server gateway needs -config FILE, the gateway's configuration", errUsage)
+		return nil, f, fmt.Errorf("%w: -server gateway needs -config FILE, the gateway's configuration", errUsage)
 	}
 	cfg, err := (&gatewayFlags{config: c.config}).gatewayConfig()
 	if err != nil {
-		return nil, err
+		return nil, f, err
 	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	gw, err := gateway.New(cfg, gateway.Deps{Logger: logger, Getenv: env.Getenv})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, f, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	defer gw.Close()
 	if err := gw.Start(ctx); err != nil {
-		return nil, err
+		return nil, f, err
 	}
-	return gw.Tools(), nil
+	all := gw.Features() // what a policy speaks of; nothing is served here
+	f.Resources, f.ReadTarget = all.Resources, all.ReadTarget
+	return gw.Tools(), f, nil
 }
 
 func (c *authzCheck) schema(ctx context.Context, env Env) error {
-	return c.withTools(ctx, env, func(name string, tools []kernel.Tool) error {
-		s, err := kernel.AuthzSchema(name, tools)
+	return c.withTools(ctx, env, func(name string, tools []kernel.Tool, f kernel.Features) error {
+		s, err := kernel.AuthzSchemaFeatures(name, tools, f)
 		if err != nil {
 			return err
 		}
@@ -179,17 +184,17 @@ func (c *authzCheck) schema(ctx context.Context, env Env) error {
 
 // withTools runs fn with the server's tools on a harmless backend in a
 // temporary directory, removed afterwards.
-func (c *authzCheck) withTools(ctx context.Context, env Env, fn func(name string, tools []kernel.Tool) error) error {
+func (c *authzCheck) withTools(ctx context.Context, env Env, fn func(name string, tools []kernel.Tool, f kernel.Features) error) error {
 	dir, err := os.MkdirTemp("", "bulwark-authz-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	name, tools, err := c.tools(ctx, env, dir)
+	name, tools, f, err := c.tools(ctx, env, dir)
 	if err != nil {
 		return err
 	}
-	return fn(name, tools)
+	return fn(name, tools, f)
 }
 
 // check prints what the policy decides for the call, on each of its
@@ -204,8 +209,8 @@ func (c *authzCheck) check(ctx context.Context, env Env) (allowed bool, err erro
 	if !json.Valid([]byte(c.args)) {
 		return false, fmt.Errorf("%w: -args is not JSON", errUsage)
 	}
-	err = c.withTools(ctx, env, func(name string, tools []kernel.Tool) error {
-		ks, err := kernel.New(kernel.Info{Name: name}, tools, &kernel.Options{Authz: &authz.Config{PolicyFile: c.policy, EntitiesFile: c.entities}})
+	err = c.withTools(ctx, env, func(name string, tools []kernel.Tool, f kernel.Features) error {
+		ks, err := kernel.New(kernel.Info{Name: name}, tools, &kernel.Options{Features: f, Authz: &authz.Config{PolicyFile: c.policy, EntitiesFile: c.entities}})
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}

@@ -152,3 +152,22 @@ func TestAuthzCheckGateway(t *testing.T) {
 		t.Errorf("schema: code %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestAuthzGatewayResources: for a gateway whose upstream serves
+// resources, `authz schema` declares the action "resources/read" on
+// Gateway::Resource, and `authz check` loads a policy that speaks of it.
+func TestAuthzGatewayResources(t *testing.T) {
+	cfg := writeFile(t, "gw.toml", fmt.Sprintf("[[upstream]]\nname = \"fs\"\ncommand = %q\nenv = [%q, %q]\npublic_env = [%[2]q, %[3]q]\nread_only_tools = [\"echo\"]\n",
+		os.Args[0], mcpupstream.EnvVar, mcpupstream.ResourcesVar))
+	vars := map[string]string{mcpupstream.EnvVar: "1", mcpupstream.ResourcesVar: "1"}
+	code, out, errs := run(t, vars, "authz", "schema", "-server", "gateway", "-config", cfg)
+	if code != 0 || !strings.Contains(out, `action "resources/read" in ["readOnly"]`) || !strings.Contains(out, "entity Resource {") {
+		t.Errorf("schema: code %d\n%s%s", code, out, errs)
+	}
+	pol := writeFile(t, "p.cedar", `permit(principal, action, resource);
+forbid(principal, action == Action::"resources/read", resource is Gateway::Resource) when { resource.uri like "file:///private/*" };`)
+	code, out, errs = run(t, vars, "authz", "check", "-server", "gateway", "-config", cfg, "-policy", pol, "-principal", "alice", "-tool", "fs.echo", "-args", `{"text":"x"}`)
+	if code != 0 || !strings.Contains(out, "ALLOW") {
+		t.Errorf("check: code %d\n%s%s", code, out, errs)
+	}
+}

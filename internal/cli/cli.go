@@ -115,6 +115,9 @@ func Run(ctx context.Context, env Env) int {
 		if len(env.Args) > 1 && env.Args[1] == "approve" {
 			return runGatewayApprove(ctx, env, env.Args[2:])
 		}
+		if len(env.Args) > 1 && env.Args[1] == "import" {
+			return runGatewayImport(ctx, env, env.Args[2:])
+		}
 		return runCommand(ctx, env, name, env.Args[1:])
 	case "version", "--version", "-version":
 		fmt.Fprintf(env.Stdout, "bulwark %s\n", versionLine())

@@ -120,10 +120,11 @@ func exempt(p string) bool {
 	return false
 }
 
-// enveloped reports a tool result's text, where the envelope's own tags
-// stand.
+// enveloped reports a tool result's text, or a prompt message's, where the
+// envelope's own tags stand.
 func enveloped(path []string) bool {
-	return len(path) == 4 && path[0] == "result" && (path[1] == "content" || path[1] == "contents") && path[3] == "text"
+	return len(path) == 4 && path[0] == "result" && (path[1] == "content" || path[1] == "contents") && path[3] == "text" ||
+		len(path) == 5 && path[0] == "result" && path[1] == "messages" && path[3] == "content" && path[4] == "text"
 }
 
 func (c *Checker) str(path []string, s string) {

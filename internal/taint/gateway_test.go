@@ -42,9 +42,9 @@ func startGateway(t *testing.T, enc string, log io.Writer) *kernel.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(gw.Close)
-	opts := kernel.Options{DynamicTools: true, Envelope: gw.Envelope(), Credentials: gw.Credentials(), Secrets: gw.Secrets(),
+	opts := kernel.Options{DynamicTools: true, Envelope: gw.Envelope(), Credentials: gw.Credentials(), Secrets: gw.Secrets(), Features: gw.Features(),
 		Audit: gw.Audit(audit.NewJSONLines(log)), Logger: logTo(log)}
-	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway"}, gw.Tools(), &opts)
+	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway", Instructions: gw.Instructions()}, gw.Tools(), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +75,15 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 		t.Errorf("tools/list: %v", err)
 	}
 	_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+	if _, err := cs.ListPrompts(ctx, nil); err != nil {
+		t.Errorf("prompts/list: %v", err)
+	}
+	for _, name := range taint.Prompts {
+		_, _ = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "taint." + name, Arguments: map[string]string{"a": "x"}})
+	}
+	for _, err := range exerciseResources(ctx, cs) { // resources_test.go
+		t.Errorf("resources: %v", err)
+	}
 	for _, name := range taint.Tools {
 		if name == "t_notify" {
 			// an upstream's log message goes to a call only while it is

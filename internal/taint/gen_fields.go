@@ -7,8 +7,10 @@
 //	go run gen_fields.go -schema schema.json -version 2025-11-25
 //
 // It lists every member of every definition a server sends that the
-// gateway relays — the results of tools/list and tools/call, progress and
-// log notifications, elicitation and sampling requests, error responses —
+// gateway relays — the results of tools/list, tools/call, prompts/list,
+// prompts/get, resources/list, resources/templates/list and resources/read,
+// completion/complete, progress, log and resource-updated notifications,
+// elicitation and sampling requests, error responses —
 // following $ref, anyOf and array items, one line each: "Definition.member
 // kind", where kind is text (a string: free text an upstream writes), json
 // (an object, an array or any value: it holds strings), or typed (a
@@ -30,7 +32,8 @@ import (
 )
 
 var roots = []string{"ListToolsResult", "CallToolResult", "ProgressNotification", "LoggingMessageNotification",
-	"ElicitRequest", "CreateMessageRequest", "JSONRPCErrorResponse"}
+	"ElicitRequest", "CreateMessageRequest", "JSONRPCErrorResponse", "ListPromptsResult", "GetPromptResult",
+	"ListResourcesResult", "ListResourceTemplatesResult", "ReadResourceResult", "ResourceUpdatedNotification", "CompleteResult"}
 
 type schema map[string]any
 

@@ -147,13 +147,28 @@ func (u *upstream) answer(m message) {
 	switch m.Method {
 	case "initialize":
 		u.result(m.ID, map[string]any{"protocolVersion": "2025-11-25",
-			"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}},
+			"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}, "prompts": map[string]any{"listChanged": true},
+				"resources": map[string]any{"listChanged": true, "subscribe": true}, "completions": map[string]any{}},
 			"serverInfo":   map[string]any{"name": "taint", "version": "1", "title": u.h("Implementation.title")},
 			"instructions": u.h("InitializeResult.instructions")})
 	case "tools/list":
 		u.result(m.ID, u.listTools())
 	case "tools/call":
 		u.call(m)
+	case "prompts/list":
+		u.result(m.ID, u.listPrompts())
+	case "prompts/get":
+		u.result(m.ID, u.getPrompt())
+	case "resources/list": // resources.go
+		u.result(m.ID, u.listResources())
+	case "resources/templates/list":
+		u.result(m.ID, u.listResourceTemplates())
+	case "resources/read":
+		u.result(m.ID, u.readResource(m.Params))
+	case "resources/subscribe":
+		u.subscribed(m.ID, m.Params)
+	case "completion/complete":
+		u.result(m.ID, u.completion())
 	default:
 		u.result(m.ID, map[string]any{})
 	}
@@ -374,4 +389,33 @@ func (u *upstream) sampling(full bool) map[string]any {
 		"maxTokens": 10, "includeContext": "none",
 		"_meta": u.meta("CreateMessageRequestParams._meta"),
 	}
+}
+
+// Prompts are the hostile upstream's prompts the gateway relays; two more
+// have a hostile name or a hostile argument name, and are not relayed.
+var Prompts = []string{"p_all"}
+
+func (u *upstream) listPrompts() map[string]any {
+	arg := func(name string) map[string]any {
+		return map[string]any{"name": name, "title": u.h("PromptArgument.title"), "description": u.h("PromptArgument.description"), "required": false}
+	}
+	prompt := func(name, argName string) map[string]any {
+		return map[string]any{"name": name, "title": u.h("Prompt.title"), "description": u.h("Prompt.description"),
+			"arguments": []any{arg(argName)}, "_meta": u.meta("Prompt._meta"),
+			"icons": []any{map[string]any{"src": "https://icons.example/" + u.h("Icon.src"), "mimeType": u.h("Icon.mimeType")}}}
+	}
+	return map[string]any{"prompts": []any{prompt("p_all", "a"), prompt(u.h("Prompt.name"), "a"), prompt("p_argname", u.h("PromptArgument.name"))},
+		"_meta": u.meta("ListPromptsResult._meta")}
+}
+
+// getPrompt is a prompt of one message a content block, every member
+// hostile, and a message of a role that does not exist.
+func (u *upstream) getPrompt() map[string]any {
+	msgs := []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": u.h("TextContent.text"),
+		"_meta": u.meta("TextContent._meta"), "annotations": u.annotations("TextContent")}}}
+	for _, b := range u.blocks() {
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": b})
+	}
+	msgs = append(msgs, map[string]any{"role": u.h("PromptMessage.role"), "content": map[string]any{"type": "text", "text": u.h("TextContent.text")}})
+	return map[string]any{"description": u.h("GetPromptResult.description"), "messages": msgs, "_meta": u.meta("GetPromptResult._meta")}
 }

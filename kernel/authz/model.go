@@ -147,13 +147,22 @@ func (m *Model) schema(args map[string]recordType) string {
 	b.WriteString("entity " + groupType + " in [" + groupType + "];\n")
 	b.WriteString("entity " + userType + " in [" + groupType + "] { plan: String, auth: String, groups: Set<String>, scopes: Set<String> };\n")
 	b.WriteString("entity " + ServerType + " { name: String };\n")
+	var spaces []string // a namespace is declared once, with all its entities
+	inNS := map[string][]string{}
 	for _, r := range m.Resources {
 		ns, name := splitType(r.Name)
 		decl := "entity " + name + " " + attrsDecl(r.Attrs) + ";"
-		if ns != "" {
-			decl = "namespace " + ns + " { " + decl + " }"
+		if ns == "" {
+			b.WriteString(decl + "\n")
+			continue
 		}
-		b.WriteString(decl + "\n")
+		if _, ok := inNS[ns]; !ok {
+			spaces = append(spaces, ns)
+		}
+		inNS[ns] = append(inNS[ns], decl)
+	}
+	for _, ns := range spaces {
+		b.WriteString("namespace " + ns + " { " + strings.Join(inNS[ns], " ") + " }\n")
 	}
 	fmt.Fprintf(&b, "action %q;\naction %q;\naction %q in [%q];\n", groupReadOnly, groupWrite, groupDestructive, groupWrite)
 	for _, a := range m.Actions {

@@ -117,6 +117,10 @@ func (w *walker) kindAt() kind {
 		if p[0] == "result" && (p[1] == "content" || p[1] == "contents") && p[2] == "" && p[3] == "text" {
 			return enveloped
 		}
+	case 5: // a prompt's message (prompts/get), which a relaying server envelopes (kernel.Server.ShapePrompt)
+		if p[0] == "result" && p[1] == "messages" && p[2] == "" && p[3] == "content" && p[4] == "text" {
+			return enveloped
+		}
 	}
 	return cleaned
 }

@@ -15,6 +15,7 @@ func (g *Gateway) Audit(next audit.Sink) audit.Sink {
 	if next == nil {
 		next = audit.Discard
 	}
+	g.auditSink = next
 	ups := map[string]string{}
 	for _, u := range g.cfg.Upstreams {
 		ups[u.prefix()] = u.Name

@@ -55,11 +55,12 @@ func (g *Gateway) preview(l *link, exposed, name string, args json.RawMessage) (
 	if err != nil {
 		return kernel.Preview{}, err
 	}
-	text := fmt.Sprintf("It is relayed to the MCP server %q as its tool %q.", l.u.Name, name)
+	pv := kernel.Preview{Target: string(key), Data: hash, Arguments: m,
+		Relay: fmt.Sprintf("MCP server %q as its tool %q", l.u.Name, name)}
 	if len(targets) > 0 {
-		text = fmt.Sprintf("It is relayed to the MCP server %q as its tool %q, acting on %s.", l.u.Name, name, summary(targets))
+		pv.Canonical = summary(targets)
 	}
-	return kernel.Preview{Target: string(key), Summary: text, Data: hash}, nil
+	return pv, nil
 }
 
 // notifyGrace is how long after its result a call still receives the

@@ -78,6 +78,13 @@ type Upstream struct {
 	// exposed. Exact upstream tool names.
 	AllowTools []string `toml:"allow_tools"`
 	DenyTools  []string `toml:"deny_tools"`
+	// DenyPrompts are prompts never relayed (prompts.go).
+	DenyPrompts []string `toml:"deny_prompts"`
+	// AllowResources (when set) are the URI prefixes of the only
+	// resources relayed; DenyResources those never relayed. Upstream URIs
+	// in canonical form (resread.go).
+	AllowResources []string `toml:"allow_resources"`
+	DenyResources  []string `toml:"deny_resources"`
 	// ReadOnlyTools change nothing: never gated, kept in read-only mode.
 	ReadOnlyTools []string `toml:"read_only_tools"`
 	// WriteTools write but destroy nothing: gated only when in ConfirmTools.
@@ -255,6 +262,11 @@ func (u *Upstream) validate() error {
 	for _, e := range u.PublicEnv {
 		if !slices.Contains(u.Env, e) {
 			return fmt.Errorf("public_env %q is not passed to the server (it is not in env)", e)
+		}
+	}
+	for _, p := range slices.Concat(u.AllowResources, u.DenyResources) {
+		if c, err := canonicalResourceURI(p); err != nil || c != p {
+			return fmt.Errorf("resource prefix %q is not a URI in canonical form", p)
 		}
 	}
 	return u.validateLists()

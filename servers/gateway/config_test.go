@@ -169,3 +169,19 @@ func TestDefaultKind(t *testing.T) {
 		}
 	}
 }
+
+// TestResourcePrefixesMustBeCanonical: allow_resources and deny_resources
+// take URI prefixes in canonical form; another spelling is refused at
+// startup.
+func TestResourcePrefixesMustBeCanonical(t *testing.T) {
+	for _, c := range []struct {
+		prefix string
+		ok     bool
+	}{{"file:///private/", true}, {"file:///a/../private/", false}, {"FILE:///x", false}, {"demo://Host/x", false}, {"urn:x:", true}, {"not a uri", false}} {
+		u := gateway.Upstream{Name: "x", Command: "x", DenyResources: []string{c.prefix}}
+		_, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Deps{Getenv: func(string) string { return "" }})
+		if (err == nil) != c.ok {
+			t.Errorf("%q: %v", c.prefix, err)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func (g *Gateway) Tools() []kernel.Tool {
 			if !l.u.exposed(n) || !defs[n].allowed {
 				continue // a hidden tool was logged by checkPins
 			}
-			t, err := g.tool(l, defs[n].tool)
+			t, err := g.toolOf(l, defs[n])
 			if err != nil {
 				g.logger.Warn("upstream tool not exposed", "upstream", l.u.Name, "tool", strconv.QuoteToASCII(n), "reason", err.Error())
 				continue
@@ -155,6 +155,30 @@ const (
 	maxDescription = 4096
 	maxTitle       = 256
 )
+
+// errTaskRequired is why a tool that runs only as a task is not exposed:
+// the gateway does not relay tasks (features.go).
+var errTaskRequired = errors.New("it can only be called as a task (execution.taskSupport \"required\"), and the gateway does not relay tasks")
+
+// toolOf is the kernel tool of a listed definition: a tool the upstream
+// runs only as a task is not one.
+func (g *Gateway) toolOf(l *link, d def) (kernel.Tool, error) {
+	if taskRequired(d.raw) {
+		return kernel.Tool{}, errTaskRequired
+	}
+	return g.tool(l, d.tool)
+}
+
+// taskRequired reports whether a tool's definition, as the upstream sent
+// it, says it can only be called as a task (2025-11-25).
+func taskRequired(raw json.RawMessage) bool {
+	var t struct {
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	return json.Unmarshal(raw, &t) == nil && t.Execution.TaskSupport == "required"
+}
 
 func (g *Gateway) tool(l *link, t *mcp.Tool) (kernel.Tool, error) {
 	schema, err := inputSchema(t)

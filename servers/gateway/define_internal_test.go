@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func schemaOf(t *testing.T, s string) *jsonschema.Schema {
@@ -45,6 +46,53 @@ func TestShapeSchema(t *testing.T) {
 	} {
 		if _, err := shapeSchema(schemaOf(t, bad)); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestTaskRequired: a tool is taken as runnable only as a task exactly
+// when its wire definition says execution.taskSupport "required".
+func TestTaskRequired(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"name":"a","execution":{"taskSupport":"required"}}`:  true,
+		`{"name":"a","execution":{"taskSupport":"optional"}}`:  false,
+		`{"name":"a","execution":{"taskSupport":"forbidden"}}`: false,
+		`{"name":"a"}`:                        false,
+		`{"name":"a","execution":"required"}`: false,
+	} {
+		if got := taskRequired([]byte(raw)); got != want {
+			t.Errorf("%s: %v", raw, got)
+		}
+	}
+}
+
+// TestRelayableTemplates: a template is kept out by a deny prefix that
+// covers its literal start, kept by an allow prefix below it, and one
+// whose scheme is a variable is relayed (its reads decide); a template
+// that is not one, or too long, is not served.
+func TestRelayableTemplates(t *testing.T) {
+	g := &Gateway{}
+	tmpl := resourceDef{allowed: true, tmpl: &mcp.ResourceTemplate{}}
+	for _, c := range []struct {
+		key         string
+		allow, deny []string
+		want        bool
+	}{
+		{"file:///docs/{+name}", nil, nil, true},
+		{"file:///docs/{+name}", nil, []string{"file:///docs/"}, false},
+		{"file:///docs/{+name}", []string{"file:///docs/public/"}, nil, true},
+		{"file:///other/{+name}", []string{"file:///docs/public/"}, nil, false},
+		{"{+uri}", nil, []string{"file:///"}, true},
+		{"a b:{x}", nil, nil, false},
+	} {
+		l := &link{u: &Upstream{AllowResources: c.allow, DenyResources: c.deny}}
+		if got := g.relayable(l, c.key, tmpl); got != c.want {
+			t.Errorf("%q allow %q deny %q: %v", c.key, c.allow, c.deny, got)
+		}
+	}
+	for _, bad := range []string{"not a uri {x}", "file:///{x", "file:///" + strings.Repeat("x", 3000) + "{x}"} {
+		if _, err := servedTemplate(&Upstream{Name: "u"}, &mcp.ResourceTemplate{URITemplate: bad}); err == nil {
+			t.Errorf("%.40q relayed", bad)
 		}
 	}
 }

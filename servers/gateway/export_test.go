@@ -22,3 +22,17 @@ func SetRecheckAfter(d time.Duration) func() {
 	recheckAfter = d
 	return func() { recheckAfter = old }
 }
+
+// Subscriptions counts the client sessions' subscriptions the gateway
+// holds, over every upstream.
+func Subscriptions(g *Gateway) int {
+	n := 0
+	for _, l := range g.links {
+		l.mu.Lock()
+		for _, ss := range l.subs {
+			n += len(ss)
+		}
+		l.mu.Unlock()
+	}
+	return n
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/egress"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
@@ -47,6 +48,8 @@ type Gateway struct {
 	sdkCalls bool
 	ksMu     sync.Mutex
 	ks       *kernel.Server // set by Attach: where tool changes are published
+
+	auditSink audit.Sink // what Audit wrapped: prompt gets are written to it (prompts.go)
 }
 
 // New checks the configuration and reads the upstreams' credentials.
@@ -128,6 +131,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 			return fmt.Errorf("upstream %q: %s", l.u.Name, g.scrub.text(err.Error()))
 		}
 		g.logger.Info("upstream started", "upstream", l.u.Name, "tools", len(l.defs))
+		g.noteFeatures(l)
 	}
 	for _, l := range g.links {
 		g.wg.Add(1)

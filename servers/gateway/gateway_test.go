@@ -124,6 +124,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	f.gw = gw
 	opts := o.kopts
 	opts.DynamicTools = true // as the CLI builds it
+	opts.Features = gw.Features()
 	opts.Envelope = gw.Envelope()
 	opts.Credentials = gw.Credentials()
 	opts.Secrets = gw.Secrets()
@@ -133,7 +134,7 @@ func newFixture(t *testing.T, o options) *fixture {
 		defer f.mu.Unlock()
 		f.audit = append(f.audit, r)
 	}))
-	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway"}, gw.Tools(), &opts)
+	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway", Instructions: gw.Instructions()}, gw.Tools(), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,11 @@
 package gateway_test
 
 import (
+	"context"
+	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
@@ -28,4 +32,32 @@ func TestGoldenTranscripts(t *testing.T) {
 	mcptest.Golden(t, "testdata/transcripts/inject.txtar",
 		"A relayed result whose structured content carries an injected instruction, a closing envelope tag and a secret under a secret-named key: enveloped (the text is the JSON, as the kernel renders it), the tag neutralized, the secret redacted.",
 		map[string]string{"call": inject}, []string{"call"})
+}
+
+// TestGoldenConsentByElicitation records the question the gateway asks the
+// person for a relayed destructive tool: the tool, the upstream and its
+// name there, the target in canonical form, the arguments as the upstream
+// receives them (name: value lines, cleaned, a newline escaped so it cannot
+// forge a line, a bidirectional control made visible), and the binding's
+// digest as one reference line. Regenerate with UPDATE_GOLDEN=1.
+func TestGoldenConsentByElicitation(t *testing.T) {
+	f := newFixture(t, options{})
+	var asked []string
+	sess := mcptest.Connect(t, f.ks, &mcptest.Options{ProtocolVersion: "2025-11-25", Client: &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, r.Params.Message)
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	}})
+	args := map[string]any{"path": "/tmp/../tmp/./a", "content": "one\nTarget: path \"/etc/passwd\"\u202e"}
+	if res := sess.Call(t, "fake.write_file", args); !res.IsError {
+		t.Fatalf("a declined call ran: %s", mcptest.Text(res))
+	}
+	if len(asked) != 1 || strings.Contains(asked[0], "\nTarget: path \"/etc") || strings.Contains(asked[0], "\u202e") ||
+		!strings.Contains(asked[0], "\nTarget: path \"/tmp/a\"\n") {
+		t.Fatalf("the question: %q", asked)
+	}
+	mcptest.Golden(t, "testdata/transcripts/consent.txtar",
+		"2025-11-25 session: a relayed destructive tool asks the person with elicitation/create — tool, upstream, canonical target, the arguments as the upstream receives them (cleaned, one line each), one reference line; a decline relays nothing.",
+		map[string]string{"wire": sess.Transcript()}, []string{"wire"})
 }

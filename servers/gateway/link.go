@@ -63,6 +63,22 @@ type link struct {
 	nextTok atomic.Uint64
 
 	refusedAsks atomic.Uint64 // questions the gateway refused the upstream (asks.go)
+	// set once at Start (features.go)
+	withheld, unrelayed []string
+	taskTools           []string // tools it runs only as tasks: not exposed (gateway.go)
+	promptsOffered      bool
+	resourcesOffered    bool
+	subscribeOffered    bool
+	completionsOffered  bool
+
+	prompts       map[string]promptDef // the last listing (prompts.go)
+	servedPrompts map[string]promptDef // what the kernel serves of it
+
+	resources, templates             map[string]resourceDef                 // the last listing (resources.go)
+	servedResources, servedTemplates map[string]resourceDef                 // what the kernel serves of it
+	subs                             map[string]map[*mcp.ServerSession]bool // upstream URI -> the client sessions subscribed (resread.go)
+	upSess                           *mcp.ClientSession                     // the upstream session upSubs belong to
+	upSubs                           map[string]bool                        // the URIs it is subscribed to
 }
 
 func newLink(g *Gateway, u *Upstream) *link {
@@ -75,6 +91,9 @@ func newLink(g *Gateway, u *Upstream) *link {
 		ProgressNotificationHandler: l.onProgress,
 		LoggingMessageHandler:       l.onLog,
 		ToolListChangedHandler:      l.onListChanged,
+		PromptListChangedHandler:    l.onPromptsChanged,
+		ResourceListChangedHandler:  l.onResourcesChanged,
+		ResourceUpdatedHandler:      l.onResourceUpdated,
 	}
 	l.relayHandlers(opts)
 	l.client = mcp.NewClient(&mcp.Implementation{Name: "bulwark-gateway", Version: "v1"}, opts)
@@ -140,6 +159,8 @@ func (l *link) connect(ctx context.Context) error {
 	if err := l.g.publish(l, old, defs); err != nil {
 		l.g.logger.Warn("upstream tools could not be updated", "upstream", l.u.Name, "error", err.Error())
 	}
+	l.g.refreshPrompts(ctx, l, sess)   // prompts.go
+	l.g.refreshResources(ctx, l, sess) // resources.go
 	return nil
 }
 

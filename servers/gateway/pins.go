@@ -119,6 +119,10 @@ func (g *Gateway) Attach(ks *kernel.Server) error {
 		// ks was built from Tools(); a listing since then is published
 		// now, and the hidden tools are withdrawn (their calls get why).
 		err := g.publish(l, served, defs)
+		if err == nil {
+			g.publishPrompts(l)   // prompts.go
+			g.publishResources(l) // resources.go
+		}
 		l.listMu.Unlock()
 		if err != nil {
 			return err
@@ -152,7 +156,7 @@ func (g *Gateway) publish(l *link, old, defs map[string]def) error {
 		if o, ok := old[n]; ok && o.allowed && string(o.raw) == string(d.raw) {
 			continue
 		}
-		t, err := g.tool(l, d.tool)
+		t, err := g.toolOf(l, d)
 		if err != nil {
 			g.logger.Warn("upstream tool not exposed", "upstream", l.u.Name, "tool", strconv.QuoteToASCII(n), "reason", err.Error())
 			continue

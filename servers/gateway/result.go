@@ -49,14 +49,26 @@ func (g *Gateway) result(l *link, name string, res *mcp.CallToolResult) (any, er
 			if b.Resource == nil {
 				continue
 			}
-			out = append(out, c)
+			out = append(out, embedded(l.u, b))
 		case *mcp.ResourceLink:
-			out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[resource link] %s %s", b.Name, b.URI)})
+			// kept a link, to the namespaced URI a client reads through
+			// the gateway (resources.go); the kernel cleans its texts
+			link := *b
+			link.URI, link.Icons = linkURI(l.u, b.URI), nil
+			out = append(out, &link)
 		default:
 			out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[a content block of type %T was left out]", c)})
 		}
 	}
 	return out, nil
+}
+
+// embedded is an embedded resource with its URI namespaced, as the
+// gateway serves the upstream's resources (resources.go).
+func embedded(u *Upstream, b *mcp.EmbeddedResource) *mcp.EmbeddedResource {
+	r := *b.Resource
+	r.URI = linkURI(u, r.URI)
+	return &mcp.EmbeddedResource{Resource: &r, Meta: b.Meta, Annotations: b.Annotations}
 }
 
 // contentText joins a result's text for an error.

@@ -259,7 +259,8 @@ func TestConfirmationNamesTheCanonicalTarget(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(asked) != 1 || !strings.Contains(asked[0], `acting on path \"/srv/data/old.txt\"`) && !strings.Contains(asked[0], `acting on path "/srv/data/old.txt"`) || strings.Contains(asked[0], "/tmp/..") {
+	if len(asked) != 1 || !strings.Contains(asked[0], "\nTarget: path \"/srv/data/old.txt\"\n") ||
+		!strings.Contains(asked[0], "\n  path: /srv/data/old.txt\n") || strings.Contains(asked[0], "/tmp/..") {
 		t.Fatalf("the consent question: %q", asked)
 	}
 }

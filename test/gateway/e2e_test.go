@@ -49,6 +49,13 @@ func TestMain(m *testing.M) {
 
 func start(t *testing.T) *gw {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith is start with the client session's options (a protocol
+// version).
+func startWith(t *testing.T, sopts *mcp.ClientSessionOptions) *gw {
+	t.Helper()
 	nm, err := filepath.Abs("node_modules/.bin")
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +103,7 @@ trust_annotations = true
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}

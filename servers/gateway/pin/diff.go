@@ -290,3 +290,9 @@ func tgs(x, y []string) []pair {
 	seq[0] = pair{0, 0} // sentinel at start
 	return seq
 }
+
+// UnifiedDiff is the unified diff of old and new, nil when they are equal
+// (the diff `bulwark gateway approve` shows, and `bulwark gateway import`).
+func UnifiedDiff(oldName string, old []byte, newName string, new []byte) []byte {
+	return unifiedDiff(oldName, old, newName, new)
+}
