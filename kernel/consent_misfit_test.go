@@ -96,7 +96,7 @@ func newRawClient(t *testing.T, srv *kernel.Server, stdio bool) *rawClient {
 // call with a tool error saying so — confirmation_declined for the consent
 // — never a JSON-RPC error, and nothing runs. Over a 2025-11-25 session
 // (the server asks with elicitation/create) and on 2026-07-28
-// (input_required, the answer in inputResponses). Without answer.go the
+// (input_required, the answer in inputResponses). Without answerMiddleware the
 // session cases end with a JSON-RPC error of code 0.
 func TestWrongAnswerIsAToolError(t *testing.T) {
 	const misfit = "did not fit"

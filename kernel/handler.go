@@ -48,7 +48,7 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 		}
 		call.noteRecord(&rec)
 		scrubRecord(call.secrets, &rec) // the result's are removed by the egress gate (egress.go)
-		noteAsked(ctx, res, &rec)       // answer.go
+		noteAsked(ctx, res, &rec)       // mrtr_consent.go
 		rec.Duration = s.opts.Now().Sub(start)
 		rec.BytesOut = resultSize(res)
 		st := meter.Stats()

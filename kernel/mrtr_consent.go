@@ -3,13 +3,18 @@ package kernel
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
 // ConfirmPath chooses how the confirmation gate confirms a gated call.
@@ -112,7 +117,7 @@ func declined(ans *mcp.ElicitResult) *Error {
 }
 
 // misfitError is the refusal of an answer to the consent form that does
-// not fit it (answer.go sends it too, for an answer the go-sdk refused).
+// not fit it (answerMiddleware, below, sends it too, for an answer the go-sdk refused).
 func misfitError() *Error {
 	return &Error{Code: ConfirmationDeclined,
 		Message: "The answer to the confirmation form did not fit it (the form asks for accept, decline or cancel, and one box, confirm, ticked or not), so nothing was changed.",
@@ -157,4 +162,206 @@ func (s *Server) advertised(t Tool) *jsonschema.Schema {
 	}
 	delete(schema.Properties, confirmTokenProperty) // wireSchema cloned them
 	return schema
+}
+
+// --- the consent question (rendered the same for every server) ---
+
+// The bounds of the consent question (consentMessage): each argument's
+// value is cut at maxConsentValue characters, at most maxConsentArgs
+// arguments are listed, and the whole question is at most
+// maxConsentMessage bytes.
+const (
+	maxConsentValue   = 200
+	maxConsentArgs    = 20
+	maxConsentMessage = 4096
+	consentRefLen     = 16 // hex digits of the binding digest shown
+)
+
+// consentMessage is the question a person reads before a gated call runs,
+// the same for every server: what the call does, then one fact a line —
+//
+//	Tool: delete_zone
+//	Upstream: MCP server "fs" as its tool "write_file"  (a relayed call)
+//	Target: path "/tmp/a"                                (when there is one)
+//	Arguments:
+//	  zone: example.com
+//
+// the preview's summary, whether it cannot be undone, and last the digest
+// the answer is bound to as one short reference line. Every name and value
+// is cleaned (untrusted.CleanString) and written on one line
+// (untrusted.TerminalLine: a newline in a value cannot forge a line), each
+// value cut at maxConsentValue characters, and the whole bounded.
+func consentMessage(t *Tool, action string, args map[string]any, pv Preview, b confirm.Binding, bind string) string {
+	var m strings.Builder
+	fmt.Fprintf(&m, "An AI assistant asks to %s.\nTool: %s\n", oneLine(action), oneLine(t.name))
+	if pv.Relay != "" {
+		fmt.Fprintf(&m, "Upstream: %s\n", oneLine(pv.Relay))
+	}
+	if target := consentTarget(t, pv, b); target != "" {
+		fmt.Fprintf(&m, "Target: %s\n", target)
+	}
+	writeArguments(&m, args)
+	if pv.Summary != "" {
+		m.WriteString(oneLine(pv.Summary) + "\n")
+	}
+	if t.policy.Destructive == Yes {
+		m.WriteString("This removes or overwrites data and cannot be undone.\n")
+	}
+	m.WriteString("Accept only if you want exactly this; declining changes nothing.")
+	ref := "\nReference: " + bind[:min(len(bind), consentRefLen)]
+	body := m.String()
+	if len(body)+len(ref) > maxConsentMessage {
+		body = cutConsent(body, maxConsentMessage-len(ref)-len(consentCutMark))
+	}
+	return body + ref
+}
+
+const consentCutMark = "\n[the question was cut here: it is longer than this form shows]"
+
+// cutConsent cuts s at n bytes, on a character boundary, and says so.
+func cutConsent(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + consentCutMark
+}
+
+// consentTarget is the target line: the canonical form the preview gives,
+// or else the bound target fields when the binding holds them (a preview's
+// Target is a key, not meant to be read).
+func consentTarget(t *Tool, pv Preview, b confirm.Binding) string {
+	if pv.Canonical != "" {
+		return oneLine(pv.Canonical)
+	}
+	fields := t.policy.Confirm.bind.Target
+	if pv.Target != "" || len(fields) == 0 {
+		return ""
+	}
+	return oneLine(cutValue(b.Target))
+}
+
+// writeArguments lists the arguments as "  name: value" lines, sorted by
+// name, at most maxConsentArgs of them.
+func writeArguments(m *strings.Builder, args map[string]any) {
+	if len(args) == 0 {
+		m.WriteString("Arguments: none\n")
+		return
+	}
+	m.WriteString("Arguments:\n")
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for i, k := range names {
+		if i == maxConsentArgs {
+			fmt.Fprintf(m, "  … and %d more argument(s), not shown\n", len(names)-i)
+			break
+		}
+		fmt.Fprintf(m, "  %s: %s\n", oneLine(cutValue(k)), oneLine(cutValue(argText(args[k]))))
+	}
+}
+
+// argText is a value as a person reads it: a string as itself ("" when
+// empty), anything else as canonical JSON.
+func argText(v any) string {
+	if s, ok := v.(string); ok {
+		if s == "" {
+			return `""`
+		}
+		return s
+	}
+	raw, err := confirm.CanonicalValue(v)
+	if err != nil {
+		return "[a value that cannot be shown]"
+	}
+	return string(raw)
+}
+
+// cutValue cuts s at maxConsentValue characters and says how many there are.
+func cutValue(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n <= maxConsentValue {
+		return s
+	}
+	i, k := 0, 0
+	for k < maxConsentValue {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		k++
+	}
+	return fmt.Sprintf("%s… [cut: %d of %d characters shown]", s[:i], maxConsentValue, n)
+}
+
+// oneLine is s cleaned and written on one line.
+func oneLine(s string) string { return untrusted.TerminalLine(clean(s)) }
+
+// --- answers that do not fit the question ---
+
+// A client on a protocol older than 2026-07-28 is asked over its session:
+// the go-sdk's multi-round-trip middleware sends the kernel's input
+// requests (the consent question, a handler's AskInput) as real requests
+// and calls the tool again with the answers. When an answer does not fit
+// the form (the go-sdk checks it against the requested schema), or the
+// client answers with an error, the go-sdk fails the whole tools/call with
+// a Go error, which reaches the client as a JSON-RPC error of code 0.
+// answerMiddleware, just outside it, ends such a call with a tool error
+// instead: the consent's is confirmation_declined, saying the answer did
+// not fit; nothing ran.
+
+// askedKey is the context key of the *asked of a tools/call.
+type askedKey struct{}
+
+// asked is what the last round of a tools/call asked, if anything: set
+// when the handler answers with input requests, cleared when it runs
+// again with the answers.
+type asked struct {
+	set bool
+	rec audit.Record // the asking round's record
+}
+
+// noteAsked records, for answerMiddleware, whether this round asked.
+func noteAsked(ctx context.Context, res *mcp.CallToolResult, rec *audit.Record) {
+	a, ok := ctx.Value(askedKey{}).(*asked)
+	if !ok {
+		return
+	}
+	a.set = res != nil && len(res.InputRequests) > 0
+	if a.set {
+		a.rec = *rec
+	}
+}
+
+func (s *Server) answerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		a := &asked{}
+		res, err := next(context.WithValue(ctx, askedKey{}, a), method, req)
+		if err == nil || !a.set || ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			return res, err
+		}
+		return s.unanswered(ctx, a.rec, err), nil
+	}
+}
+
+// unanswered is the tool error of a question whose answer did not fit, or
+// that the client failed to answer; the audit gets a record of it.
+func (s *Server) unanswered(ctx context.Context, asking audit.Record, err error) *mcp.CallToolResult {
+	rec := asking
+	rec.Time = s.opts.Now()
+	rec.Duration, rec.BytesIn = 0, 0
+	te := &Error{Code: FailedPrecondition,
+		Message: "The client's answer to this tool's question did not fit what was asked (or the client failed to answer), so the call ended; nothing more was done.",
+		Hint:    "Answer the form as it asks, or call the tool again."}
+	if asking.Confirm == audit.ConfirmAsked {
+		te = misfitError()
+		rec.Confirm = audit.ConfirmDeclined
+	}
+	rec.Outcome, rec.ErrorCode, rec.ErrorID = audit.Refused, string(te.Code), ""
+	s.logger.InfoContext(ctx, "a question to the client was not answered as asked", "tool", rec.Tool, "code", te.Code,
+		"error", untrusted.TerminalLine(clean(err.Error())))
+	s.writeCallRecord(ctx, rec) // the call's one record (mrtr.go): this one, not the asking round's
+	return s.errorResult(te, "")
 }

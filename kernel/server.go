@@ -170,7 +170,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.mcp.AddReceivingMiddleware(s.answerMiddleware) // just outside the go-sdk's multi-round-trip (answer.go)
+	s.mcp.AddReceivingMiddleware(s.answerMiddleware) // just outside the go-sdk's multi-round-trip (mrtr_consent.go)
 	s.mcp.AddReceivingMiddleware(s.admitMiddleware)
 	s.mcp.AddReceivingMiddleware(s.withdrawnMiddleware)
 	s.mcp.AddReceivingMiddleware(s.oneRecordMiddleware) // mrtr.go
