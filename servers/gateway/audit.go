@@ -6,6 +6,8 @@ package gateway
 import (
 	"context"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 )
 
@@ -15,7 +17,7 @@ func (g *Gateway) Audit(next audit.Sink) audit.Sink {
 	if next == nil {
 		next = audit.Discard
 	}
-	g.auditSink = next
+	g.auditSink = next // what the relayed requests that are not tool calls write (auditRelayed)
 	ups := map[string]string{}
 	for _, u := range g.cfg.Upstreams {
 		ups[u.prefix()] = u.Name
@@ -32,4 +34,20 @@ func (g *Gateway) Audit(next audit.Sink) audit.Sink {
 		}
 		next.Write(ctx, r)
 	})
+}
+
+// auditRelayed writes the record of a relayed request that is not a tool
+// call (prompts/get, completion/complete): refused when the request was
+// not valid, an upstream error otherwise; nothing when Audit was never
+// called.
+func (g *Gateway) auditRelayed(ctx context.Context, rec audit.Record, err *jsonrpc.Error) {
+	if err != nil {
+		rec.Outcome, rec.ErrorCode = audit.Refused, "invalid_params"
+		if err.Code != jsonrpc.CodeInvalidParams {
+			rec.Outcome, rec.ErrorCode = audit.ToolError, "upstream_error"
+		}
+	}
+	if g.auditSink != nil {
+		g.auditSink.Write(ctx, rec)
+	}
 }

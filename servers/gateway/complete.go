@@ -47,15 +47,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		rec.Upstream, rec.UpstreamCalls = l.u.Name, 1
 	}
 	rec.Duration = time.Since(start)
-	if err != nil {
-		rec.Outcome, rec.ErrorCode = audit.Refused, "invalid_params"
-		if err.Code != jsonrpc.CodeInvalidParams {
-			rec.Outcome, rec.ErrorCode = audit.ToolError, "upstream_error"
-		}
-	}
-	if g.auditSink != nil {
-		g.auditSink.Write(ctx, rec)
-	}
+	g.auditRelayed(ctx, rec, err)
 	if err != nil {
 		return nil, err
 	}

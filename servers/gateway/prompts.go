@@ -164,20 +164,26 @@ func (g *Gateway) refreshPrompts(ctx context.Context, l *link, sess *mcp.ClientS
 	g.publishPrompts(l)
 }
 
-// onPromptsChanged re-reads the prompts (notifications/prompts/list_changed).
-func (l *link) onPromptsChanged(_ context.Context, req *mcp.PromptListChangedRequest) {
+// refreshLater runs refresh in the background, one listing of the link at a
+// time, if sess is still the link's session by then.
+func (l *link) refreshLater(sess *mcp.ClientSession, refresh func(context.Context, *link, *mcp.ClientSession)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 		defer cancel()
 		l.listMu.Lock()
 		defer l.listMu.Unlock()
 		l.mu.Lock()
-		current := l.sess == req.Session
+		current := l.sess == sess
 		l.mu.Unlock()
 		if current {
-			l.g.refreshPrompts(ctx, l, req.Session)
+			refresh(ctx, l, sess)
 		}
 	}()
+}
+
+// onPromptsChanged re-reads the prompts (notifications/prompts/list_changed).
+func (l *link) onPromptsChanged(_ context.Context, req *mcp.PromptListChangedRequest) {
+	l.refreshLater(req.Session, l.g.refreshPrompts)
 }
 
 // publishPrompts brings the kernel's prompts of l to its current
@@ -292,15 +298,7 @@ func (g *Gateway) getPrompt(ks *kernel.Server, l *link, name, exposed string) mc
 			Attrs: map[string]string{"method": "prompts/get"}, Outcome: audit.OK}
 		res, hash, err := g.relayPrompt(ctx, ks, l, name, req.Params.Arguments)
 		rec.Pin, rec.Duration, rec.UpstreamCalls = hash, time.Since(start), 1
-		if err != nil {
-			rec.Outcome, rec.ErrorCode = audit.Refused, "invalid_params"
-			if err.Code != jsonrpc.CodeInvalidParams {
-				rec.Outcome, rec.ErrorCode = audit.ToolError, "upstream_error"
-			}
-		}
-		if g.auditSink != nil {
-			g.auditSink.Write(ctx, rec)
-		}
+		g.auditRelayed(ctx, rec, err)
 		if err != nil {
 			return nil, err
 		}

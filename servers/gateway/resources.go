@@ -226,18 +226,7 @@ func (g *Gateway) refreshResources(ctx context.Context, l *link, sess *mcp.Clien
 
 // onResourcesChanged re-reads the resources (notifications/resources/list_changed).
 func (l *link) onResourcesChanged(_ context.Context, req *mcp.ResourceListChangedRequest) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-		defer cancel()
-		l.listMu.Lock()
-		defer l.listMu.Unlock()
-		l.mu.Lock()
-		current := l.sess == req.Session
-		l.mu.Unlock()
-		if current {
-			l.g.refreshResources(ctx, l, req.Session)
-		}
-	}()
+	l.refreshLater(req.Session, l.g.refreshResources)
 }
 
 // onResourceUpdated tells the clients that subscribed to the resource
