@@ -10,9 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -268,26 +266,11 @@ func TestTaintDNS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the taint harness runs every encoding")
 	}
-	var mu sync.Mutex
-	visited, tainted := map[string]bool{}, map[string]bool{}
-	ran := 0
-	t.Run("encodings", func(t *testing.T) {
-		for _, enc := range taint.Run() {
-			t.Run(enc.Name, func(t *testing.T) {
-				t.Parallel()
-				v, tf := runDNSEncoding(t, enc)
-				mu.Lock()
-				defer mu.Unlock()
-				maps.Copy(visited, v)
-				maps.Copy(tainted, tf)
-				ran++
-			})
-		}
-	})
-	if t.Failed() || ran < len(taint.Encodings) {
+	visited, tainted, all := taint.RunAll(t, runDNSEncoding)
+	if t.Failed() || !all {
 		return // the coverage is of every encoding's run
 	}
-	checkTaintCoverage(t, "DNS", "./servers/dns -run TestTaintDNS", 60, tainted, visited)
+	taint.CheckCoverage(t, "DNS", "./servers/dns -run TestTaintDNS", 60, tainted, visited)
 }
 
 // runDNSEncoding runs the ways the token reaches the server (configured,
@@ -361,26 +344,9 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	if c.Messages < 200 || p.requests < 200 {
 		t.Fatalf("only %d messages read, %d API requests: the run did not happen", c.Messages, p.requests)
 	}
-	reportFindings(t, enc, c)
+	taint.Report(t, enc, c)
 	t.Logf("%d messages read, %d API requests, %d of %d tainted fields reached a client", c.Messages, p.requests, len(c.Visited), len(p.tainted))
 	return c.Visited, maps.Clone(p.tainted)
-}
-
-// reportFindings fails on every finding but the documented limits of
-// enc, which it counts.
-func reportFindings(t *testing.T, enc taint.Encoding, c *taint.Checker) {
-	t.Helper()
-	n := 0
-	for _, fd := range c.Findings {
-		if enc.Limit && strings.HasPrefix(fd.Problem, "the secret") {
-			n++
-			continue // a documented limit: reported below
-		}
-		t.Errorf("%s", fd)
-	}
-	if n > 0 {
-		t.Logf("documented limit %q: %d string(s) carried the secret's %s form to a client", enc.Name, n, enc.Name)
-	}
 }
 
 // dnsCaller calls tools for one session and fails on a protocol error;
@@ -612,41 +578,4 @@ func fakeZonefile(t *testing.T, fake *hetznerapi.Server, zone string) string {
 		t.Fatalf("the fake's zone file: %v (%d)", err, resp.StatusCode)
 	}
 	return out.Zonefile
-}
-
-// checkTaintCoverage writes, per tainted field, whether its hostile value
-// reached a client (cleaned and scrubbed) or the server dropped it, and
-// compares it with testdata/taint-coverage.txt.
-func checkTaintCoverage(t *testing.T, name, run string, least int, tainted, visited map[string]bool) {
-	var table []string
-	reachedAny := 0
-	for f := range tainted {
-		status := "dropped"
-		if visited[f] {
-			status = "reached"
-			reachedAny++
-		}
-		table = append(table, fmt.Sprintf("%-7s %s", status, f))
-	}
-	slices.Sort(table)
-	if reachedAny < least {
-		t.Errorf("only %d tainted fields reached a client", reachedAny)
-	}
-	got := "# The " + name + " taint harness's coverage: each upstream field (route:member, header:name) given a hostile value,\n" +
-		"# and whether it reached a client (then cleaned and scrubbed) or the server did not pass it on.\n" +
-		"# Regenerate with UPDATE_GOLDEN=1 go test " + run + ".\n" + strings.Join(table, "\n") + "\n"
-	const path = "testdata/taint-coverage.txt"
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (regenerate with UPDATE_GOLDEN=1)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from this run's coverage (regenerate with UPDATE_GOLDEN=1 and review the diff):\n%s", path, got)
-	}
 }

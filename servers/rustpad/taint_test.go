@@ -10,8 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -261,26 +259,11 @@ func TestTaintRustpad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the taint harness runs every encoding")
 	}
-	var mu sync.Mutex
-	visited, tainted := map[string]bool{}, map[string]bool{}
-	ran := 0
-	t.Run("encodings", func(t *testing.T) {
-		for _, enc := range taint.Run() {
-			t.Run(enc.Name, func(t *testing.T) {
-				t.Parallel()
-				v, tf := runRustpadEncoding(t, enc)
-				mu.Lock()
-				defer mu.Unlock()
-				maps.Copy(visited, v)
-				maps.Copy(tainted, tf)
-				ran++
-			})
-		}
-	})
-	if t.Failed() || ran < len(taint.Encodings) {
+	visited, tainted, all := taint.RunAll(t, runRustpadEncoding)
+	if t.Failed() || !all {
 		return // the coverage is of every encoding's run
 	}
-	checkPadCoverage(t, tainted, visited)
+	taint.CheckCoverage(t, "Rustpad", "./servers/rustpad -run TestTaintRustpad", 4, tainted, visited)
 }
 
 // runRustpadEncoding runs the harness in encoding enc over stdio (the fast
@@ -319,17 +302,7 @@ func runRustpadEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[
 	if c.Messages < 150 || p.requests < 150 {
 		t.Fatalf("only %d messages read, %d Rustpad requests: the run did not happen", c.Messages, p.requests)
 	}
-	n = 0
-	for _, fd := range c.Findings {
-		if enc.Limit && strings.HasPrefix(fd.Problem, "the secret") {
-			n++
-			continue // a documented limit: reported below
-		}
-		t.Errorf("%s", fd)
-	}
-	if n > 0 {
-		t.Logf("documented limit %q: %d string(s) carried the secret's %s form to a client", enc.Name, n, enc.Name)
-	}
+	taint.Report(t, enc, c)
 	t.Logf("%d messages read, %d Rustpad requests, %d of %d tainted fields reached a client", c.Messages, p.requests, len(c.Visited), len(p.tainted))
 	return c.Visited, maps.Clone(p.tainted)
 }
@@ -463,40 +436,4 @@ func errorCode(res *mcp.CallToolResult) string {
 	b, _ := json.Marshal(res.StructuredContent)
 	_ = json.Unmarshal(b, &s)
 	return s.Error.Code
-}
-
-// checkPadCoverage writes, per tainted field, whether its hostile value
-// reached a client (cleaned and scrubbed) or the server dropped it.
-func checkPadCoverage(t *testing.T, tainted, visited map[string]bool) {
-	var table []string
-	reachedAny := 0
-	for f := range tainted {
-		status := "dropped"
-		if visited[f] {
-			status = "reached"
-			reachedAny++
-		}
-		table = append(table, fmt.Sprintf("%-7s %s", status, f))
-	}
-	slices.Sort(table)
-	if reachedAny < 4 {
-		t.Errorf("only %d tainted fields reached a client", reachedAny)
-	}
-	got := "# The Rustpad taint harness's coverage: each upstream field (route:member, socket:frame member) given a hostile value,\n" +
-		"# and whether it reached a client (then cleaned and scrubbed) or the server did not pass it on.\n" +
-		"# Regenerate with UPDATE_GOLDEN=1 go test ./servers/rustpad -run TestTaintRustpad.\n" + strings.Join(table, "\n") + "\n"
-	const path = "testdata/taint-coverage.txt"
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (regenerate with UPDATE_GOLDEN=1)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from this run's coverage (regenerate with UPDATE_GOLDEN=1 and review the diff):\n%s", path, got)
-	}
 }

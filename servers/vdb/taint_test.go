@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +21,6 @@ import (
 	"github.com/bulwarkmcp/bulwark/internal/fake/vdbapi"
 	"github.com/bulwarkmcp/bulwark/internal/taint"
 	"github.com/bulwarkmcp/bulwark/kernel"
-	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 // The VDB taint harness: a hostile VDB API that echoes the credential it
@@ -172,24 +170,11 @@ func TestTaintVDB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the taint harness runs every encoding")
 	}
-	var mu sync.Mutex
-	visited, tainted := map[string]bool{}, map[string]bool{}
-	t.Run("encodings", func(t *testing.T) {
-		for _, enc := range taint.Run() {
-			t.Run(enc.Name, func(t *testing.T) {
-				t.Parallel()
-				v, tf := runVDBEncoding(t, enc)
-				mu.Lock()
-				defer mu.Unlock()
-				maps.Copy(visited, v)
-				maps.Copy(tainted, tf)
-			})
-		}
-	})
-	if t.Failed() || len(taint.Run()) < len(taint.Encodings) {
+	visited, tainted, all := taint.RunAll(t, runVDBEncoding)
+	if t.Failed() || !all {
 		return // the coverage is of every encoding's run
 	}
-	checkVDBCoverage(t, tainted, visited)
+	taint.CheckCoverage(t, "VDB", "./servers/vdb -run TestTaintVDB", 50, tainted, visited)
 }
 
 // runVDBEncoding runs the three ways a credential reaches the server in
@@ -270,17 +255,7 @@ func runVDBEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 		if c.Messages < 100 {
 			t.Fatalf("only %d messages read: the run did not happen", c.Messages)
 		}
-		n := 0
-		for _, fd := range c.Findings {
-			if enc.Limit && strings.HasPrefix(fd.Problem, "the secret") {
-				n++
-				continue // a documented limit: reported below
-			}
-			t.Errorf("%s", fd)
-		}
-		if n > 0 {
-			t.Logf("documented limit %q: %d string(s) carried the secret's %s form to a client", enc.Name, n, enc.Name)
-		}
+		taint.Report(t, enc, c)
 		maps.Copy(visited, c.Visited)
 	}
 	for _, p := range proxies {
@@ -331,27 +306,4 @@ func exerciseVDB(f *fixture, n *int, first func(*testing.T, *mcp.ClientSession))
 			f.fake.ClearFaults()
 		}
 	}
-}
-
-// checkVDBCoverage writes, per tainted field, whether its hostile value
-// reached a client (cleaned and scrubbed) or the server dropped it.
-func checkVDBCoverage(t *testing.T, tainted, visited map[string]bool) {
-	var table []string
-	reachedAny := 0
-	for f := range tainted {
-		status := "dropped"
-		if visited[f] {
-			status = "reached"
-			reachedAny++
-		}
-		table = append(table, fmt.Sprintf("%-7s %s", status, f))
-	}
-	slices.Sort(table)
-	if reachedAny < 50 {
-		t.Errorf("only %d tainted fields reached a client", reachedAny)
-	}
-	got := "# The VDB taint harness's coverage: each upstream field (route:member, header:name) given a hostile value,\n" +
-		"# and whether it reached a client (then cleaned and scrubbed) or the server did not pass it on.\n" +
-		"# Regenerate with UPDATE_GOLDEN=1 go test ./servers/vdb -run TestTaintVDB.\n" + strings.Join(table, "\n") + "\n"
-	mcptest.GoldenFile(t, "testdata/taint-coverage.txt", got)
 }
