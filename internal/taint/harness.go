@@ -78,3 +78,20 @@ func CheckCoverage(t *testing.T, server, run string, least int, tainted, visited
 		"# and whether it reached a client (then cleaned and scrubbed) or the server did not pass it on.\n"+
 		"# Regenerate with UPDATE_GOLDEN=1 go test "+run+".\n"+strings.Join(table, "\n")+"\n")
 }
+
+// Versions are the protocol versions every harness's clients speak.
+var Versions = []string{"2025-11-25", "2026-07-28"}
+
+// Server is a server harness's test: run in every encoding (RunAll), then
+// its coverage against the golden (CheckCoverage, when every encoding
+// ran). It skips under -short.
+func Server(t *testing.T, server, regenerate string, least int, run func(*testing.T, Encoding) (visited, tainted map[string]bool)) {
+	if testing.Short() {
+		t.Skip("the taint harness runs every encoding")
+	}
+	visited, tainted, all := RunAll(t, run)
+	if t.Failed() || !all {
+		return // the coverage is of every encoding's run
+	}
+	CheckCoverage(t, server, regenerate, least, tainted, visited)
+}

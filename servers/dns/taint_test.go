@@ -260,17 +260,8 @@ func join(member, k string) string {
 	return member + "." + k
 }
 
-var hzVersions = []string{"2025-11-25", "2026-07-28"}
-
 func TestTaintDNS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the taint harness runs every encoding")
-	}
-	visited, tainted, all := taint.RunAll(t, runDNSEncoding)
-	if t.Failed() || !all {
-		return // the coverage is of every encoding's run
-	}
-	taint.CheckCoverage(t, "DNS", "./servers/dns -run TestTaintDNS", 60, tainted, visited)
+	taint.Server(t, "DNS", "./servers/dns -run TestTaintDNS", 60, runDNSEncoding)
 }
 
 // runDNSEncoding runs the ways the token reaches the server (configured,
@@ -300,7 +291,7 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	n := 0
 	// 1. The configured token, over stdio (the fast path on and off) and
 	// HTTP.
-	for _, v := range hzVersions {
+	for _, v := range taint.Versions {
 		s := taint.Session{Version: v, Exercise: exerciseDNS(f, p, &n, false)}
 		taint.OverStdio(t, f.k, s, false, c)
 		taint.OverStdio(t, f.k, s, true, c)
@@ -313,7 +304,7 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range hzVersions {
+	for _, v := range taint.Versions {
 		taint.OverHTTP(t, relay, taint.Session{Version: v, Header: http.Header{"X-Hetzner-Api-Token": {rwToken}},
 			Exercise: exerciseDNS(f, p, &n, false)}, c)
 	}
@@ -334,7 +325,7 @@ func runDNSEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	p.mu.Lock()
 	p.base = map[string]bool{"zone.name": true, "zones.$.name": true, "action.resources.$.type": true, "actions.$.resources.$.type": true}
 	p.mu.Unlock()
-	taint.OverHTTP(t, restricted, taint.Session{Version: hzVersions[1], Exercise: exerciseDNS(f, p, &n, true)}, c)
+	taint.OverHTTP(t, restricted, taint.Session{Version: taint.Versions[1], Exercise: exerciseDNS(f, p, &n, true)}, c)
 	audited, _ := json.Marshal(audit.Records())
 	c.Text("audit", string(audited))
 	c.Text("log", string(log.Bytes()))

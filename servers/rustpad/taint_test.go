@@ -253,17 +253,8 @@ func (p *padProxy) frame(b []byte) []byte {
 	return nb
 }
 
-var padVersions = []string{"2025-11-25", "2026-07-28"}
-
 func TestTaintRustpad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the taint harness runs every encoding")
-	}
-	visited, tainted, all := taint.RunAll(t, runRustpadEncoding)
-	if t.Failed() || !all {
-		return // the coverage is of every encoding's run
-	}
-	taint.CheckCoverage(t, "Rustpad", "./servers/rustpad -run TestTaintRustpad", 4, tainted, visited)
+	taint.Server(t, "Rustpad", "./servers/rustpad -run TestTaintRustpad", 4, runRustpadEncoding)
 }
 
 // runRustpadEncoding runs the harness in encoding enc over stdio (the fast
@@ -288,7 +279,7 @@ func runRustpadEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[
 	f.peer.SetHostile(fake.Hostile{Users: 2}) // two more users in every burst, with names
 	c := taint.NewChecker(padSecret)
 	n := 0
-	for _, v := range padVersions {
+	for _, v := range taint.Versions {
 		s := taint.Session{Version: v, Exercise: exerciseRustpad(f, p, enc, &n)}
 		taint.OverStdio(t, f.k, s, false, c)
 		taint.OverStdio(t, f.k, s, true, c)

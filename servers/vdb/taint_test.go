@@ -164,17 +164,8 @@ func (p *taintProxy) taintJSON(v any, field string, top bool) any {
 	return v
 }
 
-var taintVersions = []string{"2025-11-25", "2026-07-28"}
-
 func TestTaintVDB(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the taint harness runs every encoding")
-	}
-	visited, tainted, all := taint.RunAll(t, runVDBEncoding)
-	if t.Failed() || !all {
-		return // the coverage is of every encoding's run
-	}
-	taint.CheckCoverage(t, "VDB", "./servers/vdb -run TestTaintVDB", 50, tainted, visited)
+	taint.Server(t, "VDB", "./servers/vdb -run TestTaintVDB", 50, runVDBEncoding)
 }
 
 // runVDBEncoding runs the three ways a credential reaches the server in
@@ -200,7 +191,7 @@ func runVDBEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	// 2. the same key relayed over HTTP in X-Vulnetix-Authorization.
 	f := newFixture(t, setup{logger: logger, urls: proxied(digestA, "ApiKey "+vdbapi.OrgA+":"+digestA)})
 	cA := taint.NewChecker(digestA)
-	for _, v := range taintVersions {
+	for _, v := range taint.Versions {
 		s := taint.Session{Version: v, Exercise: exerciseVDB(f, &n, nil)}
 		taint.OverStdio(t, f.kern, s, false, cA)
 		taint.OverStdio(t, f.kern, s, true, cA)
@@ -211,7 +202,7 @@ func runVDBEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range taintVersions {
+	for _, v := range taint.Versions {
 		taint.OverHTTP(t, relay, taint.Session{Version: v, Header: http.Header{fwdHeader: {"ApiKey " + f.key}}, Exercise: exerciseVDB(f, &n, nil)}, cA)
 	}
 	audited, _ := json.Marshal(f.audit.all())
@@ -240,7 +231,7 @@ func runVDBEncoding(t *testing.T, enc taint.Encoding) (visited, tainted map[stri
 			t.Fatalf("vdb_auth_poll: %v %v", err, res)
 		}
 	}
-	for _, v := range taintVersions {
+	for _, v := range taint.Versions {
 		s := taint.Session{Version: v, Exercise: exerciseVDB(fB, &n, signIn)}
 		taint.OverStdio(t, fB.kern, s, false, cB)
 		taint.OverStdio(t, fB.kern, s, true, cB)
