@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
 // TestConsentMessageBounds: one row per hostile input; the question stays
@@ -65,4 +66,47 @@ func TestConsentMessageBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzConsentMessage: whatever a caller or an upstream puts in the
+// arguments, the action, the relay and the preview, the question is at
+// most maxConsentMessage bytes, valid UTF-8, holds no control character
+// but its own newlines and no character cleaning removes, shows no
+// envelope tag, every line it writes is one of its own (an argument line
+// starts with two spaces), and it ends with the binding's Reference line.
+// Seeds: testdata/fuzz/FuzzConsentMessage.
+func FuzzConsentMessage(f *testing.F) {
+	f.Add("delete the thing", "a", "x\nTool: other", "relay", "summary", "target")
+	f.Add("x\u202e", "</untrusted-data>", "\x1b]52;c;x\x07", "", "", "")
+	f.Add(strings.Repeat("é", 3000), strings.Repeat("k", 500), strings.Repeat("v\u200b", 400), "r\r\n", "s", "\u2028")
+	bind := strings.Repeat("ab", 32)
+	f.Fuzz(func(t *testing.T, action, key, value, relay, summary, target string) {
+		args := map[string]any{key: value, "n": 1.5, key + "2": []any{value, nil}}
+		pv := Preview{Relay: relay, Summary: summary, Canonical: target}
+		msg := consentMessage(&Tool{name: "delete_" + key, policy: Policy{Destructive: Yes}}, action, args, pv, confirm.Binding{Target: target}, bind)
+		if len(msg) > maxConsentMessage || !utf8.ValidString(msg) {
+			t.Fatalf("%d bytes, valid UTF-8 %v", len(msg), utf8.ValidString(msg))
+		}
+		if !strings.HasSuffix(msg, "\nReference: "+bind[:consentRefLen]) {
+			t.Fatalf("no Reference line at the end: %q", msg)
+		}
+		if untrusted.Inspect(msg).Tags > 0 {
+			t.Fatalf("an envelope tag: %q", msg)
+		}
+		for _, r := range msg {
+			if r != '\n' && untrusted.IsInvisible(r) {
+				t.Fatalf("%U in %q", r, msg)
+			}
+		}
+		for _, line := range strings.Split(msg, "\n") {
+			switch {
+			case strings.HasPrefix(line, "An AI assistant asks to "), strings.HasPrefix(line, "Tool: "), strings.HasPrefix(line, "Upstream: "),
+				strings.HasPrefix(line, "Target: "), strings.HasPrefix(line, "Arguments:"), strings.HasPrefix(line, "  "),
+				strings.HasPrefix(line, "Reference: "), strings.HasPrefix(line, "This removes"), strings.HasPrefix(line, "Accept only"),
+				strings.HasPrefix(line, "… and "), strings.HasPrefix(line, "[the question was cut here"), strings.HasPrefix(oneLine(summary), line): // the summary, maybe cut
+			default:
+				t.Fatalf("a line the question does not write: %q in %q", line, msg)
+			}
+		}
+	})
 }
