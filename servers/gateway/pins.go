@@ -56,10 +56,8 @@ func (g *Gateway) checkPins(ctx context.Context, l *link, defs map[string]def, o
 	for i, n := range order {
 		d := defs[n]
 		r := results[i]
-		d.hash, d.allowed, d.reason, d.unchecked = r.Hash, r.Allowed && r.Err == nil, r.Reason, r.Err != nil
-		if r.Err != nil {
-			d.reason = fmt.Sprintf("its definition cannot be checked: %s", g.scrub.text(r.Err.Error()))
-		}
+		d.hash = r.Hash
+		d.allowed, d.reason, d.unchecked = g.pinVerdict(r)
 		if !d.allowed && l.u.exposed(n) {
 			g.logger.Warn("upstream tool hidden", "upstream", l.u.Name, "tool", strconv.QuoteToASCII(n), "reason", untrusted.CleanString(d.reason))
 		}
@@ -85,6 +83,16 @@ func (l *link) recheckUnchecked(sess *mcp.ClientSession, defs map[string]def) {
 			return
 		}
 	}
+}
+
+// pinVerdict is what one definition's pin check decided — of a tool, a
+// prompt, a resource — allowed, or why not; unchecked when the Pinner could
+// not decide (the shared store failed), its error scrubbed.
+func (g *Gateway) pinVerdict(r pin.Result) (allowed bool, reason string, unchecked bool) {
+	if r.Err != nil {
+		return false, fmt.Sprintf("its definition cannot be checked: %s", g.scrub.text(r.Err.Error())), true
+	}
+	return r.Allowed, r.Reason, false
 }
 
 // hiddenError is what a call of a hidden tool answers: store_unavailable

@@ -117,10 +117,8 @@ func (g *Gateway) checkPromptPins(ctx context.Context, l *link, defs map[string]
 	results := g.pinResults(ctx, promptPinKey(l.u), raws)
 	for i, n := range order {
 		d, r := defs[n], results[i]
-		d.hash, d.allowed, d.reason = r.Hash, r.Allowed && r.Err == nil, r.Reason
-		if r.Err != nil {
-			d.reason = fmt.Sprintf("its definition cannot be checked: %s", g.scrub.text(r.Err.Error()))
-		}
+		d.hash = r.Hash
+		d.allowed, d.reason, _ = g.pinVerdict(r)
 		defs[n] = d
 	}
 	for n, d := range defs {

@@ -180,10 +180,8 @@ func (g *Gateway) checkResourcePins(ctx context.Context, l *link, key string, de
 	results := g.pinResults(ctx, key, raws)
 	for i, k := range order {
 		d, r := defs[k], results[i]
-		d.hash, d.allowed, d.reason = r.Hash, r.Allowed && r.Err == nil, r.Reason
-		if r.Err != nil {
-			d.reason = fmt.Sprintf("its definition cannot be checked: %s", g.scrub.text(r.Err.Error()))
-		}
+		d.hash = r.Hash
+		d.allowed, d.reason, _ = g.pinVerdict(r)
 		defs[k] = d
 	}
 	for k, d := range defs {
