@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,9 @@ type resourceDef struct {
 	hash    string
 	allowed bool
 	reason  string
+	// match is a template's expression, compiled once when it is listed:
+	// a read never compiles an upstream's template (nil: not one)
+	match *regexp.Regexp
 }
 
 func resourcePinKey(u *Upstream) string { return u.Name + "/resources" }
@@ -152,7 +156,7 @@ func listResources(ctx context.Context, sess *mcp.ClientSession) (res, tmpl map[
 	}
 	for _, k := range torder {
 		raw, _ := json.Marshal(map[string]any{"name": k, "template": ts[k]})
-		tmpl[k] = resourceDef{tmpl: ts[k], raw: raw}
+		tmpl[k] = resourceDef{tmpl: ts[k], raw: raw, match: templateRegexp(k)}
 	}
 	for k := range rdups {
 		res[k] = resourceDef{res: rs[k], reason: "the upstream listed more than one resource under this URI"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -121,7 +122,7 @@ func (g *Gateway) resolveRead(ks *kernel.Server, l *link, key string, template b
 		return c, d, refusedRead("invalid_params", "The resource URI is not one the upstream %q listed.", l.u.Name)
 	case !template:
 		send = key
-	case !matchesTemplate(key, c):
+	case !matchesTemplate(d, c):
 		return c, d, refusedRead("invalid_params", "The resource URI in canonical form does not match the upstream %q's template.", l.u.Name)
 	}
 	if !l.u.resourceListed(c, false) {
@@ -136,9 +137,18 @@ func (g *Gateway) resolveRead(ks *kernel.Server, l *link, key string, template b
 }
 
 // matchesTemplate reports whether uri matches the URI template t.
-func matchesTemplate(t, uri string) bool {
+func matchesTemplate(d resourceDef, uri string) bool {
+	return d.match != nil && d.match.MatchString(uri)
+}
+
+// templateRegexp is the expression a URI template matches, or nil when t
+// is not a template (RFC 6570).
+func templateRegexp(t string) *regexp.Regexp {
 	tm, err := uritemplate.New(t)
-	return err == nil && tm.Regexp().MatchString(uri)
+	if err != nil {
+		return nil
+	}
+	return tm.Regexp()
 }
 
 // readResource is the resources/read handler of one relayed resource, or
@@ -386,7 +396,7 @@ func (l *link) definitionOf(uri string) (key string, template, ok bool) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if matchesTemplate(k, uri) {
+		if matchesTemplate(l.servedTemplates[k], uri) {
 			return k, true, true
 		}
 	}
