@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
+	"unsafe"
 
 	"github.com/bulwarkmcp/bulwark/kernel/internal/jsonscan"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
@@ -38,7 +40,10 @@ var ErrMessage = errors.New("egress: the message is not one JSON value")
 // error (ErrMessage) means msg is not one JSON value; nothing of it may be
 // sent.
 func Message(msg []byte, sec *Secrets) ([]byte, Report, error) {
-	w := walker{s: jsonscan.Scanner{Data: msg}, sec: sec, text: string(msg)}
+	w := walker{s: jsonscan.Scanner{Data: msg}, sec: sec, text: readOnly(msg)}
+	var path [16]string
+	w.path = path[:0]
+	defer w.done()
 	w.s.SkipSpace()
 	if err := w.value(0); err != nil || !w.s.AtEnd() {
 		return nil, Report{}, fmt.Errorf("%w: %v", ErrMessage, err)
@@ -60,7 +65,8 @@ func ScrubJSON(doc []byte, sec *Secrets) ([]byte, int, error) {
 	if sec.Len() == 0 {
 		return doc, 0, nil
 	}
-	w := walker{s: jsonscan.Scanner{Data: doc}, sec: sec, text: string(doc), scrubOnly: true}
+	w := walker{s: jsonscan.Scanner{Data: doc}, sec: sec, text: readOnly(doc), scrubOnly: true}
+	defer w.done()
 	w.s.SkipSpace()
 	if err := w.value(0); err != nil || !w.s.AtEnd() {
 		return nil, 0, fmt.Errorf("%w: %v", ErrMessage, err)
@@ -71,16 +77,42 @@ func ScrubJSON(doc []byte, sec *Secrets) ([]byte, int, error) {
 	return append(w.out, doc[w.last:]...), w.rep.Redacted, nil
 }
 
+// scratchPool holds the walkers' decoding buffers. A buffer that grew
+// past maxScratch (a huge string) is not kept.
+var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxScratch = 1 << 20
+
+// done gives the walker's scratch buffer back; no string read from it is
+// kept.
+func (w *walker) done() {
+	if w.scratch != nil && cap(*w.scratch) <= maxScratch {
+		scratchPool.Put(w.scratch)
+	}
+	w.scratch = nil
+}
+
+// readOnly is b read as a string, without a copy: the walker's view of a
+// message its caller does not change while the walker runs. No string
+// made from it outlives Message or ScrubJSON — what they return is b
+// itself or a new slice — so the message is not copied (14 KB of a
+// list_zones answer, docs/performance.md).
+func readOnly(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // walker rewrites a message's strings in one pass over it. out is nil
 // until the first change; then msg[:last] has been written to out.
 type walker struct {
 	s    jsonscan.Scanner
 	sec  *Secrets
-	text string // msg, read as a string: strings without escapes are its substrings
-	out  []byte
-	last int
-	path []string // the keys down to the value being read; "" for an array element
-	rep  Report
+	text string // msg, read as a string (readOnly): strings without escapes are its substrings
+	// scratch holds the decoded form of the string value being gated
+	// (str): reused, so decoding a message allocates nothing unless the
+	// gate changes a string
+	scratch *[]byte // from scratchPool, given back by done
+	out     []byte
+	last    int
+	path    []string // the keys down to the value being read; "" for an array element
+	rep     Report
 	// scrubOnly removes secrets everywhere and cleans nothing (ScrubJSON)
 	scrubOnly bool
 }
@@ -274,10 +306,16 @@ func uniqueKey(keys []string, key string) string {
 func (w *walker) str(start int, raw []byte, esc bool, k kind) error {
 	var s string
 	if esc {
+		// decoded into scratch and read in place: gate returns s itself
+		// or a new string, and only a new one is kept (replace copies it)
 		var err error
-		if s, err = jsonscan.DecodeString(raw, esc); err != nil {
+		if w.scratch == nil {
+			w.scratch = scratchPool.Get().(*[]byte)
+		}
+		if *w.scratch, err = jsonscan.AppendDecoded((*w.scratch)[:0], raw); err != nil {
 			return err
 		}
+		s = readOnly(*w.scratch)
 	} else {
 		if len(raw) < w.sec.shortest() && quietASCII(raw) { // nothing to clean, too short for a secret
 			return nil

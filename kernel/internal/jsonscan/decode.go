@@ -18,6 +18,11 @@ func decode(dst, raw []byte) ([]byte, error) {
 	return Unescape(dst, raw)
 }
 
+// AppendDecoded appends the decoded form of a string's raw content (as
+// String returns it) to dst, as DecodeString decodes it: for a caller that
+// reuses one buffer.
+func AppendDecoded(dst, raw []byte) ([]byte, error) { return decode(dst, raw) }
+
 // DecodeString is decode for a string, with a fast path for raw content
 // without escapes.
 func DecodeString(raw []byte, escaped bool) (string, error) {
