@@ -164,11 +164,17 @@ func (w *walker) value(depth int) error {
 	case '[':
 		return w.array(depth + 1)
 	case '"':
+		// scanned and, when it holds escapes, decoded in one pass into
+		// the walker's scratch buffer
 		start := w.s.Pos
-		raw, esc, err := w.s.String()
+		if w.scratch == nil {
+			w.scratch = scratchPool.Get().(*[]byte)
+		}
+		raw, dec, esc, err := w.s.StringDecoded((*w.scratch)[:0])
 		if err != nil {
 			return err
 		}
+		*w.scratch = dec
 		if k := w.kindAt(); k != exempt {
 			return w.str(start, raw, esc, k)
 		}
@@ -302,19 +308,13 @@ func uniqueKey(keys []string, key string) string {
 }
 
 // str gates one string value read from raw (its content, esc: whether it
-// has escapes) at start.
+// has escapes, decoded then in the walker's scratch) at start.
 func (w *walker) str(start int, raw []byte, esc bool, k kind) error {
 	var s string
 	if esc {
-		// decoded into scratch and read in place: gate returns s itself
-		// or a new string, and only a new one is kept (replace copies it)
-		var err error
-		if w.scratch == nil {
-			w.scratch = scratchPool.Get().(*[]byte)
-		}
-		if *w.scratch, err = jsonscan.AppendDecoded((*w.scratch)[:0], raw); err != nil {
-			return err
-		}
+		// decoded in scratch (value) and read in place: gate returns s
+		// itself or a new string, and only a new one is kept (replace
+		// copies it)
 		s = readOnly(*w.scratch)
 	} else {
 		if len(raw) < w.sec.shortest() && quietASCII(raw) { // nothing to clean, too short for a secret

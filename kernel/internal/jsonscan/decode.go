@@ -41,7 +41,7 @@ func DecodeString(raw []byte, escaped bool) (string, error) {
 // U+FFFD, as in encoding/json. Malformed escapes are ErrSyntax (String has
 // already refused them in scanned input).
 func Unescape(dst, raw []byte) ([]byte, error) {
-	for i := 0; i < len(raw); i++ {
+	for i := 0; i < len(raw); {
 		if raw[i] != '\\' {
 			// the run up to the next escape, copied at once
 			j := bytes.IndexByte(raw[i:], '\\')
@@ -51,31 +51,43 @@ func Unescape(dst, raw []byte) ([]byte, error) {
 			dst = append(dst, raw[i:i+j]...)
 			i += j
 		}
-		n := escapeLen(raw[i+1:])
-		if n == 0 {
+		var n int
+		if dst, n = appendEscape(dst, raw[i:]); n == 0 {
 			return dst, ErrSyntax
-		}
-		switch e := raw[i+1]; e {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, used := surrogatePair(raw[i+2:])
-			dst = utf8.AppendRune(dst, r)
-			n = used + 1
-		default: // '"', '\\', '/'
-			dst = append(dst, e)
 		}
 		i += n
 	}
 	return dst, nil
+}
+
+// appendEscape appends the decoded form of the escape b starts with (at
+// its backslash) to dst and returns how many bytes of b it read: 2, 6, or
+// 12 for a surrogate pair escaped as two; 0 when the escape is malformed.
+// Unescape and Scanner.StringDecoded both decode escapes with it.
+func appendEscape(dst, b []byte) ([]byte, int) {
+	n := escapeLen(b[1:])
+	if n == 0 {
+		return dst, 0
+	}
+	switch e := b[1]; e {
+	case 'b':
+		dst = append(dst, '\b')
+	case 'f':
+		dst = append(dst, '\f')
+	case 'n':
+		dst = append(dst, '\n')
+	case 'r':
+		dst = append(dst, '\r')
+	case 't':
+		dst = append(dst, '\t')
+	case 'u':
+		r, used := surrogatePair(b[2:])
+		dst = utf8.AppendRune(dst, r)
+		n = used + 1
+	default: // '"', '\\', '/'
+		dst = append(dst, e)
+	}
+	return dst, 1 + n
 }
 
 // surrogatePair decodes the 4 hex digits of a \u escape (b starts at the

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // Errors returned by the scanner. Use errors.Is.
@@ -126,6 +127,62 @@ func (s *Scanner) String() (raw []byte, escaped bool, err error) {
 		}
 	}
 	return nil, false, ErrSyntax
+}
+
+// StringDecoded is String that also decodes: when the string holds
+// escapes, dec is dst with the string's decoded form appended — what
+// AppendDecoded(dst, raw) gives, ErrUTF8 included — read in the same pass
+// as the scan; without escapes dec is dst as it was, and raw is the
+// string. FuzzStringDecoded holds it to String and AppendDecoded.
+func (s *Scanner) StringDecoded(dst []byte) (raw, dec []byte, escaped bool, err error) {
+	if s.Pos >= len(s.Data) || s.Data[s.Pos] != '"' {
+		return nil, dst, false, ErrSyntax
+	}
+	start := s.Pos + 1
+	dec = dst
+	run := start // the start of the bytes not yet appended to dec, once escaped
+	for i := start; i < len(s.Data); {
+		if i+8 <= len(s.Data) {
+			m := specialBytes(binary.LittleEndian.Uint64(s.Data[i:]))
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8
+		}
+		switch c := s.Data[i]; {
+		case c == '"':
+			raw = s.Data[start:i]
+			if escaped {
+				if !utf8.Valid(raw) {
+					return nil, dst, false, ErrUTF8
+				}
+				dec = append(dec, s.Data[run:i]...)
+			}
+			s.Pos = i + 1
+			return raw, dec, escaped, nil
+		case c == '\\':
+			dec = append(dec, s.Data[run:i]...)
+			escaped = true
+			if i+1 < len(s.Data) && s.Data[i+1] == '"' { // \", most of JSON quoted in a string: appendEscape's, inline
+				dec = append(dec, '"')
+				i += 2
+				run = i
+				continue
+			}
+			var n int
+			if dec, n = appendEscape(dec, s.Data[i:]); n == 0 {
+				return nil, dst, false, ErrSyntax
+			}
+			i += n
+			run = i
+		case c < 0x20:
+			return nil, dst, false, ErrSyntax
+		default:
+			i++
+		}
+	}
+	return nil, dst, false, ErrSyntax
 }
 
 // plainWord reports whether none of the eight bytes of w is '"', '\\' or

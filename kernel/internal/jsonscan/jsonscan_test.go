@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/bits"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -273,4 +274,40 @@ func TestSkipCountsValues(t *testing.T) {
 			t.Errorf("%s over %d values: %v", tc.in, tc.want-1, err)
 		}
 	}
+}
+
+// FuzzStringDecoded holds Scanner.StringDecoded, the scan that decodes as
+// it reads, to String and AppendDecoded run one after the other: the same
+// raw content, escapes flag, end position and error, and the same decoded
+// bytes appended after what dst held.
+func FuzzStringDecoded(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude00 \ud83d \ude00\ud800\u0041"`,
+		`"\u12"`, `"\x"`, "\"a\x01\"", "\"\xff\\n\"", `"` + strings.Repeat(`{\"k\":\"v\"},`, 40) + `"`, `"unterminated\"`, `x`} {
+		f.Add([]byte(s), []byte("kept"))
+	}
+	f.Fuzz(func(t *testing.T, data, dst []byte) {
+		a := Scanner{Data: data}
+		raw, esc, errA := a.String()
+		var want []byte
+		if errA == nil && esc {
+			want, errA = AppendDecoded(slices.Clone(dst), raw)
+		}
+		b := Scanner{Data: data}
+		raw2, dec, esc2, errB := b.StringDecoded(slices.Clone(dst))
+		if (errA == nil) != (errB == nil) || errA != nil && !errors.Is(errB, errA) {
+			t.Fatalf("errors differ: %v and %v on %q", errA, errB, data)
+		}
+		if errA != nil {
+			return
+		}
+		if string(raw) != string(raw2) || esc != esc2 || a.Pos != b.Pos {
+			t.Fatalf("scan differs on %q: %q %v %d, %q %v %d", data, raw, esc, a.Pos, raw2, esc2, b.Pos)
+		}
+		if !esc {
+			want = dst
+		}
+		if string(dec) != string(want) {
+			t.Fatalf("decoded differs on %q: %q, want %q", data, dec, want)
+		}
+	})
 }
