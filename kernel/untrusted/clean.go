@@ -203,7 +203,7 @@ func plainASCII(s string) bool {
 // copies unchanged: printable ASCII other than '<', tab, newline and
 // carriage return.
 func plainRun(s string, i int) int {
-	for i+8 <= len(s) && plainWord(s[i:i+8]) {
+	for i+8 <= len(s) && plainBits(load8(s[i:])) {
 		i += 8
 	}
 	for ; i < len(s); i++ {
@@ -220,10 +220,19 @@ func plainRun(s string, i int) int {
 // read byte by byte): the classic tests for a byte below n,
 // (x - n×0x01…) &^ x & 0x80…, above n, ((x + (127-n)×0x01…) | x) & 0x80…,
 // and equal to '<'.
-func plainWord(w string) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+func plainWord(w string) bool { return plainBits(load8(w)) }
+
+// load8 reads the first eight bytes of w as a little-endian number (one
+// load).
+func load8(w string) uint64 {
+	_ = w[7]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+}
+
+// plainBits is plainWord of the word x.
+func plainBits(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	lt := x ^ (lo * '<')
 	return ((x-lo*0x20)&^x|(x+lo*(127-0x7e)|x)|(lt-lo)&^lt)&hi == 0
 }

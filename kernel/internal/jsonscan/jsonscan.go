@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -139,8 +140,6 @@ func (s *Scanner) StringDecoded(dst []byte) (raw, dec []byte, escaped bool, err 
 		return nil, dst, false, ErrSyntax
 	}
 	start := s.Pos + 1
-	dec = dst
-	run := start // the start of the bytes not yet appended to dec, once escaped
 	for i := start; i < len(s.Data); {
 		if i+8 <= len(s.Data) {
 			m := specialBytes(binary.LittleEndian.Uint64(s.Data[i:]))
@@ -152,34 +151,66 @@ func (s *Scanner) StringDecoded(dst []byte) (raw, dec []byte, escaped bool, err 
 		}
 		switch c := s.Data[i]; {
 		case c == '"':
-			raw = s.Data[start:i]
-			if escaped {
-				if !utf8.Valid(raw) {
-					return nil, dst, false, ErrUTF8
-				}
-				dec = append(dec, s.Data[run:i]...)
-			}
 			s.Pos = i + 1
-			return raw, dec, escaped, nil
+			return s.Data[start:i], dst, false, nil
 		case c == '\\':
-			dec = append(dec, s.Data[run:i]...)
-			escaped = true
-			if i+1 < len(s.Data) && s.Data[i+1] == '"' { // \", most of JSON quoted in a string: appendEscape's, inline
-				dec = append(dec, '"')
-				i += 2
-				run = i
-				continue
-			}
-			var n int
-			if dec, n = appendEscape(dec, s.Data[i:]); n == 0 {
-				return nil, dst, false, ErrSyntax
-			}
-			i += n
-			run = i
+			return s.decodeRest(dst, start, i)
 		case c < 0x20:
 			return nil, dst, false, ErrSyntax
 		default:
 			i++
+		}
+	}
+	return nil, dst, false, ErrSyntax
+}
+
+// decodeRest is StringDecoded from the string's first escape, at i (the
+// string's content starts at start). Decoding never lengthens a string,
+// so dst is grown once, to hold the rest of the input and a word more, and
+// the bytes between escapes are copied a word at a time as they are
+// scanned.
+func (s *Scanner) decodeRest(dst []byte, start, i int) (raw, dec []byte, escaped bool, err error) {
+	data := s.Data
+	b := slices.Grow(dst, i-start+len(data)-i+8)
+	b = append(b, data[start:i]...)
+	o := len(b)
+	b = b[:cap(b)]
+	for i < len(data) {
+		if i+8 <= len(data) {
+			w := binary.LittleEndian.Uint64(data[i:])
+			binary.LittleEndian.PutUint64(b[o:], w) // o+8 <= cap(b): decoded bytes never outnumber those read
+			m := specialBytes(w)
+			if m == 0 {
+				i, o = i+8, o+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) / 8
+			i, o = i+k, o+k
+		}
+		switch c := data[i]; {
+		case c == '"':
+			raw = data[start:i]
+			if !utf8.Valid(raw) {
+				return nil, dst, false, ErrUTF8
+			}
+			s.Pos = i + 1
+			return raw, b[:o], true, nil
+		case c == '\\':
+			if i+1 < len(data) && data[i+1] == '"' { // \", most of JSON quoted in a string: appendEscape's, inline
+				b[o] = '"'
+				i, o = i+2, o+1
+				continue
+			}
+			e, n := appendEscape(b[:o], data[i:])
+			if n == 0 {
+				return nil, dst, false, ErrSyntax
+			}
+			i, o = i+n, len(e) // e shares b: within its capacity
+		case c < 0x20:
+			return nil, dst, false, ErrSyntax
+		default:
+			b[o] = c
+			i, o = i+1, o+1
 		}
 	}
 	return nil, dst, false, ErrSyntax
