@@ -23,6 +23,7 @@ const (
 	Internal    Outcome = "internal"     // our own infrastructure failed
 	// Forwarded: the answer to a question another replica asked went to
 	// that replica, whose own record is the call's (kernel/stateroute.go).
+	// The calls metric counts the call there, once, not here.
 	Forwarded Outcome = "forwarded"
 )
 

@@ -27,7 +27,7 @@ const (
 )
 
 // outcomes are the values of the outcome label, in audit's order.
-var outcomes = []audit.Outcome{audit.OK, audit.ToolError, audit.Refused, audit.RateLimited, audit.Internal, audit.Forwarded}
+var outcomes = []audit.Outcome{audit.OK, audit.ToolError, audit.Refused, audit.RateLimited, audit.Internal}
 
 // metrics are the collectors, shared by every server of an Observer.
 type metrics struct {
@@ -40,7 +40,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricCalls,
-			Help: "Tool calls by server, tool and outcome (ok, tool_error, refused, rate_limited, internal, forwarded)."}, []string{"server", "tool", "outcome"}),
+			Help: "Tool calls by server, tool and outcome (ok, tool_error, refused, rate_limited, internal)."}, []string{"server", "tool", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metricCallDuration,
 			Help:    "Time from a tool call reaching the tool layer to its result.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}, []string{"server", "tool"}),
