@@ -74,11 +74,12 @@ const attrForwardedTo = "forwarded_to"
 const maxForwardedReply = 32 << 20
 
 // newPeerClient is the client answers are forwarded with: never retried (a
-// forwarded call may have run), no redirects, bounded bodies; the route's
+// forwarded call may have run), no redirects, bounded bodies, never through
+// a proxy (the client's credentials go to the replica alone); the route's
 // Timeout is its deadline.
 func newPeerClient() *upstream.Client {
 	return upstream.New(&upstream.Options{Timeout: 24 * time.Hour, MaxBodyBytes: maxForwardedReply,
-		Retry: upstream.RetryPolicy{MaxAttempts: 1}, UserAgent: "bulwark-replica"})
+		Retry: upstream.RetryPolicy{MaxAttempts: 1}, UserAgent: "bulwark-replica", NoProxy: true})
 }
 
 // routeState forwards a tools/call whose answer belongs to another replica
