@@ -294,8 +294,11 @@ func TestGatewayAdvertiseURLNeedsTheSharedStoreAndKey(t *testing.T) {
 		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "ftp://10.0.0.5/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "scheme"},
 		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://10.0.0.5:8080/", "-redis-url-file", url, "-request-state-key-file", key}, "/mcp"},
 	} {
-		args := append(slices.Concat(base, c.args), "--", os.Args[0])
-		code, _, stderr := run(t, map[string]string{mcpupstream.EnvVar: "1"}, args...)
+		// "true" as the server: were the flags not refused before it
+		// starts, it would exit at once (never this test binary, which
+		// would run the whole suite again as the upstream).
+		args := append(slices.Concat(base, c.args), "--", "true")
+		code, _, stderr := run(t, map[string]string{}, args...)
 		if code != 2 || !strings.Contains(stderr, "-advertise-url") || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d: %s", c.args, code, stderr)
 		}

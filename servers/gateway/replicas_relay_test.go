@@ -554,8 +554,9 @@ func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // --advertise-url), the parked call lives in one replica's upstream
 // session and its answer sent to another replica is refused there: with
 // the confirmation store per replica, -32602 "call the tool again without
-// it"; nothing reaches B's upstream or A, and the call on A is untouched
-// (it ends after its wait, TestRelayParkedCallTimesOut).
+// it", with a shared one failed_precondition "no longer open"; nothing
+// reaches B's upstream or A, and the call on A is untouched (it ends after
+// its wait, TestRelayParkedCallTimesOut).
 func TestReplicasParkedRelayNotShared(t *testing.T) {
 	d := newRelayDeployment(t)
 	a, b := d.replica(replicaOpts{noConf: true}), d.replica(replicaOpts{noConf: true})
@@ -569,5 +570,38 @@ func TestReplicasParkedRelayNotShared(t *testing.T) {
 	}
 	if gateway.Parked(b.gw) != 0 || gateway.Parked(a.gw) != 1 || a.all.Load() != 1 || upstreamRan(b.records()) {
 		t.Fatalf("parked: A %d, B %d; A got %d requests", gateway.Parked(a.gw), gateway.Parked(b.gw), a.all.Load())
+	}
+
+	// With a shared confirmation store B spends the answer and says the
+	// question is not open there.
+	a, b = d.replica(replicaOpts{}), d.replica(replicaOpts{})
+	state = park(t, a)
+	got = elicitCall(t, b.url, aliceKey, state, nil)
+	if completed(got) || !got.Result.IsError || !strings.Contains(got.text(), "no longer open") || !strings.Contains(got.text(), "--advertise-url") {
+		t.Fatalf("the answer on B, confirmation store shared: %s", got.raw)
+	}
+	if a.all.Load() != 1 || gateway.Parked(a.gw) != 1 || len(d.parkedKeys()) != 0 {
+		t.Fatalf("A got %d requests, %d parked", a.all.Load(), gateway.Parked(a.gw))
+	}
+}
+
+// TestReplicasParkedRelayHolderClosed: a gateway that stops removes the
+// records of its parked calls, so an answer that reaches another replica
+// afterwards is not forwarded to it: B finds no record and answers it
+// itself, as a question no longer open (call again without requestState).
+func TestReplicasParkedRelayHolderClosed(t *testing.T) {
+	d := newRelayDeployment(t)
+	a, b := d.replica(replicaOpts{share: true}), d.replica(replicaOpts{share: true})
+	state := park(t, a)
+	a.gw.Close()
+	if keys := d.parkedKeys(); len(keys) != 0 {
+		t.Fatalf("records after A stopped: %v", keys)
+	}
+	got := elicitCall(t, b.url, aliceKey, state, nil)
+	if completed(got) || !got.Result.IsError || !strings.Contains(got.text(), "no longer open") || !strings.Contains(got.text(), "without requestState") {
+		t.Fatalf("the answer on B after A stopped: %s", got.raw)
+	}
+	if a.forwarded.Load() != 0 || upstreamRan(b.records()) {
+		t.Fatalf("forwarded to A (%d) or ran on B", a.forwarded.Load())
 	}
 }
