@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"runtime"
 	"time"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+	"github.com/bulwarkmcp/bulwark/kernel/listen"
 	"github.com/bulwarkmcp/bulwark/kernel/pipeio"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 )
@@ -166,6 +169,14 @@ func (c *gatewayFlags) shareParked(gw *gateway.Gateway, opts *kernel.Options) er
 	}
 	if err := gw.ShareParked(gateway.Replicas{Redis: c.redisClient, KeyPrefix: "bulwark:gateway:parked:", Advertise: c.advertiseURL, Sealer: opts.Sealer}); err != nil {
 		return fmt.Errorf("%w: -advertise-url: %v", errUsage, err)
+	}
+	// The other replicas reach this one by that URL: its Host must pass
+	// this replica's own Host guard, or every answer forwarded here would
+	// be refused (403 host_forbidden).
+	if u, err := url.Parse(c.advertiseURL); err == nil {
+		if ok, err := httpguard.HostAllowed(c.allowedHosts, listen.Addr(c.http), u.Host); err == nil && !ok {
+			return fmt.Errorf("%w: -advertise-url: its host %s is not one this replica accepts; add it to -allowed-hosts", errUsage, u.Host)
+		}
 	}
 	opts.StateRouter = gw
 	return nil

@@ -273,8 +273,9 @@ func TestGatewayProcs(t *testing.T) {
 // TestGatewayAdvertiseURLNeedsTheSharedStoreAndKey: -advertise-url (the
 // parked relay across replicas) is refused as a usage error, before any
 // upstream starts, without -http, without the shared Redis or the shared
-// requestState key, and with a URL that is not an http(s) MCP endpoint
-// without credentials or query.
+// requestState key, with a URL that is not an http(s) MCP endpoint
+// without credentials or query, and with one whose host the replica's own
+// Host guard (-allowed-hosts) would refuse.
 func TestGatewayAdvertiseURLNeedsTheSharedStoreAndKey(t *testing.T) {
 	mr := miniredis.RunT(t)
 	dir := t.TempDir()
@@ -293,6 +294,8 @@ func TestGatewayAdvertiseURLNeedsTheSharedStoreAndKey(t *testing.T) {
 		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://u:p@10.0.0.5:8080/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "credentials"},
 		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "ftp://10.0.0.5/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "scheme"},
 		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://10.0.0.5:8080/", "-redis-url-file", url, "-request-state-key-file", key}, "/mcp"},
+		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://10.0.0.5:8080/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "-allowed-hosts"},
+		{[]string{"-http", "127.0.0.1:0", "-allowed-hosts", "gw.example", "-advertise-url", "http://10.0.0.5:8080/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "-allowed-hosts"},
 	} {
 		// "true" as the server: were the flags not refused before it
 		// starts, it would exit at once (never this test binary, which
