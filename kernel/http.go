@@ -100,7 +100,12 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	if s.httpFastPathOn(opts) {
 		endpoint = s.fastPath(endpoint)
 	}
-	mux.Handle(MCPPath, s.egressHTTP(s.observeHTTP(pipe.Handler, s.admission(endpoint))))
+	guards, inner := pipe.Handler, s.admission(endpoint)
+	if s.opts.StateRouter != nil { // an answer may belong to another replica (stateroute.go)
+		guards = func(next http.Handler) http.Handler { return keepSent(pipe.Handler(next)) }
+		inner = s.routeState(inner)
+	}
+	mux.Handle(MCPPath, s.egressHTTP(s.observeHTTP(guards, inner)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")

@@ -21,6 +21,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
 	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
+	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
 // Info names the server to clients.
@@ -95,6 +96,10 @@ type Options struct {
 	// WithdrawTool; dynamic.go): the server declares tools.listChanged and
 	// the HTTP fast path is off (it answers from the set of New).
 	DynamicTools bool
+	// StateRouter, when set, finds the replica that holds the call an
+	// answer (a tools/call with requestState) reaches over HTTP, and the
+	// kernel forwards it there (stateroute.go); nil runs every answer here.
+	StateRouter StateRouter
 }
 
 // Server is an MCP server with the kernel's controls around its tools.
@@ -116,9 +121,10 @@ type Server struct {
 	sessions  *egressScope  // what the calls of stdio and in-process sessions registered
 	egressOff atomic.Bool   // only egress.SetGate sets it, in a test binary
 	authz     *authz.Authorizer
-	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
-	dyn       dynamic        // tools added and withdrawn at run time (dynamic.go)
-	obs       ServerObserver // nil: not observed
+	fast      fastTools        // what the HTTP fast path answers from (fastpath.go)
+	dyn       dynamic          // tools added and withdrawn at run time (dynamic.go)
+	obs       ServerObserver   // nil: not observed
+	peers     *upstream.Client // forwards answers to other replicas (stateroute.go); nil without a StateRouter
 }
 
 // New checks every tool's declaration, applies read-only mode and the
@@ -169,6 +175,9 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 		if err := s.register(t); err != nil {
 			return nil, err
 		}
+	}
+	if s.opts.StateRouter != nil {
+		s.peers = newPeerClient()
 	}
 	s.mcp.AddReceivingMiddleware(s.answerMiddleware) // just outside the go-sdk's multi-round-trip (mrtr_consent.go)
 	s.mcp.AddReceivingMiddleware(s.admitMiddleware)

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"runtime"
 	"time"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
+	"github.com/bulwarkmcp/bulwark/kernel/listen"
 	"github.com/bulwarkmcp/bulwark/kernel/pipeio"
 	"github.com/bulwarkmcp/bulwark/servers/gateway"
 )
@@ -32,6 +35,7 @@ type gatewayFlags struct {
 	allowFlagged    bool
 	publicEnv       []string
 	requireApproval bool
+	advertiseURL    string
 	args            []string // the server's command line
 }
 
@@ -52,6 +56,7 @@ func setupGateway(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	f.Int(&c.maxResult, "max-result-bytes", "BULWARK_GATEWAY_MAX_RESULT_BYTES", gateway.DefaultMaxResultBytes, "one server: the largest result it may send")
 	f.String(&c.dataDir, "data-dir", "BULWARK_GATEWAY_DATA_DIR", "", "where the tool pins are kept (default $XDG_DATA_HOME/bulwark/gateway or ~/.local/share/bulwark/gateway; with -redis-url-file they are in Redis)")
 	f.Bool(&c.requireApproval, "require-approval", "BULWARK_GATEWAY_REQUIRE_APPROVAL", false, "hide every tool not yet pinned until \"bulwark gateway approve\" (default: pin a new tool on first use, and log it)")
+	f.String(&c.advertiseURL, "advertise-url", "BULWARK_GATEWAY_ADVERTISE_URL", "", "replicas: this replica's MCP endpoint as the other replicas reach it (http(s)://HOST:PORT/mcp, a Host -allowed-hosts accepts); with -redis-url-file and -request-state-key-file shared by every replica, the answer to a relayed question (elicitation, sampling) that reaches another replica is forwarded to the one that asked (docs/gateway.md); without it, such an answer is refused there")
 	f.Bool(&c.allowFlagged, "allow-flagged-definitions", "BULWARK_GATEWAY_ALLOW_FLAGGED_DEFINITIONS", false, "pin a new tool on first use even when the description scan flags its definition (hidden instructions, prompt tags, invisible or bidirectional characters, the envelope's tag); by default such a tool is hidden until approved")
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {
@@ -121,6 +126,11 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if c.advertiseURL != "" { // checked before any upstream starts
+		if err := c.shareParked(gw, &opts); err != nil {
+			return err
+		}
+	}
 	if err := gw.Start(ctx); err != nil {
 		return err
 	}
@@ -144,6 +154,32 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 		logger.Debug("scheduler", "gomaxprocs", n)
 	}
 	return c.serve(ctx, ks, env, logger)
+}
+
+// shareParked makes the gateway's parked calls (relayed questions awaiting
+// the client's answer) reachable from every replica: recorded in the
+// shared Redis under this replica's -advertise-url, sealed with the shared
+// requestState key, and answers routed by the kernel (opts.StateRouter).
+func (c *gatewayFlags) shareParked(gw *gateway.Gateway, opts *kernel.Options) error {
+	if c.http == "" {
+		return fmt.Errorf("%w: -advertise-url applies to replicas serving -http", errUsage)
+	}
+	if c.redisClient == nil || !c.stateKey.set() || opts.Sealer == nil {
+		return fmt.Errorf("%w: -advertise-url needs the store and the key every replica shares: -redis-url-file (BULWARK_REDIS_URL) and -request-state-key-file (BULWARK_REQUEST_STATE_KEY)", errUsage)
+	}
+	if err := gw.ShareParked(gateway.Replicas{Redis: c.redisClient, KeyPrefix: "bulwark:gateway:parked:", Advertise: c.advertiseURL, Sealer: opts.Sealer}); err != nil {
+		return fmt.Errorf("%w: -advertise-url: %v", errUsage, err)
+	}
+	// The other replicas reach this one by that URL: its Host must pass
+	// this replica's own Host guard, or every answer forwarded here would
+	// be refused (403 host_forbidden).
+	if u, err := url.Parse(c.advertiseURL); err == nil {
+		if ok, err := httpguard.HostAllowed(c.allowedHosts, listen.Addr(c.http), u.Host); err == nil && !ok {
+			return fmt.Errorf("%w: -advertise-url: its host %s is not one this replica accepts; add it to -allowed-hosts", errUsage, u.Host)
+		}
+	}
+	opts.StateRouter = gw
+	return nil
 }
 
 // gatewayProcs is the number of processors the Go scheduler gets when the

@@ -269,3 +269,41 @@ func TestGatewayProcs(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayAdvertiseURLNeedsTheSharedStoreAndKey: -advertise-url (the
+// parked relay across replicas) is refused as a usage error, before any
+// upstream starts, without -http, without the shared Redis or the shared
+// requestState key, with a URL that is not an http(s) MCP endpoint
+// without credentials or query, and with one whose host the replica's own
+// Host guard (-allowed-hosts) would refuse.
+func TestGatewayAdvertiseURLNeedsTheSharedStoreAndKey(t *testing.T) {
+	mr := miniredis.RunT(t)
+	dir := t.TempDir()
+	url := filepath.Join(dir, "redis-url")
+	key := filepath.Join(dir, "state-key")
+	os.WriteFile(url, []byte("redis://"+mr.Addr()+"/0\n"), 0o600)
+	os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"), 0o600)
+	base := []string{"gateway", "-data-dir", dir}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-advertise-url", "http://10.0.0.5:8080/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "-http"},
+		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://10.0.0.5:8080/mcp", "-request-state-key-file", key}, "-redis-url-file"},
+		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://10.0.0.5:8080/mcp", "-redis-url-file", url}, "-request-state-key-file"},
+		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://u:p@10.0.0.5:8080/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "credentials"},
+		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "ftp://10.0.0.5/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "scheme"},
+		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://10.0.0.5:8080/", "-redis-url-file", url, "-request-state-key-file", key}, "/mcp"},
+		{[]string{"-http", "127.0.0.1:0", "-advertise-url", "http://10.0.0.5:8080/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "-allowed-hosts"},
+		{[]string{"-http", "127.0.0.1:0", "-allowed-hosts", "gw.example", "-advertise-url", "http://10.0.0.5:8080/mcp", "-redis-url-file", url, "-request-state-key-file", key}, "-allowed-hosts"},
+	} {
+		// "true" as the server: were the flags not refused before it
+		// starts, it would exit at once (never this test binary, which
+		// would run the whole suite again as the upstream).
+		args := append(slices.Concat(base, c.args), "--", "true")
+		code, _, stderr := run(t, map[string]string{}, args...)
+		if code != 2 || !strings.Contains(stderr, "-advertise-url") || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, stderr)
+		}
+	}
+}

@@ -21,6 +21,10 @@ const (
 	Refused     Outcome = "refused"      // a gate refused it (confirmation, tier, unknown credential)
 	RateLimited Outcome = "rate_limited" // over the principal's limit
 	Internal    Outcome = "internal"     // our own infrastructure failed
+	// Forwarded: the answer to a question another replica asked went to
+	// that replica, whose own record is the call's (kernel/stateroute.go).
+	// The calls metric counts the call there, once, not here.
+	Forwarded Outcome = "forwarded"
 )
 
 // Record is one tools/call.

@@ -40,6 +40,22 @@ func DefaultHosts(bindAddr string) []string {
 	return hosts
 }
 
+// HostAllowed reports whether a request for hostport (a Host header's
+// form: "name:8080", "[::1]:80") passes the Host allowlist allowed, as
+// the guard reads it (DefaultHosts(bindAddr) when allowed is empty): for
+// a server to check at startup a URL by which it will be reached (the
+// gateway's --advertise-url). A malformed list is an error.
+func HostAllowed(allowed []string, bindAddr, hostport string) (bool, error) {
+	if len(allowed) == 0 {
+		allowed = DefaultHosts(bindAddr)
+	}
+	m, err := hostMap(allowed)
+	if err != nil {
+		return false, err
+	}
+	return hostAllowed(m, hostport), nil
+}
+
 // hostOptions configures a hostGuard.
 type hostOptions struct {
 	// Logger, when set, records refused Host values (quoted, truncated).

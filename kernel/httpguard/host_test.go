@@ -193,3 +193,29 @@ func FuzzSplitHost(f *testing.F) {
 		}
 	})
 }
+
+// TestHostAllowed: a server checks a URL it will be reached by against its
+// own Host allowlist as the guard reads it, the bound address's defaults
+// when the list is empty.
+func TestHostAllowed(t *testing.T) {
+	for _, c := range []struct {
+		allowed        []string
+		bind, hostport string
+		want           bool
+	}{
+		{nil, "127.0.0.1:8080", "127.0.0.1:8080", true},
+		{nil, "127.0.0.1:8080", "localhost:8080", true},
+		{nil, "127.0.0.1:8080", "10.0.0.5:8080", false},
+		{nil, "10.0.0.5:8080", "10.0.0.5:8080", true},
+		{[]string{"gw.example", "10.0.0.5:8080"}, "0.0.0.0:8080", "10.0.0.5:8080", true},
+		{[]string{"gw.example", "10.0.0.5:8080"}, "0.0.0.0:8080", "10.0.0.5:9090", false},
+		{[]string{"GW.example."}, "0.0.0.0:8080", "gw.example:443", true},
+	} {
+		if got, err := HostAllowed(c.allowed, c.bind, c.hostport); err != nil || got != c.want {
+			t.Errorf("HostAllowed(%v, %q, %q) = %v, %v", c.allowed, c.bind, c.hostport, got, err)
+		}
+	}
+	if _, err := HostAllowed([]string{"bad host"}, "", "x"); err == nil {
+		t.Error("a malformed list is not an error")
+	}
+}

@@ -16,7 +16,9 @@ import (
 // Authorization and X-API-Key headers, under any casing of their keys, from
 // the request passed on (for every scheme, None included), so that no later
 // stage can forward or log the client's token: upstream calls carry their
-// own credentials. The header map is copied only when there is one to
+// own credentials (the one exception is the kernel's forwarding of an answer
+// to the replica of the same service that holds its call, which takes them
+// from the request as sent: kernel/stateroute.go). The header map is copied only when there is one to
 // remove; the caller's request keeps its own. On refusal it answers with the status and challenge of
 // the *authError and a short JSON body
 //

@@ -48,6 +48,11 @@ type Options struct {
 	// goroutine waiting on a loopback socket would stop the bubble's
 	// clock). nil means a net.Dialer with a 30 s connect timeout.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// NoProxy connects directly, never through the proxy HTTPS_PROXY or
+	// HTTP_PROXY names: for peers on the operator's own network (the
+	// kernel forwarding an answer, with the client's credentials, to the
+	// replica that holds its call).
+	NoProxy bool
 	// CheckURL, when set, is asked about every request's final URL just
 	// before it is sent (see urlcheck.go); an error refuses the request,
 	// wrapped in ErrURLRefused, and nothing is sent.
@@ -160,8 +165,12 @@ func newTransport(o *Options) *http.Transport {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
+	proxy := http.ProxyFromEnvironment
+	if o.NoProxy {
+		proxy = nil
+	}
 	return &http.Transport{
-		Proxy:                  http.ProxyFromEnvironment,
+		Proxy:                  proxy,
 		DialContext:            dial,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           32,

@@ -320,3 +320,14 @@ func TestClientTransportErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNoProxy: a client with NoProxy never asks the environment for a
+// proxy (it connects directly); the default client does.
+func TestNoProxy(t *testing.T) {
+	if New(&Options{NoProxy: true}).transport.Proxy != nil {
+		t.Fatal("NoProxy: the transport has a proxy function")
+	}
+	if New(nil).transport.Proxy == nil {
+		t.Fatal("the default transport ignores the proxy environment")
+	}
+}

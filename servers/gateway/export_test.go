@@ -36,3 +36,10 @@ func Subscriptions(g *Gateway) int {
 	}
 	return n
 }
+
+// SealParkedRecord is the value of a parked call's record whose key ends in
+// digest, naming advertise, as g's sharing seals it (for tests that forge
+// or move records).
+func SealParkedRecord(g *Gateway, digest, advertise string) (string, error) {
+	return g.replicas.Load().Sealer.SealFor(purposeParkedRecord, digest, []byte(advertise), time.Minute)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
@@ -41,7 +42,8 @@ type Gateway struct {
 
 	pins sync.Map // exposed tool name -> pin hash of its last check, for the audit
 
-	parked parking // upstream calls waiting for the client's answer (parked.go)
+	parked   parking                 // upstream calls waiting for the client's answer (parked.go)
+	replicas atomic.Pointer[sharing] // where parked calls are recorded for the other replicas (replicas.go); nil: nowhere
 	// sdkCalls sends relayed calls to stdio upstreams through the go-sdk
 	// client session instead of the gateway's own (rawcall.go): for tests
 	// that hold the two to the same answers.
@@ -147,6 +149,9 @@ func (g *Gateway) Close() {
 	}
 	for _, l := range g.links {
 		l.close()
+	}
+	for _, id := range g.parked.ids() { // their calls end: no replica forwards an answer here any more
+		g.forgetParked(id)
 	}
 	g.wg.Wait()
 	sweepAdopted() // proc_linux.go

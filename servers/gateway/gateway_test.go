@@ -96,6 +96,7 @@ type options struct {
 	sdk    bool // relay calls through the go-sdk client session (gateway.UseSDKCalls)
 	stdio  bool // serve the client over stdio (kernel.Server.ServeStdio on OS pipes), as the CLI does
 	http   bool // serve the client over Streamable HTTP (kernel.Server.HTTPHandler on loopback), as --http does
+	route  bool // the gateway routes answers to the replica that asked (kernel.Options.StateRouter), as --advertise-url does
 }
 
 func newFixture(t *testing.T, o options) *fixture {
@@ -129,6 +130,9 @@ func newFixture(t *testing.T, o options) *fixture {
 	opts.Credentials = gw.Credentials()
 	opts.Secrets = gw.Secrets()
 	opts.Logger = logger
+	if o.route {
+		opts.StateRouter = gw
+	}
 	opts.Audit = gw.Audit(audit.Func(func(_ context.Context, r audit.Record) {
 		f.mu.Lock()
 		defer f.mu.Unlock()

@@ -81,6 +81,24 @@ func (p *parking) take(id string) *flight {
 	return f
 }
 
+// ids are the parked flights' ids.
+func (p *parking) ids() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, 0, len(p.m))
+	for id := range p.m {
+		out = append(out, id)
+	}
+	return out
+}
+
+func (p *parking) has(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.m[id]
+	return ok
+}
+
 func (p *parking) len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -12,8 +12,10 @@ package gateway
 // is held open ("parked") meanwhile, in this process's memory, under a
 // random id carried in the sealed requestState (so only the same principal,
 // tool and arguments can resume it), for at most relayWait; a retry that
-// does not come in time cancels the upstream call, and a retry that reaches
-// another gateway process is refused, since the call lives here.
+// does not come in time cancels the upstream call. A retry that reaches
+// another gateway process is forwarded here when the replicas share the
+// parked calls (replicas.go), and refused otherwise, since the call lives
+// here.
 //
 // An upstream request is not tied to a call on the wire, so it is relayed
 // only while exactly one call to that upstream is in flight (as log
@@ -126,11 +128,11 @@ func (g *Gateway) callToolSDK(ctx context.Context, l *link, call *kernel.Call, s
 		l.grace.after(notifyGrace, graceEnd{key: f.key})
 		f.done <- flightEnd{res, err, expired}
 	}()
-	return g.await(ctx, f)
+	return g.await(ctx, call, f)
 }
 
 // await waits for the flight's result or its next question, which parks it.
-func (g *Gateway) await(ctx context.Context, f *flight) (*mcp.CallToolResult, error) {
+func (g *Gateway) await(ctx context.Context, call *kernel.Call, f *flight) (*mcp.CallToolResult, error) {
 	for {
 		select {
 		case end := <-f.done:
@@ -150,6 +152,7 @@ func (g *Gateway) await(ctx context.Context, f *flight) (*mcp.CallToolResult, er
 				if g.parked.take(id) == f {
 					g.logger.Info("relayed question not answered in time; upstream call cancelled", "upstream", f.l.u.Name)
 					f.cancel()
+					g.forgetParked(id)
 				}
 			})
 			if !g.parked.put(id, f) {
@@ -157,6 +160,15 @@ func (g *Gateway) await(ctx context.Context, f *flight) (*mcp.CallToolResult, er
 				g.logger.Warn("relayed question declined: too many parked calls", "upstream", f.l.u.Name, "max", MaxParked)
 				q.answer <- nil
 				continue
+			}
+			// Recorded for the other replicas before the client can answer
+			// (replicas.go); a store that fails fails the call closed.
+			if err := g.recordParked(ctx, id, g.parked.relayWait()); err != nil {
+				if g.parked.take(id) == f {
+					f.timer.Stop()
+				}
+				f.cancel()
+				return nil, call.StoreUnavailable(fmt.Errorf("recording a parked call: %w", err))
 			}
 			g.logger.Info("upstream question relayed to the client", "upstream", f.l.u.Name, "kind", fmt.Sprintf("%T", q.req))
 			return nil, kernel.AskInput(mcp.InputRequestMap{q.id: q.req}, []byte(id))
@@ -174,17 +186,19 @@ func (g *Gateway) resume(ctx context.Context, l *link, call *kernel.Call, id str
 	if f == nil || f.l != l {
 		if f != nil {
 			f.cancel()
+			g.forgetParked(id)
 		}
 		return nil, &kernel.Error{Code: kernel.FailedPrecondition,
 			Message: fmt.Sprintf("The question the upstream %q asked during this call is no longer open: it was not answered within %s "+
-				"(the upstream call was cancelled), or the answer reached another gateway process than the one that asked "+
-				"(a relayed question lives in the memory of that process).", l.u.Name, g.parked.relayWait()),
+				"(the upstream call was cancelled), the gateway process that asked has stopped, or the answer reached another "+
+				"gateway process that could not tell where it was asked (replicas without --advertise-url).", l.u.Name, g.parked.relayWait()),
 			Hint: "Call the tool again, without requestState."}
 	}
 	f.timer.Stop()
+	g.forgetParked(id)
 	l.calls.store(f.key, call)
 	f.q.answer <- call.InputResponses()[f.q.id]
-	return g.await(ctx, f)
+	return g.await(ctx, call, f)
 }
 
 // notRelayed turns the error of a call whose upstream asked for something
