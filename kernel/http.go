@@ -100,7 +100,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	if s.httpFastPathOn(opts) {
 		endpoint = s.fastPath(endpoint)
 	}
-	mux.Handle(MCPPath, s.egressHTTP(s.observeHTTP(pipe.Handler, s.admission(endpoint))))
+	mux.Handle(MCPPath, s.egressHTTP(s.observeHTTP(pipe.Handler, s.admission(s.tasksHTTP(endpoint)))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")

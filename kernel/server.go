@@ -95,6 +95,10 @@ type Options struct {
 	// WithdrawTool; dynamic.go): the server declares tools.listChanged and
 	// the HTTP fast path is off (it answers from the set of New).
 	DynamicTools bool
+	// Tasks, when set, serves MCP tasks (2025-11-25) for the tools that
+	// declare TaskSupport: task-augmented tools/call, tasks/get,
+	// tasks/result, tasks/list and tasks/cancel (tasks.go).
+	Tasks TaskRelay
 }
 
 // Server is an MCP server with the kernel's controls around its tools.
@@ -115,6 +119,7 @@ type Server struct {
 	secrets   serverSecrets // what no client may receive: credentials, Options.Secrets, AddSecrets (egress.go)
 	sessions  *egressScope  // what the calls of stdio and in-process sessions registered
 	egressOff atomic.Bool   // only egress.SetGate sets it, in a test binary
+	taskSess  taskSessions  // stdio sessions whose front answers task requests (tasks.go)
 	authz     *authz.Authorizer
 	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
 	dyn       dynamic        // tools added and withdrawn at run time (dynamic.go)
@@ -177,6 +182,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	if err := s.setupAuthz(tools); err != nil {
 		return nil, err
 	}
+	s.mcp.AddReceivingMiddleware(s.tasksMiddleware)      // tasks.go
 	s.mcp.AddReceivingMiddleware(s.capabilityMiddleware) // runs first: added last
 	s.observe()
 	return s, nil

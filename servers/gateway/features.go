@@ -65,8 +65,9 @@ func (g *Gateway) noteFeatures(l *link) {
 	l.mu.Unlock()
 	l.withheld, l.unrelayed = l.u.withheld(), unrelayed(caps)
 	l.mu.Lock()
+	relayed := l.conn != nil && l.upTasks().call // tasks.go
 	for n, d := range l.defs {
-		if taskRequired(d.raw) && l.u.exposed(n) {
+		if !relayed && taskRequired(d.raw) && l.u.exposed(n) {
 			l.taskTools = append(l.taskTools, n)
 		}
 	}
@@ -106,7 +107,7 @@ func (g *Gateway) Instructions() string {
 			fmt.Fprintf(&b, " Its %s are not relayed.", andList(l.unrelayed))
 		}
 		if len(l.taskTools) > 0 {
-			fmt.Fprintf(&b, " Its tools that can only run as tasks are not relayed (the gateway does not relay tasks): %s.", andList(quoted(l.taskTools)))
+			fmt.Fprintf(&b, " Its tools that can only run as tasks are not relayed (the gateway relays tasks only from a stdio server that declares them on MCP 2025-11-25): %s.", andList(quoted(l.taskTools)))
 		}
 	}
 	return b.String()

@@ -41,7 +41,8 @@ type Gateway struct {
 
 	pins sync.Map // exposed tool name -> pin hash of its last check, for the audit
 
-	parked parking // upstream calls waiting for the client's answer (parked.go)
+	parked parking   // upstream calls waiting for the client's answer (parked.go)
+	tasks  taskStore // the tasks relayed (tasks.go)
 	// sdkCalls sends relayed calls to stdio upstreams through the go-sdk
 	// client session instead of the gateway's own (rawcall.go): for tests
 	// that hold the two to the same answers.
