@@ -38,6 +38,7 @@ name = "every"
 command = ${JSON.stringify(join(here, 'node_modules/.bin/mcp-server-everything'))}
 env = ["PATH"]
 trust_annotations = true
+confirm_tools = ["simulate-research-query"]
 `);
   client = new Client({ name: 'bulwark-e2e-ts-gateway', version: '0.0.0' });
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => {});
@@ -133,8 +134,8 @@ test('tasks (2025-11-25): simulate-research-query runs as a task through the gat
   assert.ok(tool, 'the task-only tool is listed to a 2025-11-25 client');
   assert.equal(tool.execution?.taskSupport, 'required');
   const args = { topic: 'tide pools' };
-  // The tool is not read-only: the gateway's confirmation gate refuses the
-  // first call, as a task that failed before anything was sent, whose
+  // The tool is in confirm_tools: the gateway's confirmation gate refuses
+  // the first call, as a task that failed before anything was sent, whose
   // result carries the token.
   const first = await drain(client.experimental.tasks.callToolStream({ name: tool.name, arguments: args }, CallToolResultSchema, { task: {} }));
   const created = first.find((m) => m.type === 'taskCreated');
