@@ -289,7 +289,7 @@ func (g *Gateway) now() time.Time { return time.Now() }
 
 // keep is how long a task is kept: its ttl, capped at maxTaskKeep.
 func keep(ttl *int64) time.Duration {
-	if ttl == nil || time.Duration(*ttl)*time.Millisecond > maxTaskKeep || *ttl < 0 {
+	if ttl == nil || *ttl < 0 || *ttl > maxTaskKeep.Milliseconds() { // compared in milliseconds: no overflow
 		return maxTaskKeep
 	}
 	return time.Duration(*ttl) * time.Millisecond
@@ -427,9 +427,8 @@ func (g *Gateway) view(r *taskRec, up upTask, now time.Time) kernel.Task {
 	if at, err := time.Parse(time.RFC3339Nano, up.LastUpdatedAt); err == nil && !at.Before(r.created) && !at.After(now) {
 		t.LastUpdatedAt = at
 	}
-	if up.PollInterval != nil {
-		d := min(max(time.Duration(*up.PollInterval)*time.Millisecond, minPoll), maxPoll)
-		ms := d.Milliseconds()
+	if up.PollInterval != nil { // clamped as a float: no overflow
+		ms := int64(min(max(*up.PollInterval, float64(minPoll.Milliseconds())), float64(maxPoll.Milliseconds())))
 		t.PollInterval = &ms
 	}
 	return t
