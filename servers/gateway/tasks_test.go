@@ -59,6 +59,11 @@ type rawStdio struct {
 
 func newRawStdio(t *testing.T, ks *kernel.Server, version string, caps string) *rawStdio {
 	t.Helper()
+	return newRawStdioWith(t, ks, version, caps, kernel.StdioOptions{})
+}
+
+func newRawStdioWith(t *testing.T, ks *kernel.Server, version string, caps string, opts kernel.StdioOptions) *rawStdio {
+	t.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +74,7 @@ func newRawStdio(t *testing.T, ks *kernel.Server, version string, caps string) *
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
-	go func() { defer close(served); _ = ks.ServeStdio(ctx, inR, outW); outW.Close() }()
+	go func() { defer close(served); _ = ks.ServeStdioWith(ctx, inR, outW, opts); outW.Close() }()
 	c := &rawStdio{t: t, w: inW, resp: map[string]chan json.RawMessage{}}
 	go func() {
 		br := bufio.NewReaderSize(outR, 1<<20)
@@ -287,7 +292,26 @@ func TestTasksRelayedOverStdio(t *testing.T) {
 	if n != 2 {
 		t.Errorf("audit records of the task calls: %d, want 2", n)
 	}
+	if tr := c.transcript(); strings.Contains(tr, "notifications/tasks/status") {
+		t.Errorf("an upstream's task status notification was relayed:\n%s", tr)
+	}
 	checkHostileStrings(t, c.transcript())
+}
+
+// TestTasksNotDeclaredWhereNotRouted: the go-sdk-only stdio path
+// (StdioOptions.DisableFastPath) does not answer task requests, so a
+// 2025-11-25 client there is not told of tasks and does not see the
+// task-only tool.
+func TestTasksNotDeclaredWhereNotRouted(t *testing.T) {
+	f := taskFixture(t, options{})
+	c := newRawStdioWith(t, f.ks, "2025-11-25", `{}`, kernel.StdioOptions{DisableFastPath: true})
+	if tr := c.transcript(); strings.Contains(tr, `"tasks"`) {
+		t.Fatalf("tasks declared on the go-sdk-only path:\n%s", tr)
+	}
+	list := string(c.call(newID(), "tools/list", `{}`)["result"])
+	if strings.Contains(list, "tk.research") || strings.Contains(list, "execution") {
+		t.Fatalf("tools/list on the go-sdk-only path: %s", list)
+	}
 }
 
 // TestTaskOnlyToolsHiddenWithoutTasks: a client whose protocol has no
@@ -315,6 +339,18 @@ func TestTaskOnlyToolsHiddenWithoutTasks(t *testing.T) {
 	}
 	if n := tasksCreated(t, c2); n != "0" {
 		t.Fatalf("the upstream received %s task calls", n)
+	}
+	// over HTTP, by the request's protocol version
+	url := mcptest.ServeHTTP(t, f.ks, kernel.HTTPOptions{})
+	for v, want := range map[string]bool{"2025-06-18": false, "2025-11-25": true} {
+		_, body := mcptest.Post(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, map[string]string{"Mcp-Protocol-Version": v})
+		if got := strings.Contains(body, `"execution":{"taskSupport":"required"},`) || strings.Contains(body, `"name":"tk.research"`); got != want {
+			t.Errorf("HTTP %s: task-only tool listed %v, want %v: %.300s", v, got, want, body)
+		}
+		_, body = mcptest.Post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tasks/list","params":{}}`, map[string]string{"Mcp-Protocol-Version": v})
+		if strings.Contains(body, `"tasks":[`) != want {
+			t.Errorf("HTTP %s: tasks/list answered %v: %s", v, !want, body)
+		}
 	}
 }
 
