@@ -469,7 +469,7 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 // answersTask answers a task request (tasks.go) of a 2025-11-25 session
 // when the server serves tasks, and reports whether it did. Its job is
 // f.next, as a fast call's; it is cancelled, drained and kept unique by
-// id like one.
+// id like one. A request rule of the fast paths (docs/architecture.md).
 func (f *stdioFront) answersTask(env httpguard.Message, key string, content []byte) bool {
 	if f.s.opts.Tasks == nil || env.ProtocolVersion != "" || !isTaskMethod(env.Method) ||
 		(env.Method == "tools/call" && !env.OtherParams) || f.s.tasksOffered() == nil {

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -465,15 +466,17 @@ func (s *Server) serveTask(ctx context.Context, tr taskRequest, sess *mcp.Server
 		if err != nil {
 			return nil, s.taskError(ctx, err)
 		}
-		res := o.Result
-		if res == nil {
-			res = s.taskToolResult(ctx, p, o)
+		var res mcp.CallToolResult // a copy: a relay's stored result is shared by every tasks/result
+		if o.Result != nil {
+			res = *o.Result
+		} else {
+			res = *s.taskToolResult(ctx, p, o)
 		}
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
-		}
-		res.Meta["io.modelcontextprotocol/related-task"] = map[string]any{"taskId": tr.taskID}
-		return json.Marshal(fastToolResult(res, false))
+		meta := make(mcp.Meta, len(res.Meta)+1)
+		maps.Copy(meta, res.Meta)
+		meta["io.modelcontextprotocol/related-task"] = map[string]any{"taskId": tr.taskID}
+		res.Meta = meta
+		return json.Marshal(fastToolResult(&res, false))
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", tr.method)}
 }
@@ -614,7 +617,9 @@ func boundText(s string, n int) string {
 
 // tasksHTTP answers the task requests of 2025-11-25 clients over HTTP,
 // ahead of the go-sdk's handler (which refuses tasks/* and would run a
-// task-augmented call as a plain one). Admission ran before it.
+// task-augmented call as a plain one), with or without the fast path.
+// Admission ran before it. A request rule of the fast paths
+// (docs/architecture.md).
 func (s *Server) tasksHTTP(next http.Handler) http.Handler {
 	if s.opts.Tasks == nil {
 		return next

@@ -135,8 +135,12 @@ type taskRec struct {
 	local     *mcp.CallToolResult // a call refused before any task was created
 }
 
-func (r *taskRec) finished() bool {
-	switch r.last.Status {
+// finished reports whether r was last seen finished (the store's lock
+// held, or on a snapshot's copy).
+func (r *taskRec) finished() bool { return finished(r.last) }
+
+func finished(t kernel.Task) bool {
+	switch t.Status {
 	case kernel.TaskCompleted, kernel.TaskFailed, kernel.TaskCancelled:
 		return true
 	}
@@ -452,7 +456,7 @@ var errTaskLost = errors.New("the upstream session that ran the task has ended")
 // lost is r's view once its upstream session ended: failed.
 func (g *Gateway) lost(r *taskRec) kernel.Task {
 	t := g.tasks.snapshot(r)
-	if r.finished() {
+	if finished(t) {
 		return t
 	}
 	t.Status = kernel.TaskFailed
@@ -550,7 +554,7 @@ func (g *Gateway) List(ctx context.Context, p identity.Principal, cursor string)
 	out := make([]kernel.Task, 0, len(recs))
 	for _, r := range recs {
 		t := g.tasks.snapshot(r)
-		if r.local == nil && !r.finished() {
+		if r.local == nil && !finished(t) {
 			if fresh, err := g.refresh(ctx, r, "tasks/get", time.Second); err == nil {
 				t = fresh
 			} else if errors.Is(err, kernel.ErrNoTask) {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 )
 
 // TestParseUpTasks: the gateway relays an upstream's tasks only when its
@@ -149,5 +151,33 @@ func TestTaskKeepNeverOverflows(t *testing.T) {
 	}
 	if keep(nil) != maxTaskKeep {
 		t.Error("keep(nil)")
+	}
+}
+
+// TestTaskToolsWhereTasksAreNotRelayed: from an upstream whose tasks the
+// gateway does not relay (a URL upstream, or one that declares none), a
+// tool that runs only as a task is not exposed (errTaskRequired: logged
+// and named in the instructions), and an optional one is a plain tool.
+func TestTaskToolsWhereTasksAreNotRelayed(t *testing.T) {
+	g := &Gateway{scrub: &scrubber{}}
+	l := &link{u: &Upstream{Name: "u", URL: "https://example.com/mcp"}}
+	tool := &mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}
+	if _, err := g.toolOf(l, def{tool: tool, raw: []byte(`{"name":"t","execution":{"taskSupport":"required"}}`)}); err != errTaskRequired {
+		t.Fatalf("required: %v", err)
+	}
+	kt, err := g.toolOf(l, def{tool: tool, raw: []byte(`{"name":"t","execution":{"taskSupport":"optional"}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := kernel.New(kernel.Info{Name: "g"}, []kernel.Tool{kt}, &kernel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mcptest.Connect(t, ks, nil)
+	for _, mt := range mcptest.Tools(t, s) {
+		b, _ := json.Marshal(mt)
+		if strings.Contains(string(b), "execution") {
+			t.Fatalf("an optional tool of an unrelayed upstream carries task support: %s", b)
+		}
 	}
 }

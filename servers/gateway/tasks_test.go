@@ -537,3 +537,55 @@ func TestTaskCallGoesThroughTheControls(t *testing.T) {
 		t.Fatalf("a denied tool as a task: %d, want -32602 (unknown tool)", code)
 	}
 }
+
+// TestReplicasTaskIsUnknownOnAnotherReplica: a task lives in the replica
+// that created it (its upstream child runs it); polled on another replica,
+// its id is unknown, with the same answer as any unknown id.
+func TestReplicasTaskIsUnknownOnAnotherReplica(t *testing.T) {
+	a, b := taskFixture(t, options{}), taskFixture(t, options{})
+	onA, onB := httpTaskClients(t, a, "alice")[0], httpTaskClients(t, b, "alice")[0]
+	task := createTask(t, onA, "tk.research", `{"text":"q"}`)
+	code, msg := rpcErr(t, onB.call(newID(), "tasks/get", `{"taskId":"`+task.TaskID+`"}`))
+	if code != -32602 || msg != "Failed to retrieve task: Task not found" {
+		t.Fatalf("on another replica: %d %q", code, msg)
+	}
+	if got := waitTask(t, onA, task.TaskID); got.Status != "completed" {
+		t.Fatalf("on its replica: %+v", got)
+	}
+}
+
+// TestTasksConcurrentPolls: polls, results and lists of the same tasks at
+// once — a relayed one and one refused before it existed, whose stored
+// result every tasks/result shares — answer alike (run with -race).
+func TestTasksConcurrentPolls(t *testing.T) {
+	u := taskUpstream()
+	u.ReadOnlyTools = []string{"slow_echo"} // research is gated: its first call is refused
+	f := taskFixture(t, options{cfg: gateway.Config{Upstreams: []gateway.Upstream{u}}})
+	c := httpTaskClients(t, f, "alice")[0]
+	relayed := createTask(t, c, "tk.slow_echo", `{"text":"q","ms":100}`)
+	refused := createTask(t, c, "tk.research", `{"text":"q"}`)
+	if refused.Status != "failed" {
+		t.Fatalf("refused: %+v", refused)
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := relayed.TaskID
+			if i%2 == 1 {
+				id = refused.TaskID
+			}
+			for _, m := range []string{"tasks/get", "tasks/result", "tasks/list"} {
+				res := c.call(newID(), m, `{"taskId":"`+id+`"}`)
+				if res["error"] != nil && m != "tasks/list" {
+					t.Errorf("%s %s: %s", m, id, res["error"])
+				}
+				if m == "tasks/result" && !strings.Contains(string(res["result"]), `related-task":{"taskId":"`+id+`"}`) {
+					t.Errorf("tasks/result of %s names another task: %s", id, res["result"])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
