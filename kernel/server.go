@@ -120,6 +120,7 @@ type Server struct {
 	sessions  *egressScope  // what the calls of stdio and in-process sessions registered
 	egressOff atomic.Bool   // only egress.SetGate sets it, in a test binary
 	taskSess  taskSessions  // stdio sessions whose front answers task requests (tasks.go)
+	taskTools atomic.Bool   // a tool with TaskSupport was registered (tasks.go)
 	authz     *authz.Authorizer
 	fast      fastTools      // what the HTTP fast path answers from (fastpath.go)
 	dyn       dynamic        // tools added and withdrawn at run time (dynamic.go)
@@ -317,6 +318,9 @@ func (s *Server) register(t Tool) error {
 // prepare compiles t's argument check and builds what the go-sdk lists and
 // calls.
 func (s *Server) prepare(t Tool) (Tool, *mcp.Tool, mcp.ToolHandler, error) {
+	if t.taskSupport != "" {
+		s.taskTools.Store(true) // tasksMiddleware reads tools/list results from now on (tasks.go)
+	}
 	schema := s.advertised(t)
 	check, err := argcheck.Compile(schema)
 	if err != nil {

@@ -241,6 +241,9 @@ func (s *Server) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return withTaskCapability(r, offered)
 		case *mcp.ListToolsResult:
+			if !s.taskTools.Load() {
+				return res, nil // no tool declares task support: nothing to add or hide
+			}
 			on := offered != nil && requestVersion(req) == TaskVersion && s.tasksRouted(req)
 			return s.taskToolList(r, on)
 		}

@@ -256,6 +256,9 @@ func TestTasksRelayedOverStdio(t *testing.T) {
 	if !strings.HasPrefix(task.TaskID, "tk.") || len(task.TaskID) < 20 || task.Status != "working" {
 		t.Fatalf("created task: %+v", task)
 	}
+	if ins := f.gw.Instructions(); !strings.Contains(ins, `Its tools that can only run as tasks are listed only to clients of MCP 2025-11-25, whose protocol has tasks: "research".`) {
+		t.Errorf("instructions: %s", ins)
+	}
 	if !strings.Contains(task.StatusMessage, "[the MCP server \"tk\" says]") {
 		t.Errorf("status message not marked as the server's: %q", task.StatusMessage)
 	}

@@ -125,14 +125,14 @@ func resourcesFromServerEverything(t *testing.T, version string) {
 // (execution.taskSupport "required"); the gateway relays its tasks to
 // 2025-11-25 clients (ts-gateway.mjs runs it as a task), and a 2026-07-28
 // client (the go-sdk's), whose protocol has no tasks, neither sees the
-// tool nor the tasks capability. The instructions no longer call it
-// unrelayed.
+// tool nor the tasks capability; the instructions name it as listed only
+// to 2025-11-25 clients.
 func TestTaskOnlyToolIsHiddenFromA2026ClientOfServerEverything(t *testing.T) {
 	cs, _ := startEverything(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if ins := cs.InitializeResult().Instructions; strings.Contains(ins, "simulate-research-query") {
-		t.Errorf("instructions name the task-only tool as unrelayed: %s", ins)
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, `Its tools that can only run as tasks are listed only to clients of MCP 2025-11-25, whose protocol has tasks: "simulate-research-query".`) {
+		t.Errorf("instructions: %s", ins)
 	}
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("the go-sdk client negotiated %s", v)
