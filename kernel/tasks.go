@@ -8,7 +8,7 @@ package kernel
 // The go-sdk does not model tasks: it refuses tasks/* before any
 // middleware and drops params.task. So the kernel answers these requests
 // where it reads raw JSON-RPC, ahead of the go-sdk: the stdio front
-// (fastpath_stdio.go, line) and the HTTP endpoint (tasksHTTP, between
+// (fastpath_stdio.go, answersTask) and the HTTP endpoint (tasksHTTP, between
 // admission and the go-sdk's handler). A task-augmented call runs the
 // same steps as any call — admission (tier, rate limit), the capability
 // check, validation, authorization, the confirmation gate, the handler,
@@ -354,7 +354,7 @@ type taskRequest struct {
 	task TaskParams
 }
 
-// errInvalidTaskParams is the -32602 of a task request whose params are
+// invalidTaskParams is the -32602 of a task request whose params are
 // not what 2025-11-25 defines.
 func invalidTaskParams(why string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + why}
