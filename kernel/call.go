@@ -41,6 +41,7 @@ type Call struct {
 	canon    []byte          // the canonical arguments while the tool layer runs, for sumArgs
 	consent  string          // hex binding digest the person accepted (mrtr_consent.go)
 	notes    callNotes       // for the audit record: CacheHit, SetAuditAttr
+	task     *taskCall       // a task-augmented call's (tasks.go)
 
 	authzBuf authz.Request  // where authzReq points: step 12 allocates nothing of its own
 	meter    upstream.Meter // the call's upstream traffic, for the audit record

@@ -87,6 +87,15 @@
 // Which requests the fast paths answer is listed rule by rule, each with
 // the function that holds it, in docs/architecture.md.
 //
+// Tasks (MCP 2025-11-25), which the go-sdk does not model, are answered
+// by the kernel where it reads raw JSON-RPC, after step 10: the stdio
+// front (answersTask) and the HTTP endpoint (tasksHTTP), for a server
+// with Options.Tasks (tasks.go). A task-augmented tools/call runs steps 10
+// to 17 as any call does, its handler answering TaskCreated; tasks/get,
+// tasks/result, tasks/list and tasks/cancel go to the embedder's
+// TaskRelay with the caller's principal, and their answers, built by the
+// kernel from typed values, pass step 18.
+//
 // # Errors
 //
 // A handler returns a *Error for anything the client can act on: bad input,

@@ -264,7 +264,7 @@ func (s *Server) fastCallable(name string, meta json.RawMessage, sessionElicits 
 // tools/list from the list encoded once. A tool rule of the fast paths
 // (docs/architecture.md).
 func (s *Server) fastListable() bool {
-	return len(s.fast.tools) <= mcp.DefaultPageSize && s.authz == nil && !s.opts.DynamicTools
+	return len(s.fast.tools) <= mcp.DefaultPageSize && s.authz == nil && !s.opts.DynamicTools && !s.taskTools.Load()
 }
 
 // fastResult is the core of tools/call on the fast path, for both fronts:

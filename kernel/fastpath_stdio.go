@@ -102,6 +102,8 @@ func (s *Server) serveStdioFast(ctx context.Context, in io.ReadCloser, out io.Wr
 	f.reading = f.readLoop
 	f.session, err = s.mcp.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: &sdkOut{out: f.out}, MaxLineLength: maxStdioLine}, nil)
 	if err == nil {
+		s.taskSess.m.Store(f.session, struct{}{}) // this front answers task requests (tasks.go)
+		defer s.taskSess.m.Delete(f.session)
 		go f.readLoop()
 		err = runSession(ctx, f.session)
 	}
@@ -266,7 +268,7 @@ func (f *stdioFront) line(line []byte, pw *io.PipeWriter) (all bool, err error) 
 		if dup { // the go-sdk's jsonrpc2 drops a request whose id is in flight
 			return false, nil
 		}
-		if !f.d.owes(key) && f.answers(env, key) {
+		if !f.d.owes(key) && (f.answersTask(env, key, content) || f.answers(env, key)) {
 			return false, nil
 		}
 	}
@@ -462,6 +464,56 @@ func (f *stdioFront) answers(env httpguard.Message, key string) bool {
 		return f.call(env, key, h, token, level, modern, complete)
 	}
 	return false
+}
+
+// answersTask answers a task request (tasks.go) of a 2025-11-25 session
+// when the server serves tasks, and reports whether it did. Its job is
+// f.next, as a fast call's; it is cancelled, drained and kept unique by
+// id like one. A request rule of the fast paths (docs/architecture.md).
+func (f *stdioFront) answersTask(env httpguard.Message, key string, content []byte) bool {
+	if f.s.opts.Tasks == nil || env.ProtocolVersion != "" || !isTaskMethod(env.Method) ||
+		(env.Method == "tools/call" && !env.OtherParams) || f.s.tasksOffered() == nil {
+		return false
+	}
+	f.mu.Lock()
+	stopped, announced := f.stopped, f.announced
+	f.mu.Unlock()
+	p := f.session.InitializeParams()
+	if stopped || !announced || p == nil || p.ProtocolVersion != TaskVersion {
+		return false
+	}
+	tr, ok, perr := parseTaskRequest(env.Method, content)
+	if !ok {
+		return false
+	}
+	f.mu.Lock()
+	ctx, cancel := context.WithCancel(f.ctx)
+	f.calls[key] = cancel
+	f.wg.Add(1)
+	f.mu.Unlock()
+	f.d.request(key)
+	f.next = func() {
+		defer f.wg.Done()
+		defer cancel()
+		var res json.RawMessage
+		var err error
+		if perr != nil {
+			err = perr
+		} else {
+			res, err = f.s.serveTask(ctx, tr, f.session, nil)
+		}
+		f.forget(key)
+		if err != nil {
+			var rpc *jsonrpc.Error
+			if !errors.As(err, &rpc) {
+				rpc = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+			}
+			f.respondError(key, env.ID, rpc)
+			return
+		}
+		f.respond(key, env.ID, func(b []byte) ([]byte, error) { return append(b, res...), nil })
+	}
+	return true
 }
 
 // call starts a tools/call on the fast path: its job is f.next, which the

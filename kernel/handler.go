@@ -60,7 +60,8 @@ func (s *Server) handler(t *Tool) mcp.ToolHandler {
 }
 
 func (s *Server) newCall(ctx context.Context, t *Tool, req *mcp.CallToolRequest) *Call {
-	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req, stream: fastStreamFrom(ctx), scope: s.scopeFor(ctx)}
+	c := &Call{Principal: principalFrom(ctx, req), Tool: t.name, server: s, req: req, stream: fastStreamFrom(ctx), scope: s.scopeFor(ctx),
+		task: taskCallFrom(ctx)}
 	if req.Extra != nil {
 		c.header = req.Extra.Header
 	}
@@ -85,6 +86,10 @@ func principalFrom(ctx context.Context, req *mcp.CallToolRequest) identity.Princ
 // run is steps 11 to 16 for one call. Its error is a protocol error, only
 // ever errRequestState; every other failure is a tool error result.
 func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessage, rec *audit.Record) (*mcp.CallToolResult, error) {
+	if t.taskSupport == TaskRequired && call.task == nil { // tasks.go
+		return s.fail(ctx, call, rec, &Error{Code: FailedPrecondition,
+			Message: "This tool runs only as a task: call it with params.task (MCP 2025-11-25 tasks); nothing was sent."}), nil
+	}
 	args, token, err := s.arguments(raw, t.args)
 	if err != nil {
 		return s.fail(ctx, call, rec, err), nil
@@ -144,6 +149,14 @@ func (s *Server) run(ctx context.Context, call *Call, t *Tool, raw json.RawMessa
 			return s.ask(ctx, call, t, ask, rec), nil
 		}
 		return s.fail(ctx, call, rec, err), nil
+	}
+	if tc, ok := out.(TaskCreated); ok { // tasks.go
+		if call.task == nil {
+			return s.fail(ctx, call, rec, fmt.Errorf("tool %s created a task for a call that asked for none", t.name)), nil
+		}
+		call.task.created = &tc.Task
+		rec.Outcome = audit.OK
+		return &mcp.CallToolResult{}, nil
 	}
 	res, err := s.shape(out)
 	if err != nil {
@@ -276,6 +289,13 @@ func (s *Server) gate(ctx context.Context, call *Call, t *Tool, in any, args map
 		return s.fail(ctx, call, rec, err)
 	}
 	switch {
+	case call.task != nil && s.elicits(call):
+		// The person is asked by elicitation within the call's own request,
+		// which a task-augmented call answers at once (tasks.go): fail
+		// closed rather than fall back to a token the model could redeem.
+		return s.fail(ctx, call, rec, &Error{Code: FailedPrecondition,
+			Message: "This call needs the person's confirmation, asked by elicitation, which cannot be asked within a task; nothing was sent.",
+			Hint:    "Call the tool without task augmentation to be asked."})
 	case s.elicits(call):
 		return s.consent(ctx, call, t, in, args, pv, b, rec)
 	case s.opts.ConfirmBy == ConfirmElicit:

@@ -100,7 +100,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	if s.httpFastPathOn(opts) {
 		endpoint = s.fastPath(endpoint)
 	}
-	guards, inner := pipe.Handler, s.admission(endpoint)
+	guards, inner := pipe.Handler, s.admission(s.tasksHTTP(endpoint))
 	if s.opts.StateRouter != nil { // an answer may belong to another replica (stateroute.go)
 		guards = func(next http.Handler) http.Handler { return keepSent(pipe.Handler(next)) }
 		inner = s.routeState(inner)

@@ -100,6 +100,10 @@ type Options struct {
 	// answer (a tools/call with requestState) reaches over HTTP, and the
 	// kernel forwards it there (stateroute.go); nil runs every answer here.
 	StateRouter StateRouter
+	// Tasks, when set, serves MCP tasks (2025-11-25) for the tools that
+	// declare TaskSupport: task-augmented tools/call, tasks/get,
+	// tasks/result, tasks/list and tasks/cancel (tasks.go).
+	Tasks TaskRelay
 }
 
 // Server is an MCP server with the kernel's controls around its tools.
@@ -120,6 +124,8 @@ type Server struct {
 	secrets   serverSecrets // what no client may receive: credentials, Options.Secrets, AddSecrets (egress.go)
 	sessions  *egressScope  // what the calls of stdio and in-process sessions registered
 	egressOff atomic.Bool   // only egress.SetGate sets it, in a test binary
+	taskSess  taskSessions  // stdio sessions whose front answers task requests (tasks.go)
+	taskTools atomic.Bool   // a tool with TaskSupport was registered (tasks.go)
 	authz     *authz.Authorizer
 	fast      fastTools        // what the HTTP fast path answers from (fastpath.go)
 	dyn       dynamic          // tools added and withdrawn at run time (dynamic.go)
@@ -186,6 +192,7 @@ func New(info Info, tools []Tool, opts *Options) (*Server, error) {
 	if err := s.setupAuthz(tools); err != nil {
 		return nil, err
 	}
+	s.mcp.AddReceivingMiddleware(s.tasksMiddleware)      // tasks.go
 	s.mcp.AddReceivingMiddleware(s.capabilityMiddleware) // runs first: added last
 	s.observe()
 	return s, nil
@@ -320,6 +327,9 @@ func (s *Server) register(t Tool) error {
 // prepare compiles t's argument check and builds what the go-sdk lists and
 // calls.
 func (s *Server) prepare(t Tool) (Tool, *mcp.Tool, mcp.ToolHandler, error) {
+	if t.taskSupport != "" {
+		s.taskTools.Store(true) // tasksMiddleware reads tools/list results from now on (tasks.go)
+	}
 	schema := s.advertised(t)
 	check, err := argcheck.Compile(schema)
 	if err != nil {

@@ -98,6 +98,7 @@ type Tool struct {
 	requires    []ClientCapability   // client capabilities a call needs (RequireClient)
 	asks        bool                 // the handler may return AskInput (mrtr.go)
 	ownTarget   bool                 // a dynamic tool whose Preview computes the binding's target
+	taskSupport string               // execution.taskSupport (TaskSupport, tasks.go)
 }
 
 // Name is the tool's name.

@@ -137,6 +137,9 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 	defer gw.Close()
 	opts.DynamicTools = true      // upstreams change their tools at run time (pins.go)
 	opts.Features = gw.Features() // what the upstreams offer and the gateway relays beside tools
+	if tr := gw.TaskRelay(); tr != nil {
+		opts.Tasks = tr // tasks of the upstreams that offer them (servers/gateway/tasks.go)
+	}
 	opts.Envelope = gw.Envelope()
 	opts.Credentials = append(opts.Credentials, gw.Credentials()...)
 	opts.Secrets = append(opts.Secrets, gw.Secrets()...)

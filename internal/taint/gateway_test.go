@@ -44,6 +44,9 @@ func startGateway(t *testing.T, enc string, log io.Writer) *kernel.Server {
 	t.Cleanup(gw.Close)
 	opts := kernel.Options{DynamicTools: true, Envelope: gw.Envelope(), Credentials: gw.Credentials(), Secrets: gw.Secrets(), Features: gw.Features(),
 		Audit: gw.Audit(audit.NewJSONLines(log)), Logger: logTo(log)}
+	if tr := gw.TaskRelay(); tr != nil { // as internal/cli builds it
+		opts.Tasks = tr
+	}
 	ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway", Instructions: gw.Instructions()}, gw.Tools(), &opts)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,10 @@
 // gateway relays — the results of tools/list, tools/call, prompts/list,
 // prompts/get, resources/list, resources/templates/list and resources/read,
 // completion/complete, progress, log and resource-updated notifications,
-// elicitation and sampling requests, error responses —
+// elicitation and sampling requests, error responses, and where the schema
+// has tasks (2025-11-25) the results of a task-augmented tools/call,
+// tasks/get, tasks/list, tasks/cancel and tasks/result and the
+// notifications/tasks/status an upstream sends —
 // following $ref, anyOf and array items, one line each: "Definition.member
 // kind", where kind is text (a string: free text an upstream writes), json
 // (an object, an array or any value: it holds strings), or typed (a
@@ -34,6 +37,10 @@ import (
 var roots = []string{"ListToolsResult", "CallToolResult", "ProgressNotification", "LoggingMessageNotification",
 	"ElicitRequest", "CreateMessageRequest", "JSONRPCErrorResponse", "ListPromptsResult", "GetPromptResult",
 	"ListResourcesResult", "ListResourceTemplatesResult", "ReadResourceResult", "ResourceUpdatedNotification", "CompleteResult"}
+
+// taskRoots are the task messages, in a schema that has them (2025-11-25;
+// 2026-07-28 moved tasks to an extension).
+var taskRoots = []string{"CreateTaskResult", "GetTaskResult", "ListTasksResult", "CancelTaskResult", "GetTaskPayloadResult", "TaskStatusNotification"}
 
 type schema map[string]any
 
@@ -86,6 +93,11 @@ func main() {
 			log.Fatalf("no definition %s", r)
 		}
 		walk(r)
+	}
+	for _, r := range taskRoots {
+		if _, ok := doc.Defs[r]; ok {
+			walk(r)
+		}
 	}
 	out := slices.Sorted(func(yield func(string) bool) {
 		for l := range lines {

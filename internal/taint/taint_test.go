@@ -59,6 +59,8 @@ func runEncoding(t *testing.T, enc taint.Encoding) *taint.Checker {
 		taint.OverStdio(t, ks, s, true, c)
 		taint.OverHTTP(t, ks, s, c)
 	}
+	taint.TasksOverStdio(t, ks, c) // 2025-11-25's tasks, which no go-sdk client speaks
+	taint.TasksOverHTTP(t, ks, c)
 	c.Text("log", string(log.Bytes()))
 	if c.Messages < 50 {
 		t.Fatalf("only %d messages read: the run did not happen", c.Messages)
@@ -98,7 +100,7 @@ var reasons = map[string]string{
 	"Tool._meta":            "not relayed: a relayed tool is declared by the kernel (name, title, description, input schema, its own annotations)",
 	"Tool.annotations":      "not relayed: the annotations come from the gateway's policy for the tool, never the upstream's",
 	"ToolAnnotations.title": "not relayed: the annotations come from the gateway's policy for the tool",
-	"Tool.execution":        "not relayed: task support is not relayed",
+	"Tool.execution":        "the gateway's own: execution.taskSupport (a closed set) to 2025-11-25 clients, nothing else of the upstream's",
 	"Tool.icons":            "not relayed: icons are not relayed",
 	"Tool.outputSchema":     "not relayed: a relayed tool declares no output schema",
 	"Icon.mimeType":         "not relayed: icons are not relayed",
@@ -180,6 +182,18 @@ var reasons = map[string]string{
 	"ResourceUpdatedNotification.params":      "the gateway's own: the namespaced URI a client subscribed to, nothing else of the upstream's",
 	"ResourceUpdatedNotificationParams._meta": "not relayed: the gateway writes the notification anew",
 	"ResourceUpdatedNotificationParams.uri":   "dropped: only a URI a client subscribed to through the gateway is relayed, namespaced",
+	// tasks (2025-11-25): rebuilt by the gateway (servers/gateway/tasks.go, kernel/tasks.go)
+	"Task.taskId":                   "replaced: the gateway's own id (the upstream's prefix and 128 random bits); an upstream's ids never reach a client",
+	"Task.createdAt":                "replaced: the gateway's own time of creation",
+	"Task.lastUpdatedAt":            "dropped: not an RFC 3339 time between the task's creation and now (the gateway's time instead)",
+	"Task.ttl":                      "the gateway's own: the client's ttl, capped",
+	"CreateTaskResult._meta":        "not relayed: the gateway writes the result anew",
+	"Result._meta":                  "not relayed: a task's status is written anew",
+	"ListTasksResult._meta":         "not relayed: the gateway lists its own task records",
+	"ListTasksResult.nextCursor":    "not relayed: the gateway lists its own task records, in one page",
+	"GetTaskPayloadResult._meta":    "not relayed: a result's _meta is the kernel's own (related-task names the gateway's id)",
+	"NotificationParams._meta":      "not relayed: notifications/tasks/status is not relayed (a client polls tasks/get)",
+	"TaskStatusNotification.params": "not relayed: notifications/tasks/status is not relayed (a client polls tasks/get)",
 	// completions: the values kept, cleaned and cut (servers/gateway/complete.go)
 	"CompleteResult._meta":      "not relayed: a completion's result is built anew",
 	"CompleteResult.resultType": "the gateway's own (the kernel's result type)",

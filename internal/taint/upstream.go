@@ -33,7 +33,12 @@ const (
 // instruction and the invisible characters only), so that what is relayed
 // of a question is seen too.
 var Tools = []string{"t_text", "t_blocks", "t_error", "t_iserror", "t_notify", "t_ask", "t_ask_clean", "t_askurl", "t_askurl_clean",
-	"t_sample", "t_sample_clean"}
+	"t_sample", "t_sample_clean", "t_task"}
+
+// TaskTool is the tool that runs as a task too (execution.taskSupport
+// "optional"): every member of what the upstream says of its task is
+// hostile (tasks.go).
+const TaskTool = "t_task"
 
 // MaybeServe serves the hostile upstream over stdin and stdout and exits
 // when UpstreamVar is "1"; otherwise it returns at once. A test's TestMain
@@ -148,7 +153,8 @@ func (u *upstream) answer(m message) {
 	case "initialize":
 		u.result(m.ID, map[string]any{"protocolVersion": "2025-11-25",
 			"capabilities": map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}, "prompts": map[string]any{"listChanged": true},
-				"resources": map[string]any{"listChanged": true, "subscribe": true}, "completions": map[string]any{}},
+				"resources": map[string]any{"listChanged": true, "subscribe": true}, "completions": map[string]any{},
+				"tasks": map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}},
 			"serverInfo":   map[string]any{"name": "taint", "version": "1", "title": u.h("Implementation.title")},
 			"instructions": u.h("InitializeResult.instructions")})
 	case "tools/list":
@@ -169,6 +175,8 @@ func (u *upstream) answer(m message) {
 		u.subscribed(m.ID, m.Params)
 	case "completion/complete":
 		u.result(m.ID, u.completion())
+	case "tasks/get", "tasks/list", "tasks/cancel", "tasks/result": // tasks.go
+		u.task(m)
 	default:
 		u.result(m.ID, map[string]any{})
 	}
@@ -211,7 +219,7 @@ func (u *upstream) listTools() map[string]any {
 				"idempotentHint": true, "openWorldHint": false},
 			"icons": []any{map[string]any{"src": "https://icons.example/" + u.h("Icon.src"), "mimeType": u.h("Icon.mimeType"),
 				"sizes": []any{u.h("Icon.sizes")}, "theme": "light"}},
-			"execution": map[string]any{"taskSupport": "forbidden"},
+			"execution": map[string]any{"taskSupport": taskSupport(name), "x": u.h("ToolExecution/x")},
 			"_meta":     u.meta("Tool._meta"),
 		})
 	}
@@ -222,12 +230,17 @@ func (u *upstream) listTools() map[string]any {
 
 func (u *upstream) call(m message) {
 	var p struct {
-		Name string         `json:"name"`
-		Meta map[string]any `json:"_meta"`
+		Name string          `json:"name"`
+		Meta map[string]any  `json:"_meta"`
+		Task json.RawMessage `json:"task"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
+	if len(p.Task) > 0 {
+		u.createTask(m)
+		return
+	}
 	switch p.Name {
-	case "t_text":
+	case "t_text", TaskTool:
 		u.result(m.ID, map[string]any{
 			"content": []any{map[string]any{"type": "text", "text": u.h("TextContent.text"), "_meta": u.meta("TextContent._meta"),
 				"annotations": u.annotations("TextContent")}},

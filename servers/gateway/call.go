@@ -137,6 +137,9 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 	if args, err = l.canonicalArgs(name, args); err != nil {
 		return nil, err
 	}
+	if tp, ok := call.Task(); ok { // tasks.go
+		return g.startTask(ctx, l, sess, call, exposed, name, args, tp)
+	}
 	timeout := l.u.callTimeout(g.cfg.CallTimeout)
 	key := tokKey{n: l.nextTok.Add(1)}
 	l.calls.store(key, call) // for its progress, and its logs (onLog)
@@ -155,31 +158,38 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 	if err == nil {
 		err = l.askRefused(asked) // asks.go
 	}
+	if err == nil {
+		return g.result(l, name, res)
+	}
+	if passes(err) { // relay.go: a question for the client, or its refusal
+		return nil, err
+	}
+	return nil, g.callError(ctx, l, name, timeout, err)
+}
+
+// callError is the tool error for a relayed call's failure.
+func (g *Gateway) callError(ctx context.Context, l *link, name string, timeout time.Duration, err error) error {
 	var bad badResult
 	switch {
-	case err == nil:
-	case passes(err): // relay.go: a question for the client, or its refusal
-		return nil, err
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
+		return ctx.Err()
 	case errors.Is(err, errCallTimeout):
-		return nil, &kernel.Error{Code: kernel.Timeout, Cause: err,
+		return &kernel.Error{Code: kernel.Timeout, Cause: err,
 			Message: fmt.Sprintf("The upstream %q did not answer %q within %s; the call was cancelled.", l.u.Name, name, timeout),
 			Hint:    "It may be hung or overloaded; the call may or may not have taken effect there."}
 	case errors.As(err, &bad): // the session goes on
-		return nil, &kernel.Error{Code: kernel.UpstreamError, Cause: errors.New(g.scrub.text(err.Error())),
+		return &kernel.Error{Code: kernel.UpstreamError, Cause: errors.New(g.scrub.text(err.Error())),
 			Message: fmt.Sprintf("The upstream %q answered %q with a result that is not valid MCP (such as a content block of a type MCP does not define); the gateway relays none of it.", l.u.Name, name),
 			Hint:    "The upstream is still running; the call may or may not have taken effect there. This is the upstream server's fault, not the call's."}
 	case errors.Is(err, errLineTooLong):
-		return nil, &kernel.Error{Code: kernel.UpstreamUnavailable, Cause: err,
+		return &kernel.Error{Code: kernel.UpstreamUnavailable, Cause: err,
 			Message: fmt.Sprintf("The upstream %q sent a message over the %d-byte frame cap (twice max_result_bytes plus 64 KiB) during the call to %q; the gateway closed the connection and is restarting it.", l.u.Name, maxLine(l.u), name),
 			Hint:    "The call may or may not have taken effect there. Raise max_result_bytes if such answers are expected."}
 	default:
-		return nil, &kernel.Error{Code: kernel.UpstreamUnavailable, Cause: errors.New(g.scrub.text(err.Error())),
+		return &kernel.Error{Code: kernel.UpstreamUnavailable, Cause: errors.New(g.scrub.text(err.Error())),
 			Message: fmt.Sprintf("The connection to the upstream %q failed during the call to %q (it crashed, closed, or sent a message over the %d-byte frame cap); the gateway is restarting it.", l.u.Name, name, maxLine(l.u)),
 			Hint:    "The call may or may not have taken effect there. Try again in a few seconds."}
 	}
-	return g.result(l, name, res)
 }
 
 // passes reports whether a callTool error is already the tool's answer.

@@ -156,29 +156,31 @@ const (
 	maxTitle       = 256
 )
 
-// errTaskRequired is why a tool that runs only as a task is not exposed:
-// the gateway does not relay tasks (features.go).
-var errTaskRequired = errors.New("it can only be called as a task (execution.taskSupport \"required\"), and the gateway does not relay tasks")
+// errTaskRequired is why a tool that runs only as a task is not exposed
+// when the gateway does not relay its upstream's tasks (tasks.go).
+var errTaskRequired = errors.New("it can only be called as a task (execution.taskSupport \"required\"), and the gateway relays tasks only from a stdio upstream that declares them on MCP 2025-11-25")
 
-// toolOf is the kernel tool of a listed definition: a tool the upstream
-// runs only as a task is not one.
+// toolOf is the kernel tool of a listed definition, with its task support
+// when the gateway relays the upstream's tasks; a tool the upstream runs
+// only as a task is not one otherwise.
 func (g *Gateway) toolOf(l *link, d def) (kernel.Tool, error) {
-	if taskRequired(d.raw) {
-		return kernel.Tool{}, errTaskRequired
+	mode := taskSupportOf(d.raw)
+	if mode != "" && !l.tasksRelayed() {
+		if mode == kernel.TaskRequired {
+			return kernel.Tool{}, errTaskRequired
+		}
+		mode = ""
 	}
-	return g.tool(l, d.tool)
+	t, err := g.tool(l, d.tool)
+	if err != nil {
+		return t, err
+	}
+	return t.TaskSupport(mode), nil
 }
 
 // taskRequired reports whether a tool's definition, as the upstream sent
 // it, says it can only be called as a task (2025-11-25).
-func taskRequired(raw json.RawMessage) bool {
-	var t struct {
-		Execution struct {
-			TaskSupport string `json:"taskSupport"`
-		} `json:"execution"`
-	}
-	return json.Unmarshal(raw, &t) == nil && t.Execution.TaskSupport == "required"
-}
+func taskRequired(raw json.RawMessage) bool { return taskSupportOf(raw) == kernel.TaskRequired }
 
 func (g *Gateway) tool(l *link, t *mcp.Tool) (kernel.Tool, error) {
 	schema, err := inputSchema(t)

@@ -65,13 +65,19 @@ func (g *Gateway) noteFeatures(l *link) {
 	l.mu.Unlock()
 	l.withheld, l.unrelayed = l.u.withheld(), unrelayed(caps)
 	l.mu.Lock()
+	relayed := l.conn != nil && l.upTasks().call // tasks.go
 	for n, d := range l.defs {
-		if taskRequired(d.raw) && l.u.exposed(n) {
+		switch {
+		case !taskRequired(d.raw) || !l.u.exposed(n):
+		case relayed:
+			l.taskOnly = append(l.taskOnly, n)
+		default:
 			l.taskTools = append(l.taskTools, n)
 		}
 	}
 	l.mu.Unlock()
 	slices.Sort(l.taskTools)
+	slices.Sort(l.taskOnly)
 	l.promptsOffered = caps != nil && caps.Prompts != nil
 	l.resourcesOffered = caps != nil && caps.Resources != nil
 	l.subscribeOffered = l.resourcesOffered && caps.Resources.Subscribe
@@ -80,7 +86,8 @@ func (g *Gateway) noteFeatures(l *link) {
 		"client_capabilities_withheld", strings.Join(l.withheld, ","),
 		"note", "tools the upstream offers only to a client that declares these are not listed by it, so not relayed",
 		"server_features_not_relayed", strings.Join(l.unrelayed, ","),
-		"tools_needing_tasks", strings.Join(l.taskTools, ","))
+		"tools_needing_tasks", strings.Join(l.taskTools, ","),
+		"tools_only_for_2025_11_25_clients", strings.Join(l.taskOnly, ","))
 }
 
 // Instructions are the instructions the gateway's kernel server sends at
@@ -105,8 +112,11 @@ func (g *Gateway) Instructions() string {
 		if len(l.unrelayed) > 0 {
 			fmt.Fprintf(&b, " Its %s are not relayed.", andList(l.unrelayed))
 		}
+		if len(l.taskOnly) > 0 {
+			fmt.Fprintf(&b, " Its tools that can only run as tasks are listed only to clients of MCP 2025-11-25, whose protocol has tasks: %s.", andList(quoted(l.taskOnly)))
+		}
 		if len(l.taskTools) > 0 {
-			fmt.Fprintf(&b, " Its tools that can only run as tasks are not relayed (the gateway does not relay tasks): %s.", andList(quoted(l.taskTools)))
+			fmt.Fprintf(&b, " Its tools that can only run as tasks are not relayed (the gateway relays tasks only from a stdio server that declares them on MCP 2025-11-25): %s.", andList(quoted(l.taskTools)))
 		}
 	}
 	return b.String()

@@ -44,6 +44,7 @@ type Gateway struct {
 
 	parked   parking                 // upstream calls waiting for the client's answer (parked.go)
 	replicas atomic.Pointer[sharing] // where parked calls are recorded for the other replicas (replicas.go); nil: nowhere
+	tasks    taskStore               // the tasks relayed (tasks.go)
 	// sdkCalls sends relayed calls to stdio upstreams through the go-sdk
 	// client session instead of the gateway's own (rawcall.go): for tests
 	// that hold the two to the same answers.

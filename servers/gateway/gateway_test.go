@@ -125,6 +125,9 @@ func newFixture(t *testing.T, o options) *fixture {
 	f.gw = gw
 	opts := o.kopts
 	opts.DynamicTools = true // as the CLI builds it
+	if tr := gw.TaskRelay(); tr != nil && opts.Tasks == nil {
+		opts.Tasks = tr
+	}
 	opts.Features = gw.Features()
 	opts.Envelope = gw.Envelope()
 	opts.Credentials = gw.Credentials()

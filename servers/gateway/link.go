@@ -65,7 +65,8 @@ type link struct {
 	refusedAsks atomic.Uint64 // questions the gateway refused the upstream (asks.go)
 	// set once at Start (features.go)
 	withheld, unrelayed []string
-	taskTools           []string // tools it runs only as tasks: not exposed (gateway.go)
+	taskTools           []string // tools it runs only as tasks, whose tasks are not relayed: not exposed (features.go)
+	taskOnly            []string // tools it runs only as tasks, relayed to 2025-11-25 clients only (tasks.go)
 	promptsOffered      bool
 	resourcesOffered    bool
 	subscribeOffered    bool

@@ -29,6 +29,8 @@ type rawLists struct {
 	mu      sync.Mutex
 	asked   map[jsonrpc.ID]bool
 	results []json.RawMessage // in the order they arrived
+	initID  *jsonrpc.ID       // the initialize request's (tasks.go)
+	tasks   upTasks           // what its result declares of tasks
 }
 
 // maxPendingLists bounds what an upstream can make the recorder hold.
@@ -42,6 +44,13 @@ func (r *rawLists) asks(msg jsonrpc.Message) bool {
 }
 
 func (r *rawLists) wrote(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.IsCall() {
+		r.mu.Lock()
+		id := req.ID
+		r.initID, r.tasks = &id, upTasks{}
+		r.mu.Unlock()
+		return
+	}
 	if !r.asks(msg) {
 		return
 	}
@@ -61,6 +70,13 @@ func (r *rawLists) read(msg jsonrpc.Message) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.initID != nil && *r.initID == resp.ID {
+		r.initID = nil
+		if resp.Error == nil {
+			r.tasks = parseUpTasks(resp.Result)
+		}
+		return
+	}
 	if !r.asked[resp.ID] {
 		return
 	}

@@ -120,16 +120,22 @@ func resourcesFromServerEverything(t *testing.T, version string) {
 	}
 }
 
-// TestTaskOnlyToolIsNamedFromServerEverything: server-everything's
-// simulate-research-query runs only as a task (execution.taskSupport
-// "required"); the gateway, which does not relay tasks, does not list it
-// and names it in the instructions.
-func TestTaskOnlyToolIsNamedFromServerEverything(t *testing.T) {
+// TestTaskOnlyToolIsHiddenFromA2026ClientOfServerEverything:
+// server-everything's simulate-research-query runs only as a task
+// (execution.taskSupport "required"); the gateway relays its tasks to
+// 2025-11-25 clients (ts-gateway.mjs runs it as a task), and a 2026-07-28
+// client (the go-sdk's), whose protocol has no tasks, neither sees the
+// tool nor the tasks capability; the instructions name it as listed only
+// to 2025-11-25 clients.
+func TestTaskOnlyToolIsHiddenFromA2026ClientOfServerEverything(t *testing.T) {
 	cs, _ := startEverything(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, `Its tools that can only run as tasks are not relayed (the gateway does not relay tasks): "simulate-research-query".`) {
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, `Its tools that can only run as tasks are listed only to clients of MCP 2025-11-25, whose protocol has tasks: "simulate-research-query".`) {
 		t.Errorf("instructions: %s", ins)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("the go-sdk client negotiated %s", v)
 	}
 	res, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -137,7 +143,7 @@ func TestTaskOnlyToolIsNamedFromServerEverything(t *testing.T) {
 	}
 	for _, tool := range res.Tools {
 		if tool.Name == "every.simulate-research-query" {
-			t.Error("a tool that runs only as a task is listed")
+			t.Error("a tool that runs only as a task is listed to a 2026-07-28 client")
 		}
 	}
 }

@@ -6,7 +6,8 @@
 // enveloped), prompts (listed, got, enveloped, completed), resources
 // (listed under bulwark://every/, read, a template expanded, the links of
 // get-resource-links followed, a subscription), completions of a template
-// variable. 2026-07-28 is checked with the go-sdk (TestResourcesRelayed-
+// variable, and tasks: simulate-research-query run as a task, confirmed
+// first, polled to its result. 2026-07-28 is checked with the go-sdk (TestResourcesRelayed-
 // FromServerEverything), the TypeScript SDK v1 does not speak it.
 //
 //   BULWARK_BIN=/path/to/bulwark node --test test/gateway/ts-gateway.mjs
@@ -20,7 +21,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const bin = process.env.BULWARK_BIN;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,6 +38,7 @@ name = "every"
 command = ${JSON.stringify(join(here, 'node_modules/.bin/mcp-server-everything'))}
 env = ["PATH"]
 trust_annotations = true
+confirm_tools = ["simulate-research-query"]
 `);
   client = new Client({ name: 'bulwark-e2e-ts-gateway', version: '0.0.0' });
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, () => {});
@@ -114,4 +116,45 @@ test('resource links: kept as resource_link blocks to namespaced URIs that read 
     const r = await client.readResource({ uri: l.uri });
     assert.ok(r.contents.length > 0);
   }
+});
+
+// drain runs a callToolStream to its end and returns what it yielded.
+async function drain(stream) {
+  const out = [];
+  for await (const m of stream) out.push(m);
+  return out;
+}
+
+test('tasks (2025-11-25): simulate-research-query runs as a task through the gateway, confirmed first', async () => {
+  const caps = client.getServerCapabilities();
+  assert.ok(caps.tasks?.requests?.tools?.call, `tasks.requests.tools.call in ${JSON.stringify(caps)}`);
+  assert.ok(caps.tasks?.list && caps.tasks?.cancel, 'tasks list and cancel');
+  const { tools } = await client.listTools();
+  const tool = tools.find((t) => t.name === 'every.simulate-research-query');
+  assert.ok(tool, 'the task-only tool is listed to a 2025-11-25 client');
+  assert.equal(tool.execution?.taskSupport, 'required');
+  const args = { topic: 'tide pools' };
+  // The tool is in confirm_tools: the gateway's confirmation gate refuses
+  // the first call, as a task that failed before anything was sent, whose
+  // result carries the token.
+  const first = await drain(client.experimental.tasks.callToolStream({ name: tool.name, arguments: args }, CallToolResultSchema, { task: {} }));
+  const created = first.find((m) => m.type === 'taskCreated');
+  assert.ok(created, JSON.stringify(first));
+  assert.match(created.task.taskId, /^every\./);
+  const refusal = await client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+  assert.equal(refusal.isError, true);
+  const token = refusal.structuredContent?.confirmToken;
+  assert.ok(token, JSON.stringify(refusal));
+  // Confirmed, it runs upstream as a task; the client polls it to the end.
+  const run = await drain(client.experimental.tasks.callToolStream({ name: tool.name, arguments: { ...args, confirmToken: token } }, CallToolResultSchema, { task: {} }));
+  const kinds = run.map((m) => m.type);
+  assert.ok(kinds.includes('taskCreated') && kinds.includes('taskStatus'), kinds.join(','));
+  const last = run[run.length - 1];
+  assert.equal(last.type, 'result', JSON.stringify(last));
+  assert.ok(last.result.content[0].text.startsWith(OPEN), last.result.content[0].text);
+  assert.match(last.result.content[0].text, /Research Report: tide pools/);
+  const { tasks } = await client.experimental.tasks.listTasks();
+  const ids = tasks.map((t) => t.taskId);
+  assert.ok(ids.includes(created.task.taskId), ids.join(','));
+  for (const t of tasks) assert.match(t.taskId, /^every\./);
 });

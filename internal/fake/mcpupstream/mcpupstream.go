@@ -101,6 +101,9 @@ type Options struct {
 	Schemas bool
 	// Resources adds resources, a template and their tools (ResourcesVar).
 	Resources bool
+	// Tasks adds the task tools (TasksVar; the task requests themselves
+	// are answered on the raw lines, by MaybeServe).
+	Tasks bool
 }
 
 // MaybeServe serves the fake over stdin/stdout and exits when EnvVar is "1";
@@ -120,7 +123,12 @@ func MaybeServe() {
 		versions = strings.Split(v, ",")
 	}
 	srv := NewServer(&Options{Raw: out, Exit: os.Exit, DescriptionSuffix: os.Getenv(DescriptionVar), Mutable: os.Getenv(MutableVar) == "1", Versions: versions,
-		Schemas: os.Getenv(SchemasVar) == "1", Resources: os.Getenv(ResourcesVar) == "1"})
+		Schemas: os.Getenv(SchemasVar) == "1", Resources: os.Getenv(ResourcesVar) == "1", Tasks: os.Getenv(TasksVar) == "1"})
+	var stdin io.Reader = os.Stdin
+	if os.Getenv(TasksVar) == "1" {
+		out.tasks = true
+		stdin = filterTasks(os.Stdin, out)
+	}
 	fmt.Fprintln(os.Stderr, "fake upstream starting; api_key="+Secret)
 	var values []string // a careless server prints its configuration
 	for _, kv := range os.Environ() {
@@ -129,7 +137,7 @@ func MaybeServe() {
 	}
 	sort.Strings(values)
 	fmt.Fprintln(os.Stderr, "environment values:", strings.Join(values, " "))
-	err := srv.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: out})
+	err := srv.Run(context.Background(), &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: out})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake upstream:", err)
 	}
@@ -164,6 +172,7 @@ type lockedWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	extra []byte // added before each tool's inputSchema in tools/list results (ExtraVar)
+	tasks bool   // patchTasks every message (TasksVar)
 }
 
 // toolMember starts the member every tools/list tool object has.
@@ -181,6 +190,13 @@ var (
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.tasks {
+		n := len(p)
+		if _, err := l.w.Write(patchTasks(p)); err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
 	if bytes.Contains(p, knownBlock) {
 		if _, err := l.w.Write(bytes.ReplaceAll(p, knownBlock, unknownBlock)); err != nil {
 			return 0, err
@@ -227,6 +243,9 @@ func NewServer(opts *Options) *mcp.Server {
 	f.addPrompts(s)
 	if f.opts.Resources {
 		f.addResources(s)
+	}
+	if f.opts.Tasks {
+		addTaskTools(s)
 	}
 	if f.opts.Mutable {
 		s.AddTool(&mcp.Tool{Name: "mutate", Description: "Changes this server's tools: describe (echo's description), rename (echo to echo2), " +
