@@ -9,3 +9,6 @@ func DisableCgroups() func() {
 
 // CgroupBase is the gateway's own cgroup v2 directory, "" if there is none.
 func CgroupBase() string { return ownCgroup() }
+
+// RemoveStale is removeStale.
+func RemoveStale(base string) { removeStale(base) }

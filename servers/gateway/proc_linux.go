@@ -205,13 +205,26 @@ func (b *box) release() {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		err := unix.Rmdir(b.cgroup)
+		err := rmdirTree(b.cgroup)
 		if err == nil || errors.Is(err, unix.ENOENT) || time.Now().After(deadline) {
 			return
 		}
 		killCgroup(b.cgroup)
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// rmdirTree removes the cgroup dir and the cgroups an upstream made
+// inside it (a nested gateway's, say), deepest first: a cgroup with
+// children cannot be removed.
+func rmdirTree(dir string) error {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			_ = rmdirTree(filepath.Join(dir, e.Name()))
+		}
+	}
+	return unix.Rmdir(dir)
 }
 
 // killCgroup kills every process in the cgroup dir: cgroup.kill (Linux
