@@ -13,7 +13,9 @@ package kernel
 // same steps as any call — admission (tier, rate limit), the capability
 // check, validation, authorization, the confirmation gate, the handler,
 // the audit record — with the Call marked (Call.Task); only the handler's
-// answer differs: a TaskCreated value instead of a result. The embedder
+// answer differs: a TaskCreated value instead of a result. Each tasks/*
+// request spends the principal's rate limit as a call does (answerTask),
+// and tasks/cancel and tasks/result are audited (serveTask). The embedder
 // (Options.Tasks, a TaskRelay) owns the tasks: where they run, which
 // principal each belongs to, how long it is kept. Everything the client
 // receives is built by the kernel from typed values (Task, a tool result

@@ -90,10 +90,16 @@ func (r *countingTasks) Cancel(_ context.Context, p identity.Principal, id strin
 // relay's tasks, a limit of limit calls a minute on a still clock, and log
 // as its audit.
 func taskLimitServer(t *testing.T, relay kernel.TaskRelay, limit int, log audit.Sink) *kernel.Server {
+	return taskLimitServerOn(t, relay, limit, log, nil, kernel.StoreOutage{})
+}
+
+// taskLimitServerOn is taskLimitServer keeping its rate-limit windows in
+// store (nil: memory), with outage.
+func taskLimitServerOn(t *testing.T, relay kernel.TaskRelay, limit int, log audit.Sink, store ratelimit.Store, outage kernel.StoreOutage) *kernel.Server {
 	t.Helper()
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	lim, err := ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: limit, Window: time.Minute, Now: clock})
+	lim, err := ratelimit.NewLimiter(&ratelimit.LimiterOptions{Limit: limit, Window: time.Minute, Now: clock, Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +117,7 @@ func taskLimitServer(t *testing.T, relay kernel.TaskRelay, limit int, log audit.
 		},
 	}).TaskSupport(kernel.TaskOptional)
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool},
-		&kernel.Options{Tasks: relay, Limiter: lim, Audit: log, Now: clock, Secrets: []string{taskSecret}})
+		&kernel.Options{Tasks: relay, Limiter: lim, Audit: log, Now: clock, Secrets: []string{taskSecret}, StoreOutage: outage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,5 +362,42 @@ func TestTaskCancelAndResultAreAudited(t *testing.T) {
 				t.Errorf("a secret or a task id in the audit: %s", all)
 			}
 		})
+	}
+}
+
+// TestTaskRequestsUnderAStoreOutage: while the shared store that keeps the
+// rate-limit windows is down, a task request is refused as a call is
+// (-32001 store_unavailable; over HTTP 503) before the relay; with
+// StoreOutage.ServeReads, tasks/get, tasks/result and tasks/list go on
+// under the per-process limit, as read-only tools do, and tasks/cancel
+// (a change upstream) stays refused.
+func TestTaskRequestsUnderAStoreOutage(t *testing.T) {
+	unavailable := func(status int, body string) bool {
+		return strings.Contains(body, `"code":-32001`) && (status == 0 || status == http.StatusServiceUnavailable)
+	}
+	for name, front := range taskFronts() {
+		for _, reads := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/serve_reads=%v", name, reads), func(t *testing.T) {
+				relay, store := &countingTasks{}, newSwitchStore()
+				do := front(t, taskLimitServerOn(t, relay, 1000, audit.Discard, store, kernel.StoreOutage{ServeReads: reads}))
+				store.down.Store(true)
+				for i, m := range []string{"tasks/get", "tasks/result", "tasks/list"} {
+					st, _, b := do(t, taskReq(i+1, m, `{"taskId":"t-mine"}`))
+					if unavailable(st, b) == reads {
+						t.Errorf("%s: %d %s", m, st, b)
+					}
+				}
+				if st, _, b := do(t, taskReq(9, "tasks/cancel", `{"taskId":"t-mine"}`)); !unavailable(st, b) {
+					t.Errorf("tasks/cancel: %d %s", st, b)
+				}
+				want := int64(0)
+				if reads {
+					want = 3
+				}
+				if got := relay.calls.Load(); got != want {
+					t.Errorf("relay calls: %d, want %d", got, want)
+				}
+			})
+		}
 	}
 }
