@@ -12,11 +12,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
+	"github.com/bulwarkmcp/bulwark/kernel/observe"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 )
 
@@ -90,12 +92,12 @@ func (r *countingTasks) Cancel(_ context.Context, p identity.Principal, id strin
 // relay's tasks, a limit of limit calls a minute on a still clock, and log
 // as its audit.
 func taskLimitServer(t *testing.T, relay kernel.TaskRelay, limit int, log audit.Sink) *kernel.Server {
-	return taskLimitServerOn(t, relay, limit, log, nil, kernel.StoreOutage{})
+	return taskLimitServerOn(t, relay, limit, log, nil, kernel.StoreOutage{}, nil)
 }
 
 // taskLimitServerOn is taskLimitServer keeping its rate-limit windows in
-// store (nil: memory), with outage.
-func taskLimitServerOn(t *testing.T, relay kernel.TaskRelay, limit int, log audit.Sink, store ratelimit.Store, outage kernel.StoreOutage) *kernel.Server {
+// store (nil: memory), with outage, observed by obs (nil: none).
+func taskLimitServerOn(t *testing.T, relay kernel.TaskRelay, limit int, log audit.Sink, store ratelimit.Store, outage kernel.StoreOutage, obs kernel.Observer) *kernel.Server {
 	t.Helper()
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -117,7 +119,7 @@ func taskLimitServerOn(t *testing.T, relay kernel.TaskRelay, limit int, log audi
 		},
 	}).TaskSupport(kernel.TaskOptional)
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool},
-		&kernel.Options{Tasks: relay, Limiter: lim, Audit: log, Now: clock, Secrets: []string{taskSecret}, StoreOutage: outage})
+		&kernel.Options{Tasks: relay, Limiter: lim, Audit: log, Now: clock, Secrets: []string{taskSecret}, StoreOutage: outage, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +381,7 @@ func TestTaskRequestsUnderAStoreOutage(t *testing.T) {
 		for _, reads := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/serve_reads=%v", name, reads), func(t *testing.T) {
 				relay, store := &countingTasks{}, newSwitchStore()
-				do := front(t, taskLimitServerOn(t, relay, 1000, audit.Discard, store, kernel.StoreOutage{ServeReads: reads}))
+				do := front(t, taskLimitServerOn(t, relay, 1000, audit.Discard, store, kernel.StoreOutage{ServeReads: reads}, nil))
 				store.down.Store(true)
 				for i, m := range []string{"tasks/get", "tasks/result", "tasks/list"} {
 					st, _, b := do(t, taskReq(i+1, m, `{"taskId":"t-mine"}`))
@@ -399,5 +401,48 @@ func TestTaskRequestsUnderAStoreOutage(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTaskRecordsCountUnderOther: the metrics count the audit records of
+// task requests (an audited tasks/cancel and tasks/result, a tasks/get the
+// limit refuses) under the tool label "other", with no duration: the label
+// stays one of the registered tools or "other".
+func TestTaskRecordsCountUnderOther(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	obs, err := observe.New(&observe.Options{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newStdioRoundTrip(t, taskLimitServerOn(t, &countingTasks{}, 2, audit.Discard, nil, kernel.StoreOutage{}, obs), false)
+	c.do(t, taskReq(1, "tasks/cancel", `{"taskId":"t-mine"}`))
+	c.do(t, taskReq(2, "tasks/result", `{"taskId":"t-mine"}`))
+	c.do(t, taskReq(3, "tasks/get", `{"taskId":"t-mine"}`))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch mf.GetName() {
+			case "bulwark_tool_calls_total":
+				if v := m.GetCounter().GetValue(); v != 0 {
+					got[labels["tool"]+"/"+labels["outcome"]] = v
+				}
+			case "bulwark_tool_call_duration_seconds":
+				if n := m.GetHistogram().GetSampleCount(); n != 0 {
+					got["duration/"+labels["tool"]] = float64(n)
+				}
+			}
+		}
+	}
+	want := map[string]float64{"other/ok": 2, "other/rate_limited": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("series: %v, want %v", got, want)
 	}
 }
