@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
+	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/reqscope"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
@@ -100,6 +102,21 @@ func (s *Server) admit(ctx context.Context, p identity.Principal, tool string) a
 		a.tierRefused = true
 		return a
 	}
+	return s.limit(ctx, p, a, known && t.policy.ReadOnly == Yes)
+}
+
+// admitTask is step 10 for a tasks/* request (tasks.go): the principal's
+// rate limit, the one a call spends. No tier check: the task's tool was
+// checked when its call created the task. Under a store outage with
+// StoreOutage.ServeReads, tasks/get, tasks/result and tasks/list go on as
+// reads; tasks/cancel changes an upstream's state and fails closed.
+func (s *Server) admitTask(ctx context.Context, p identity.Principal, method string) admission {
+	return s.limit(ctx, p, admission{tool: method}, method != "tasks/cancel")
+}
+
+// limit decides the rate limit of a for p; readOnly lets it go on under a
+// store outage when the operator chose to serve reads.
+func (s *Server) limit(ctx context.Context, p identity.Principal, a admission, readOnly bool) admission {
 	if s.opts.Limiter == nil {
 		return a
 	}
@@ -107,7 +124,7 @@ func (s *Server) admit(ctx context.Context, p identity.Principal, tool string) a
 	switch {
 	case errors.Is(err, ratelimit.ErrStoreUnavailable):
 		s.outage.report(ctx, s.logger, err)
-		if !s.opts.StoreOutage.ServeReads || !known || t.policy.ReadOnly != Yes {
+		if !s.opts.StoreOutage.ServeReads || !readOnly {
 			a.refusal, a.status = ratelimit.Unavailable(s.opts.StoreOutage.Setting), http.StatusServiceUnavailable
 			return a
 		}
@@ -170,6 +187,15 @@ func (s *Server) tierRefusal(ctx context.Context, p identity.Principal, tool str
 		Network: networkFrom(ctx), Tool: tool, Outcome: audit.Refused, ErrorCode: string(PermissionDenied)})
 	return s.errorResult(&Error{Code: PermissionDenied, Message: "Your plan does not include this tool.",
 		Hint: "Ask the operator for a plan that includes it."}, "")
+}
+
+// writeRefusal answers over HTTP a request refused at admission (a.refusal
+// set): 429 with Retry-After, or 503, with the JSON-RPC error stdio sends.
+func writeRefusal(w http.ResponseWriter, id json.RawMessage, a admission) {
+	if a.status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", ratelimit.RetryAfterHeader(a.decision))
+	}
+	httpguard.WriteError(w, a.status, id, int(a.refusal.Code), a.refusal.Message, a.refusal.Data)
 }
 
 // refusalRecord is the audit record of a call refused at admission. Its

@@ -495,13 +495,7 @@ func (f *stdioFront) answersTask(env httpguard.Message, key string, content []by
 	f.next = func() {
 		defer f.wg.Done()
 		defer cancel()
-		var res json.RawMessage
-		var err error
-		if perr != nil {
-			err = perr
-		} else {
-			res, err = f.s.serveTask(ctx, tr, f.session, nil)
-		}
+		res, err := f.s.answerTask(ctx, tr, perr, f.session, nil) // a refusal at admission is its JSON-RPC error
 		f.forget(key)
 		if err != nil {
 			var rpc *jsonrpc.Error

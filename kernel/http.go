@@ -18,7 +18,6 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/internal/reqscope"
 	"github.com/bulwarkmcp/bulwark/kernel/listen"
-	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/upstream"
 )
 
@@ -172,10 +171,7 @@ func (s *Server) admission(next http.Handler) http.Handler {
 			a := s.admit(ctx, p, env.Name)
 			if a.refusal != nil {
 				s.audit.Write(ctx, s.refusalRecord(p, env.Name, hs.network, a))
-				if a.status == http.StatusTooManyRequests {
-					w.Header().Set("Retry-After", ratelimit.RetryAfterHeader(a.decision))
-				}
-				httpguard.WriteError(w, a.status, env.ID, int(a.refusal.Code), a.refusal.Message, a.refusal.Data)
+				writeRefusal(w, env.ID, a)
 				return
 			}
 			hs.admission, hs.admitted = a, true

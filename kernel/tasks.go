@@ -13,7 +13,9 @@ package kernel
 // same steps as any call — admission (tier, rate limit), the capability
 // check, validation, authorization, the confirmation gate, the handler,
 // the audit record — with the Call marked (Call.Task); only the handler's
-// answer differs: a TaskCreated value instead of a result. The embedder
+// answer differs: a TaskCreated value instead of a result. Each tasks/*
+// request spends the principal's rate limit as a call does (answerTask),
+// and tasks/cancel and tasks/result are audited (serveTask). The embedder
 // (Options.Tasks, a TaskRelay) owns the tasks: where they run, which
 // principal each belongs to, how long it is kept. Everything the client
 // receives is built by the kernel from typed values (Task, a tool result
@@ -431,86 +433,209 @@ func parseTaskRequest(method string, msg []byte) (tr taskRequest, ok bool, rpcEr
 // taskNotFound is the answer for a task the caller does not hold.
 var taskNotFound = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"}
 
-// serveTask answers one task request with its encoded result, or a
-// JSON-RPC error. sess is the go-sdk's session of a stdio client (nil over
-// HTTP), extra the HTTP request's.
-func (s *Server) serveTask(ctx context.Context, tr taskRequest, sess *mcp.ServerSession, extra *mcp.RequestExtra) (json.RawMessage, error) {
-	relay := s.opts.Tasks
+// taskRefused is a task request refused at admission (the rate limit, a
+// store outage): the JSON-RPC error a refused call gets, which tasksHTTP
+// sends with the call's HTTP status and Retry-After.
+type taskRefused struct{ a admission }
+
+func (e *taskRefused) Error() string { return e.a.refusal.Message }
+func (e *taskRefused) Unwrap() error { return (*jsonrpc.Error)(e.a.refusal) }
+
+// answerTask answers one task request read off the wire, on either front
+// (answersTask on stdio, tasksHTTP): step 10 first, then serveTask. A
+// tasks/* request spends the principal's rate limit as a call does
+// (admitTask), before anything reaches the relay; a refusal is audited as
+// a refused call's (refusalRecord, its tool the method). A task-augmented
+// tools/call is admitted as a call — by the HTTP layer, or by admitCall in
+// taskCall — except one whose params are malformed, which never reaches
+// admitCall: on stdio it is admitted here. perr is parseTaskRequest's
+// error, answered once admitted.
+func (s *Server) answerTask(ctx context.Context, tr taskRequest, perr *jsonrpc.Error, sess *mcp.ServerSession, extra *mcp.RequestExtra) (json.RawMessage, error) {
 	p := principalFrom(ctx, &mcp.CallToolRequest{Extra: extra})
+	if hs := httpScopeFrom(ctx); tr.method != "tools/call" || (perr != nil && (hs == nil || !hs.admitted)) {
+		if a := s.admitTask(ctx, p, tr.method); a.refusal != nil {
+			s.audit.Write(ctx, s.refusalRecord(p, tr.method, networkFrom(ctx), a))
+			return nil, &taskRefused{a}
+		}
+	}
+	if perr != nil {
+		if tr.method == "tasks/cancel" {
+			rec := s.taskRecord(ctx, p, tr.method)
+			rec.Outcome, rec.ErrorCode = audit.ToolError, string(InvalidArgument)
+			s.writeTaskRecord(ctx, p, extra, rec)
+		}
+		return nil, perr
+	}
+	return s.serveTask(ctx, tr, p, sess, extra)
+}
+
+// serveTask answers one admitted task request with its encoded result, or
+// a JSON-RPC error. sess is the go-sdk's session of a stdio client (nil
+// over HTTP), extra the HTTP request's.
+//
+// tasks/cancel (it changes an upstream's state) and tasks/result (it hands
+// a tool's result to the client) are audited, one record each
+// (taskRecord); tasks/get and tasks/list only read a task's status, which
+// a client polls at its pollInterval: they are not, as tools/list is not
+// (docs/gateway.md, Tasks). The rate limit bounds all four.
+func (s *Server) serveTask(ctx context.Context, tr taskRequest, p identity.Principal, sess *mcp.ServerSession, extra *mcp.RequestExtra) (json.RawMessage, error) {
+	relay := s.opts.Tasks
 	switch tr.method {
 	case "tools/call":
 		return s.taskCall(ctx, tr, p, sess, extra)
 	case "tasks/list":
 		tasks, next, err := relay.List(ctx, p, tr.cursor)
 		if err != nil {
-			return nil, s.taskError(ctx, err)
+			return nil, s.taskError(ctx, err, nil)
 		}
 		return encodeTaskList(tasks, next)
-	}
-	if tr.taskID == "" {
-		return nil, taskNotFound
-	}
-	switch tr.method {
-	case "tasks/get", "tasks/cancel":
-		get := relay.Get
-		if tr.method == "tasks/cancel" {
-			if c := relay.TaskCapability(); c == nil || !c.Cancel {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: `method "tasks/cancel" not found`}
-			}
-			get = relay.Cancel
+	case "tasks/get":
+		if tr.taskID == "" {
+			return nil, taskNotFound
 		}
-		t, err := get(ctx, p, tr.taskID)
+		t, err := relay.Get(ctx, p, tr.taskID)
 		if err != nil {
-			return nil, s.taskError(ctx, err)
+			return nil, s.taskError(ctx, err, nil)
 		}
 		return encodeTask(t)
+	case "tasks/cancel":
+		rec := s.taskRecord(ctx, p, tr.method)
+		b, err := s.cancelTask(ctx, tr.taskID, p, &rec)
+		s.writeTaskRecord(ctx, p, extra, rec)
+		return b, err
 	case "tasks/result":
-		o, err := relay.Result(ctx, p, tr.taskID)
-		if err != nil {
-			return nil, s.taskError(ctx, err)
-		}
-		var res mcp.CallToolResult // a copy: a relay's stored result is shared by every tasks/result
-		if o.Result != nil {
-			res = *o.Result
-		} else {
-			res = *s.taskToolResult(ctx, p, o)
-		}
-		meta := make(mcp.Meta, len(res.Meta)+1)
-		maps.Copy(meta, res.Meta)
-		meta["io.modelcontextprotocol/related-task"] = map[string]any{"taskId": tr.taskID}
-		res.Meta = meta
-		return json.Marshal(fastToolResult(&res, false))
+		rec := s.taskRecord(ctx, p, tr.method)
+		b, err := s.taskResult(ctx, tr.taskID, p, &rec)
+		s.writeTaskRecord(ctx, p, extra, rec)
+		return b, err
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found", tr.method)}
 }
 
+// cancelTask answers tasks/cancel, recording how it ended in rec.
+func (s *Server) cancelTask(ctx context.Context, id string, p identity.Principal, rec *audit.Record) (json.RawMessage, error) {
+	relay := s.opts.Tasks
+	if c := relay.TaskCapability(); c == nil || !c.Cancel {
+		rec.Outcome, rec.ErrorCode = audit.Refused, string(FailedPrecondition)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: `method "tasks/cancel" not found`}
+	}
+	if id == "" {
+		return nil, s.taskError(ctx, ErrNoTask, rec)
+	}
+	t, err := relay.Cancel(ctx, p, id)
+	if err != nil {
+		return nil, s.taskError(ctx, err, rec)
+	}
+	b, err := encodeTask(t)
+	if err != nil {
+		rec.Outcome, rec.ErrorCode = audit.Internal, string(Internal)
+		return nil, err
+	}
+	rec.Attrs["status"] = t.Status // one of the five: encodeTask checked it
+	return b, nil
+}
+
+// taskResult answers tasks/result, recording how it ended in rec: ok, or
+// the tool error the result is.
+func (s *Server) taskResult(ctx context.Context, id string, p identity.Principal, rec *audit.Record) (json.RawMessage, error) {
+	if id == "" {
+		return nil, s.taskError(ctx, ErrNoTask, rec)
+	}
+	o, err := s.opts.Tasks.Result(ctx, p, id)
+	if err != nil {
+		return nil, s.taskError(ctx, err, rec)
+	}
+	var res mcp.CallToolResult // a copy: a relay's stored result is shared by every tasks/result
+	if o.Result != nil {
+		res = *o.Result
+		if res.IsError {
+			rec.Outcome, rec.ErrorCode = audit.ToolError, resultErrorCode(&res)
+		}
+	} else {
+		res = *s.taskToolResult(ctx, p, o, rec)
+	}
+	meta := make(mcp.Meta, len(res.Meta)+1)
+	maps.Copy(meta, res.Meta)
+	meta["io.modelcontextprotocol/related-task"] = map[string]any{"taskId": id}
+	res.Meta = meta
+	rec.BytesOut = resultSize(&res)
+	return json.Marshal(fastToolResult(&res, false))
+}
+
+// resultErrorCode is the code of a tool error the kernel shaped
+// (errorResult's structured error), "" when it has none.
+func resultErrorCode(res *mcp.CallToolResult) string {
+	m, _ := res.StructuredContent.(map[string]any)
+	e, _ := m["error"].(map[string]any)
+	switch c := e["code"].(type) {
+	case Code:
+		return string(c)
+	case string:
+		return c
+	}
+	return ""
+}
+
+// taskRecord starts the audit record of a task request: its tool is the
+// method, as completion/complete's is. It never holds the task id: the
+// record of another principal's id is the record of an id that never
+// existed (ErrNoTask, not_found), as the answer is.
+func (s *Server) taskRecord(ctx context.Context, p identity.Principal, method string) audit.Record {
+	return audit.Record{Time: s.opts.Now(), Principal: p.ID, Plan: p.Plan, Scheme: p.Scheme, Network: networkFrom(ctx),
+		Tool: method, Attrs: map[string]string{"method": method}, Outcome: audit.OK}
+}
+
+// writeTaskRecord scrubs rec of the request's secrets, as every record
+// (scrubRecord), and writes it.
+func (s *Server) writeTaskRecord(ctx context.Context, p identity.Principal, extra *mcp.RequestExtra, rec audit.Record) {
+	call := &Call{Principal: p, Tool: rec.Tool, server: s, scope: s.scopeFor(ctx)}
+	if extra != nil {
+		call.header = extra.Header
+	}
+	scrubRecord(s.callSecrets(call), &rec)
+	rec.Duration = s.opts.Now().Sub(rec.Time)
+	s.audit.Write(ctx, rec)
+}
+
 // taskError is the JSON-RPC error for a relay's error: ErrNoTask and a
-// *jsonrpc.Error as they are, anything else internal (logged).
-func (s *Server) taskError(ctx context.Context, err error) error {
+// *jsonrpc.Error as they are, anything else internal (logged). rec, when
+// not nil, gets the outcome: not_found for ErrNoTask (an unknown id and
+// another principal's alike), refused for the relay's invalid-params or
+// method-not-found error (a task already finished, an upstream's
+// refusal), internal otherwise.
+func (s *Server) taskError(ctx context.Context, err error, rec *audit.Record) error {
+	if rec == nil {
+		rec = &audit.Record{}
+	}
 	var rpc *jsonrpc.Error
 	switch {
 	case errors.Is(err, ErrNoTask):
+		rec.Outcome, rec.ErrorCode = audit.ToolError, string(NotFound)
 		return taskNotFound
 	case errors.As(err, &rpc):
+		rec.Outcome, rec.ErrorCode = audit.Internal, string(Internal)
+		if rpc.Code == jsonrpc.CodeInvalidParams || rpc.Code == jsonrpc.CodeMethodNotFound {
+			rec.Outcome, rec.ErrorCode = audit.Refused, string(FailedPrecondition)
+		}
 		return rpc
 	}
 	id := newErrorID()
+	rec.Outcome, rec.ErrorCode, rec.ErrorID = audit.Internal, string(Internal), id
 	s.logger.ErrorContext(ctx, "task request failed", "error_id", id, "error", scrubText(s.secrets.get(), err.Error()))
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (error id " + id + ")"}
 }
 
-// taskToolResult shapes a task's outcome as the tool's own result would be.
-func (s *Server) taskToolResult(ctx context.Context, p identity.Principal, o TaskOutcome) *mcp.CallToolResult {
+// taskToolResult shapes a task's outcome as the tool's own result would
+// be; rec gets the tool error's outcome.
+func (s *Server) taskToolResult(ctx context.Context, p identity.Principal, o TaskOutcome, rec *audit.Record) *mcp.CallToolResult {
 	call := &Call{Principal: p, Tool: o.Tool, server: s, scope: s.scopeFor(ctx)}
 	call.secrets = s.callSecrets(call)
 	if o.Err != nil {
-		var rec audit.Record
-		return s.fail(ctx, call, &rec, o.Err)
+		return s.fail(ctx, call, rec, o.Err)
 	}
 	res, err := s.shape(o.Out)
 	if err != nil {
-		var rec audit.Record
-		return s.fail(ctx, call, &rec, err)
+		return s.fail(ctx, call, rec, err)
 	}
 	return res
 }
@@ -557,7 +682,7 @@ func (s *Server) taskCall(ctx context.Context, tr taskRequest, p identity.Princi
 	} else {
 		var err error
 		if task, err = s.opts.Tasks.Refused(ctx, p, tr.name, res); err != nil {
-			return nil, s.taskError(ctx, err)
+			return nil, s.taskError(ctx, err, nil)
 		}
 	}
 	b, err := encodeTask(task)
@@ -647,13 +772,12 @@ func (s *Server) tasksHTTP(next http.Handler) http.Handler {
 			return
 		}
 		ctx := r.Context()
-		var res json.RawMessage
-		if perr != nil {
-			err = perr
-		} else {
-			res, err = s.serveTask(ctx, tr, nil, &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header})
-		}
+		res, err := s.answerTask(ctx, tr, perr, nil, &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(ctx), Header: r.Header})
 		if err != nil {
+			if ref, ok := errors.AsType[*taskRefused](err); ok {
+				writeRefusal(w, env.ID, ref.a) // as the HTTP layer refuses a call (admission)
+				return
+			}
 			var rpc *jsonrpc.Error
 			if !errors.As(err, &rpc) {
 				rpc = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
