@@ -200,7 +200,7 @@ func TestHostileURLUpstreamTasks(t *testing.T) {
 		t.Errorf("tasks/get answered on an event stream: %+v", got)
 	}
 	bad := []string{"garbage", "oversized", "undeclared", "other", "wrongid", "redirect", "status", "sse-endless"}
-	for _, mode := range bad {
+	for _, mode := range append(bad, "hang") { // tasks/get waits 5 s at most
 		h.set("tasks/get", mode)
 		if code, msg := rpcErr(t, alice.call(newID(), "tasks/get", `{"taskId":"`+task.TaskID+`"}`)); code != -32603 || !strings.Contains(msg, `"tk"`) {
 			t.Errorf("tasks/get answered %s: %d %q", mode, code, msg)
