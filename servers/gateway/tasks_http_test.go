@@ -211,6 +211,12 @@ func TestHostileURLUpstreamTasks(t *testing.T) {
 			}
 		}
 	}
+	for _, mode := range []string{"garbage", "other", "hang"} { // tasks/cancel too
+		h.set("tasks/cancel", mode)
+		if code, msg := rpcErr(t, alice.call(newID(), "tasks/cancel", `{"taskId":"`+task.TaskID+`"}`)); code != -32603 || !strings.Contains(msg, `"tk"`) {
+			t.Errorf("tasks/cancel answered %s: %d %q", mode, code, msg)
+		}
+	}
 	for _, mode := range append(bad, "hang") {
 		if mode == "other" { // a new task's id is the upstream's to choose
 			continue
