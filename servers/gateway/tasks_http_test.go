@@ -137,6 +137,10 @@ func TestTasksRelayedFromAURLUpstream(t *testing.T) {
 		!strings.Contains(list, `"execution":{"taskSupport":"optional"}`) {
 		t.Fatalf("task tools of the URL upstream not listed with their task support: %s", list)
 	}
+	old := newRawStdio(t, f.ks, "2025-06-18", `{}`)
+	if l := string(old.call(newID(), "tools/list", `{}`)["result"]); strings.Contains(l, "tk.research") || strings.Contains(l, "execution") || !strings.Contains(l, "tk.slow_echo") {
+		t.Errorf("tools/list for 2025-06-18: %s", l)
+	}
 	if ins := f.gw.Instructions(); !strings.Contains(ins, `listed only to clients of MCP 2025-11-25, whose protocol has tasks: "research".`) {
 		t.Errorf("instructions: %s", ins)
 	}
