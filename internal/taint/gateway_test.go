@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -107,4 +109,61 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 // logTo logs everything, debug included, as text to w.
 func logTo(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// TestTaintGatewayURLTasks: the hostile upstream as a URL upstream
+// (taint.HTTPUpstream), its secret the gateway's credential for it; raw
+// 2025-11-25 clients over stdio and HTTP create a task, get, list, fetch
+// and cancel it, and nothing they read holds the secret in any decoding,
+// an envelope tag outside an envelope, or a character cleaning removes.
+func TestTaintGatewayURLTasks(t *testing.T) {
+	for _, enc := range taint.Run() {
+		t.Run(enc.Name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(taint.HTTPUpstream(enc, taint.Marker))
+			t.Cleanup(srv.Close)
+			cred := filepath.Join(t.TempDir(), "cred")
+			if err := os.WriteFile(cred, []byte(taint.Marker+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var log taint.Buffer
+			u := gateway.Upstream{Name: "taint", URL: srv.URL + "/mcp", CredentialFile: cred, ReadOnlyTools: taint.Tools}
+			gw, err := gateway.New(gateway.Config{Upstreams: []gateway.Upstream{u}}, gateway.Deps{Getenv: func(string) string { return "" }, Logger: logTo(&log)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := gw.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(gw.Close)
+			tr := gw.TaskRelay()
+			if tr == nil {
+				t.Fatal("the URL upstream's tasks are not relayed")
+			}
+			opts := kernel.Options{DynamicTools: true, Envelope: gw.Envelope(), Credentials: gw.Credentials(), Secrets: gw.Secrets(), Features: gw.Features(),
+				Audit: gw.Audit(audit.NewJSONLines(&log)), Logger: logTo(&log), Tasks: tr}
+			ks, err := kernel.New(kernel.Info{Name: "bulwark-gateway", Instructions: gw.Instructions()}, gw.Tools(), &opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := gw.Attach(ks); err != nil {
+				t.Fatal(err)
+			}
+			c := taint.NewChecker(taint.Marker)
+			taint.TasksOverStdio(t, ks, c)
+			taint.TasksOverHTTP(t, ks, c)
+			c.Text("log", string(log.Bytes()))
+			if c.Messages < 10 {
+				t.Fatalf("only %d messages read: the run did not happen", c.Messages)
+			}
+			for _, f := range []string{"Task.statusMessage", "CallToolResult.structuredContent"} { // the task's status and result, relayed
+				if !c.Visited[f] {
+					t.Errorf("no hostile %s reached a client: the task was not relayed", f)
+				}
+			}
+			taint.Report(t, enc, c)
+		})
+	}
 }

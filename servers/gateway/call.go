@@ -170,6 +170,7 @@ func (g *Gateway) call(ctx context.Context, l *link, call *kernel.Call, exposed,
 // callError is the tool error for a relayed call's failure.
 func (g *Gateway) callError(ctx context.Context, l *link, name string, timeout time.Duration, err error) error {
 	var bad badResult
+	var hf httpFailure
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -181,6 +182,10 @@ func (g *Gateway) callError(ctx context.Context, l *link, name string, timeout t
 		return &kernel.Error{Code: kernel.UpstreamError, Cause: errors.New(g.scrub.text(err.Error())),
 			Message: fmt.Sprintf("The upstream %q answered %q with a result that is not valid MCP (such as a content block of a type MCP does not define); the gateway relays none of it.", l.u.Name, name),
 			Hint:    "The upstream is still running; the call may or may not have taken effect there. This is the upstream server's fault, not the call's."}
+	case errors.As(err, &hf): // a task request's answer over HTTP (httptask.go)
+		return &kernel.Error{Code: kernel.UpstreamError, Cause: errors.New(g.scrub.text(err.Error())),
+			Message: fmt.Sprintf("The upstream %q answered a request for %q with something that is not its answer (%s); the gateway relays none of it.", l.u.Name, name, g.scrub.text(hf.Error())),
+			Hint:    "The call may or may not have taken effect there. This is the upstream server's fault, not the call's."}
 	case errors.Is(err, errLineTooLong):
 		return &kernel.Error{Code: kernel.UpstreamUnavailable, Cause: err,
 			Message: fmt.Sprintf("The upstream %q sent a message over the %d-byte frame cap (twice max_result_bytes plus 64 KiB) during the call to %q; the gateway closed the connection and is restarting it.", l.u.Name, maxLine(l.u), name),

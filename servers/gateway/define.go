@@ -158,7 +158,7 @@ const (
 
 // errTaskRequired is why a tool that runs only as a task is not exposed
 // when the gateway does not relay its upstream's tasks (tasks.go).
-var errTaskRequired = errors.New("it can only be called as a task (execution.taskSupport \"required\"), and the gateway relays tasks only from a stdio upstream that declares them on MCP 2025-11-25")
+var errTaskRequired = errors.New("it can only be called as a task (execution.taskSupport \"required\"), and the gateway relays tasks only from an upstream that declares them on MCP 2025-11-25 (a stdio one on the gateway's own connection, or a URL one)")
 
 // toolOf is the kernel tool of a listed definition, with its task support
 // when the gateway relays the upstream's tasks; a tool the upstream runs

@@ -65,7 +65,7 @@ func (g *Gateway) noteFeatures(l *link) {
 	l.mu.Unlock()
 	l.withheld, l.unrelayed = l.u.withheld(), unrelayed(caps)
 	l.mu.Lock()
-	relayed := l.conn != nil && l.upTasks().call // tasks.go
+	relayed := l.taskConnLocked() != nil && l.upTasks().call // tasks.go
 	for n, d := range l.defs {
 		switch {
 		case !taskRequired(d.raw) || !l.u.exposed(n):
@@ -116,7 +116,7 @@ func (g *Gateway) Instructions() string {
 			fmt.Fprintf(&b, " Its tools that can only run as tasks are listed only to clients of MCP 2025-11-25, whose protocol has tasks: %s.", andList(quoted(l.taskOnly)))
 		}
 		if len(l.taskTools) > 0 {
-			fmt.Fprintf(&b, " Its tools that can only run as tasks are not relayed (the gateway relays tasks only from a stdio server that declares them on MCP 2025-11-25): %s.", andList(quoted(l.taskTools)))
+			fmt.Fprintf(&b, " Its tools that can only run as tasks are not relayed (the gateway relays tasks only from a server that declares them on MCP 2025-11-25): %s.", andList(quoted(l.taskTools)))
 		}
 	}
 	return b.String()

@@ -1,7 +1,8 @@
 package gateway
 
 // Recording a URL upstream's raw tools/list results for the pins
-// (rawlist.go): an http.RoundTripper in the upstream's HTTP client reads
+// (rawlist.go), and its initialize result for what it declares of tasks
+// (tasks.go), as on a stdio child's connection: an http.RoundTripper in the upstream's HTTP client reads
 // each request the go-sdk posts (one JSON-RPC message, as its Streamable
 // HTTP client sends them), notes a tools/list call, and reads that
 // request's response as the go-sdk reads it — a JSON body (one message) or
@@ -15,6 +16,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // recordLists wraps hc's transport with the recorder; maxBody, the
@@ -46,15 +49,15 @@ func (l *listRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(body, int64(l.max)+1))
 	body.Close()
-	if err != nil || len(data) > l.max || !bytes.Contains(data, []byte(`"tools/list"`)) {
-		return l.rt.RoundTrip(req) // not a tools/list request (a relayed call's arguments are not decoded again)
+	if err != nil || len(data) > l.max || (!bytes.Contains(data, []byte(`"tools/list"`)) && !bytes.Contains(data, []byte(`"initialize"`))) {
+		return l.rt.RoundTrip(req) // not a tools/list or initialize request (a relayed call's arguments are not decoded again)
 	}
 	msg, err := decodeMessage(bytes.TrimSpace(data))
 	if err != nil {
 		return l.rt.RoundTrip(req)
 	}
 	l.rec.wrote(msg)
-	if !l.rec.asks(msg) {
+	if !l.rec.asks(msg) && !isInitialize(msg) {
 		return l.rt.RoundTrip(req)
 	}
 	resp, err := l.rt.RoundTrip(req)
@@ -64,6 +67,13 @@ func (l *listRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	resp.Body = &listBody{ReadCloser: resp.Body, rec: l.rec, max: l.max, sse: mt == "text/event-stream"}
 	return resp, nil
+}
+
+// isInitialize reports whether msg is the initialize request (the recorder
+// reads its answer's capabilities.tasks).
+func isInitialize(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && req.Method == "initialize" && req.IsCall()
 }
 
 // listBody hands the messages of a tools/list response to the recorder as

@@ -49,6 +49,7 @@ type link struct {
 	mu       sync.Mutex
 	sess     *mcp.ClientSession
 	conn     *stdioConn // the session's connection to a child: relayed calls go on it (rawcall.go)
+	hconn    *httpConn  // a URL upstream's session, for task requests (httptask.go)
 	proc     *process
 	rec      *rawLists // the session's raw tools/list results
 	defs     map[string]def
@@ -153,9 +154,16 @@ func (l *link) connect(ctx context.Context) error {
 	if st != nil && !l.g.sdkCalls {
 		conn = st.conn
 	}
+	var hconn *httpConn
+	if l.u.URL != "" {
+		hconn = &httpConn{hc: l.g.httpClient(l.u), url: l.u.URL, session: sess.ID(), max: httpBodyLimit(l.u)}
+		if ir := sess.InitializeResult(); ir != nil {
+			hconn.version = ir.ProtocolVersion
+		}
+	}
 	l.mu.Lock()
 	old := l.defs
-	l.sess, l.conn, l.proc, l.defs, l.down, l.rec = sess, conn, p, defs, "", rec
+	l.sess, l.conn, l.hconn, l.proc, l.defs, l.down, l.rec = sess, conn, hconn, p, defs, "", rec
 	l.mu.Unlock()
 	if err := l.g.publish(l, old, defs); err != nil {
 		l.g.logger.Warn("upstream tools could not be updated", "upstream", l.u.Name, "error", err.Error())
@@ -221,7 +229,7 @@ func (l *link) ended(p *process, err error) {
 		}
 	}
 	l.mu.Lock()
-	l.sess, l.conn, l.proc, l.down = nil, nil, nil, why
+	l.sess, l.conn, l.hconn, l.proc, l.down = nil, nil, nil, nil, why
 	l.mu.Unlock()
 	msg := "upstream session ended; restarting"
 	if err != nil {
@@ -260,6 +268,29 @@ func (l *link) rawConn(sess *mcp.ClientSession) *stdioConn {
 		return nil
 	}
 	return l.conn
+}
+
+// taskConn is what task requests about sess go on (tasks.go): a stdio
+// child's connection, a URL upstream's session (httptask.go), or nil (the
+// session ended, or is the go-sdk's alone).
+func (l *link) taskConn(sess *mcp.ClientSession) taskConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sess != sess {
+		return nil
+	}
+	return l.taskConnLocked()
+}
+
+// taskConnLocked is the current session's taskConn (l.mu held).
+func (l *link) taskConnLocked() taskConn {
+	switch {
+	case l.conn != nil:
+		return l.conn
+	case l.hconn != nil:
+		return l.hconn
+	}
+	return nil
 }
 
 // current returns the session and the tool's latest definition.

@@ -5,8 +5,9 @@ package gateway
 // call through every control a call has; the gateway is its TaskRelay.
 //
 // A task-augmented call is sent to the upstream with params.task, on the
-// gateway's own connection to a stdio child (rawcall.go's stdioConn): the
-// go-sdk's client session cannot send it. The upstream's task id never
+// gateway's own connection to a stdio child (rawcall.go's stdioConn) or
+// posted on a URL upstream's session (httptask.go's httpConn): the go-sdk's
+// client session cannot send it. Both are a taskConn; the relay is one. The upstream's task id never
 // reaches the client: the gateway gives the task an id of its own, the
 // upstream's prefix and 128 random bits ("ev.9sQ…"), and records which
 // principal created it. Every later request names that id, and is answered
@@ -101,12 +102,13 @@ func taskSupportOf(raw json.RawMessage) string {
 }
 
 // tasksRelayed reports whether the gateway relays the tasks of the link's
-// current session: a stdio child on the gateway's own connection that
-// declared tasks for tools/call on 2025-11-25.
+// current session: one that declared tasks for tools/call on 2025-11-25,
+// of a stdio child on the gateway's own connection or of a URL upstream
+// (httptask.go).
 func (l *link) tasksRelayed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.conn != nil && l.rec != nil && l.upTasks().call
+	return l.taskConnLocked() != nil && l.rec != nil && l.upTasks().call
 }
 
 // upTasks is what the current session declared (l.mu held).
@@ -302,7 +304,7 @@ func keep(ttl *int64) time.Duration {
 // startTask relays a task-augmented call (call.go's call, once the pin,
 // the preview's hash and the arguments are checked).
 func (g *Gateway) startTask(ctx context.Context, l *link, sess *mcp.ClientSession, call *kernel.Call, exposed, name string, args json.RawMessage, tp kernel.TaskParams) (any, error) {
-	c := l.rawConn(sess)
+	c := l.taskConn(sess)
 	if c == nil || !l.tasksRelayed() {
 		return nil, &kernel.Error{Code: kernel.UpstreamUnavailable,
 			Message: fmt.Sprintf("The upstream %q cannot run %q as a task now (its session does not relay tasks); nothing was sent.", l.u.Name, exposed),
@@ -440,7 +442,7 @@ func (g *Gateway) view(r *taskRec, up upTask, now time.Time) kernel.Task {
 
 // upCall sends a task request about r to its upstream session.
 func (g *Gateway) upCall(ctx context.Context, r *taskRec, method string, timeout time.Duration) (*jsonrpc.Response, error) {
-	c := r.l.rawConn(r.sess)
+	c := r.l.taskConn(r.sess)
 	if c == nil {
 		return nil, errTaskLost
 	}
@@ -525,9 +527,12 @@ func (g *Gateway) refresh(ctx context.Context, r *taskRec, method string, timeou
 			Message: fmt.Sprintf("The upstream %q refused %s (JSON-RPC error %d).", r.l.u.Name, method, rpcError(resp.Error).Code)}
 	}
 	up, err := decodeTask(resp.Result)
+	if err == nil && up.TaskID != r.upID {
+		err = errors.New("another task") // never read as this one's status
+	}
 	if err != nil {
 		return kernel.Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("The upstream %q answered %s with something that is not a task.", r.l.u.Name, method)}
+			Message: fmt.Sprintf("The upstream %q answered %s with something that is not the task it was asked about.", r.l.u.Name, method)}
 	}
 	t := g.view(r, up, g.now())
 	g.tasks.update(r, t)

@@ -155,12 +155,15 @@ func TestTaskKeepNeverOverflows(t *testing.T) {
 }
 
 // TestTaskToolsWhereTasksAreNotRelayed: from an upstream whose tasks the
-// gateway does not relay (a URL upstream, or one that declares none), a
-// tool that runs only as a task is not exposed (errTaskRequired: logged
-// and named in the instructions), and an optional one is a plain tool.
+// gateway does not relay (one that declared none on 2025-11-25, or whose
+// session has no connection of the gateway's own to carry them: the
+// go-sdk's alone), a tool that runs only as a task is not exposed
+// (errTaskRequired: logged and named in the instructions), and an optional
+// one is a plain tool. A URL upstream that declared them has them relayed
+// (TestURLUpstreamTasksRelayed, TestTasksRelayedFromAURLUpstream).
 func TestTaskToolsWhereTasksAreNotRelayed(t *testing.T) {
 	g := &Gateway{scrub: &scrubber{}}
-	l := &link{u: &Upstream{Name: "u", URL: "https://example.com/mcp"}}
+	l := &link{u: &Upstream{Name: "u", URL: "https://example.com/mcp"}, rec: &rawLists{}, hconn: &httpConn{}} // declared no tasks
 	tool := &mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}
 	if _, err := g.toolOf(l, def{tool: tool, raw: []byte(`{"name":"t","execution":{"taskSupport":"required"}}`)}); err != errTaskRequired {
 		t.Fatalf("required: %v", err)
@@ -179,5 +182,30 @@ func TestTaskToolsWhereTasksAreNotRelayed(t *testing.T) {
 		if strings.Contains(string(b), "execution") {
 			t.Fatalf("an optional tool of an unrelayed upstream carries task support: %s", b)
 		}
+	}
+}
+
+// TestURLUpstreamTasksRelayed: a URL upstream's session that declared
+// tasks for tools/call on 2025-11-25 has them relayed, as a stdio child's
+// on the gateway's own connection: its task-only tool is exposed with its
+// task support; once the session ends, it is not.
+func TestURLUpstreamTasksRelayed(t *testing.T) {
+	g := &Gateway{scrub: &scrubber{}}
+	rec := &rawLists{tasks: upTasks{call: true, list: true}}
+	l := &link{u: &Upstream{Name: "u", URL: "https://example.com/mcp"}, rec: rec, hconn: &httpConn{}}
+	tool := &mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}
+	raw := []byte(`{"name":"t","execution":{"taskSupport":"required"}}`)
+	if !l.tasksRelayed() {
+		t.Fatal("a URL upstream that declared tasks: not relayed")
+	}
+	if _, err := g.toolOf(l, def{tool: tool, raw: raw}); err != nil {
+		t.Fatalf("required: %v", err)
+	}
+	l.hconn = nil // the session ended
+	if l.tasksRelayed() {
+		t.Fatal("relayed without a session")
+	}
+	if _, err := g.toolOf(l, def{tool: tool, raw: raw}); err != errTaskRequired {
+		t.Fatalf("required without a session: %v", err)
 	}
 }
