@@ -48,14 +48,7 @@ func (l *Buffer) Bytes() []byte {
 // unless disableFastPath) and checks every line the client read with c.
 func OverStdio(t *testing.T, ks *kernel.Server, s Session, disableFastPath bool, c *Checker) {
 	t.Helper()
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	inR, inW, outR, outW := stdioPipes(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -126,4 +119,19 @@ func OverHTTP(t *testing.T, ks *kernel.Server, s Session, c *Checker) {
 	for _, b := range rec.bodies {
 		c.Body(b.ct, b.b)
 	}
+}
+
+// stdioPipes are a stdio server's two pipes: the client writes inW, the
+// server reads inR and writes outW, the client reads outR.
+func stdioPipes(t *testing.T) (inR, inW, outR, outW *os.File) {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err = os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inR, inW, outR, outW
 }

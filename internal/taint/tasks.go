@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -90,14 +89,7 @@ func taskID(resp []byte) string {
 // id, and checks every line it read with c.
 func TasksOverStdio(t *testing.T, ks *kernel.Server, c *Checker) {
 	t.Helper()
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	inR, inW, outR, outW := stdioPipes(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = ks.ServeStdio(ctx, inR, outW); outW.Close() }()
