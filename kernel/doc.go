@@ -32,7 +32,9 @@
 //	 9a an answer whose call another        stateroute.go          -> forwarded there, its answer
 //	    replica holds (Options.StateRouter                            relayed / 503 -32001
 //	    only; its requestState opens for                              store_unavailable / 502 -32603
-//	    the caller and the tool)                                      replica_unreachable
+//	    the caller and the tool), or a                                replica_unreachable
+//	    tasks/get|result|cancel of a task
+//	    another holds (a TaskRouter)
 //	10  tier check, then rate limit, once   admit.go               -> tool error tier / 429 -32000 /
 //	                                                                  503 -32001 store_unavailable
 //	10a a method of an undeclared feature   capabilities.go        -> -32601 (404 on 2026-07-28)

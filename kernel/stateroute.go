@@ -55,6 +55,25 @@ type StateRouter interface {
 	RouteState(ctx context.Context, tool string, state []byte) (Route, error)
 }
 
+// TaskRouter finds the replica that holds a task. A StateRouter that also
+// implements it has, over HTTP, the tasks/get, tasks/result and
+// tasks/cancel of a 2025-11-25 client routed as answers are: decided after
+// the guards and authentication, before admission (the replica that serves
+// the request spends the rate limit and writes the audit record), the
+// client's own request forwarded with its credentials and the mark, never
+// routed twice. tasks/list is not routed: a TaskRelay lists the tasks of
+// every replica itself (the gateway reads what each holder last saw from
+// the shared store).
+type TaskRouter interface {
+	// RouteTask is asked about a task request of p naming the task id; it
+	// returns where to forward the request, a zero Route to answer it here
+	// (a task this replica holds, or one no replica holds for p: the
+	// answer is then the unknown id's), or an error when the shared store
+	// that decides it failed (the request is refused with
+	// store_unavailable).
+	RouteTask(ctx context.Context, p identity.Principal, id string) (Route, error)
+}
+
 // Route is where a StateRouter sends a request.
 type Route struct {
 	// URL is the MCP endpoint of the replica that holds the call; nil: here.
@@ -83,13 +102,21 @@ func newPeerClient() *upstream.Client {
 }
 
 // routeState forwards a tools/call whose answer belongs to another replica
-// (StateRouter); every other request goes on to next.
+// (StateRouter), and a task request whose task another replica holds
+// (TaskRouter); every other request goes on to next.
 func (s *Server) routeState(next http.Handler) http.Handler {
+	tasks, _ := s.opts.StateRouter.(TaskRouter)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		env, err := httpguard.RequestMessage(r)
+		if err != nil || r.Method != http.MethodPost || r.Header.Get(ForwardedHeader) != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		// A requestState is a params member the guards' parser does not
 		// name: OtherParams. Every other request passes untouched.
-		if err != nil || env.Method != "tools/call" || !env.OtherParams || r.Method != http.MethodPost || r.Header.Get(ForwardedHeader) != "" {
+		routed := env.Method == "tools/call" && env.OtherParams
+		task := tasks != nil && routedTaskMethod(env.Method) && s.taskRequestHTTP(env, r)
+		if !routed && !task {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -99,19 +126,31 @@ func (s *Server) routeState(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p, ok := identity.FromContext(r.Context())
+		ctx := r.Context()
+		p, ok := identity.FromContext(ctx)
 		if !ok {
 			p = identity.Local("")
 		}
-		state, ok := s.peekState(body, p.ID, env.Name)
-		if !ok {
-			next.ServeHTTP(w, r) // the tool layer refuses it, as on every replica
-			return
+		var route Route
+		tool := env.Name
+		if task {
+			tr, ok, perr := parseTaskRequest(env.Method, body)
+			if !ok || perr != nil || tr.taskID == "" {
+				next.ServeHTTP(w, r) // answered here: the malformed request's error, the unknown id's
+				return
+			}
+			tool = env.Method // as the task request's own audit record names it
+			route, err = tasks.RouteTask(ctx, p, tr.taskID)
+		} else {
+			state, ok := s.peekState(body, p.ID, env.Name)
+			if !ok {
+				next.ServeHTTP(w, r) // the tool layer refuses it, as on every replica
+				return
+			}
+			route, err = s.opts.StateRouter.RouteState(ctx, env.Name, state)
 		}
-		ctx := r.Context()
-		route, err := s.opts.StateRouter.RouteState(ctx, env.Name, state)
 		rec := audit.Record{Time: s.opts.Now(), Principal: p.ID, Plan: p.Plan, Scheme: p.Scheme,
-			Network: clientNetwork(r.RemoteAddr), Tool: env.Name}
+			Network: clientNetwork(r.RemoteAddr), Tool: tool}
 		switch {
 		case err != nil:
 			s.outage.report(ctx, s.logger, err)
@@ -125,8 +164,18 @@ func (s *Server) routeState(next http.Handler) http.Handler {
 			return
 		}
 		s.outage.recovered(ctx, s.logger)
-		s.forward(w, r, body, env, route, rec)
+		s.forward(w, r, body, env, route, rec, task)
 	})
+}
+
+// routedTaskMethod reports whether a task request names a task another
+// replica may hold (TaskRouter).
+func routedTaskMethod(method string) bool {
+	switch method {
+	case "tasks/get", "tasks/result", "tasks/cancel":
+		return true
+	}
+	return false
 }
 
 // peekState opens the requestState in body for principal and tool without
@@ -176,7 +225,8 @@ func keepSent(next http.Handler) http.Handler {
 
 // forward sends the client's request to the route's replica and relays its
 // answer; rec is the audit record of this replica's part.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, env httpguard.Message, route Route, rec audit.Record) {
+// task is true for a task request (TaskRouter), false for an answer.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, env httpguard.Message, route Route, rec audit.Record, task bool) {
 	ctx := r.Context()
 	start := time.Now()
 	sent, _ := ctx.Value(sentKey{}).(http.Header)
@@ -201,14 +251,17 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, en
 	rec.BytesIn = int64(len(body))
 	rec.Attrs = map[string]string{attrForwardedTo: route.URL.Host}
 	if err != nil {
-		s.logger.WarnContext(ctx, "answer not forwarded: the replica holding its call did not answer", "replica", route.URL.Host, "error", err.Error())
+		what, hint, msg := "answer", "Call the tool again, without requestState.",
+			"The gateway replica that asked this question could not be reached (it may have stopped), so the answer was not delivered; call the tool again without requestState."
+		if task {
+			what, hint, msg = "task request", "Ask again in a few seconds; if the replica stopped, its tasks ended with it: call the tool again.",
+				"The replica that holds this task could not be reached (it may have stopped, and its tasks with it), so the request was not delivered."
+		}
+		s.logger.WarnContext(ctx, what+" not forwarded: the replica holding its call did not answer", "replica", route.URL.Host, "error", err.Error())
 		rec.Outcome, rec.ErrorCode = audit.Internal, string(CodeReplicaUnreachable)
 		s.audit.Write(ctx, rec)
-		data, _ := json.Marshal(map[string]string{"error": string(CodeReplicaUnreachable),
-			"hint": "Call the tool again, without requestState."})
-		httpguard.WriteError(w, http.StatusBadGateway, env.ID, int(jsonrpc.CodeInternalError),
-			"The gateway replica that asked this question could not be reached (it may have stopped), so the answer was not delivered; call the tool again without requestState.",
-			json.RawMessage(data))
+		data, _ := json.Marshal(map[string]string{"error": string(CodeReplicaUnreachable), "hint": hint})
+		httpguard.WriteError(w, http.StatusBadGateway, env.ID, int(jsonrpc.CodeInternalError), msg, json.RawMessage(data))
 		return
 	}
 	rec.Outcome, rec.BytesOut = audit.Forwarded, int64(len(resp.Body))

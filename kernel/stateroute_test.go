@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -49,7 +50,7 @@ type routeReplica struct {
 	audit   []audit.Record
 }
 
-func newRouteReplica(t *testing.T, opts kernel.Options) *routeReplica {
+func newRouteReplica(t *testing.T, opts kernel.Options, more ...kernel.Tool) *routeReplica {
 	t.Helper()
 	r := &routeReplica{}
 	ask := kernel.NewTool(kernel.Spec[itemArgs, map[string]string]{
@@ -67,7 +68,7 @@ func newRouteReplica(t *testing.T, opts kernel.Options) *routeReplica {
 		defer r.mu.Unlock()
 		r.audit = append(r.audit, rec)
 	})
-	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{ask}, &opts)
+	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, append([]kernel.Tool{ask}, more...), &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,5 +208,119 @@ func TestStateRouterForwardsTheClientsRequest(t *testing.T) {
 	_, got, body = askCall(t, b.url, apiKey, first.Result.RequestState, map[string]string{kernel.ForwardedHeader: "1"})
 	if got.Error != nil || got.Result.IsError || len(router.asked()) != asked {
 		t.Fatalf("a marked answer on B (router asked %d more times): %s", len(router.asked())-asked, body)
+	}
+}
+
+// taskRouter is a StateRouter and a TaskRouter that sends every task
+// request to one replica.
+type taskRouter struct {
+	fakeRouter
+	tasks []string
+}
+
+func (r *taskRouter) RouteTask(_ context.Context, p identity.Principal, id string) (kernel.Route, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tasks = append(r.tasks, p.ID+":"+id)
+	return kernel.Route{URL: r.to, Timeout: 5 * time.Second}, r.err
+}
+
+func (r *taskRouter) askedTasks() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.tasks...)
+}
+
+// reportTool is a task-only tool whose tasks relay records.
+func reportTool(relay *memTasks) kernel.Tool {
+	type in struct {
+		Topic string `json:"topic"`
+	}
+	return kernel.NewTool(kernel.Spec[in, any]{
+		Name: "report", Description: "Writes a report, as a task.", Policy: readPolicy,
+		Handle: func(_ context.Context, c *kernel.Call, in in) (any, error) {
+			id := "t-" + in.Topic
+			relay.mu.Lock()
+			relay.owner[id], relay.out[id] = c.Principal.ID, "report on "+in.Topic
+			relay.mu.Unlock()
+			return kernel.TaskCreated{Task: relay.task(id, kernel.TaskWorking)}, nil
+		},
+	}).TaskSupport(kernel.TaskRequired)
+}
+
+// TestTaskRouterForwardsTaskRequests: with a StateRouter that is also a
+// TaskRouter, B asks it about tasks/get, tasks/result and tasks/cancel of
+// a 2025-11-25 client naming a task id — with the caller's principal —
+// and forwards the client's own request to the route, where A answers it
+// (another principal's request too: A answers it as an unknown id's). It
+// never asks about tasks/list, a request without a taskId, another
+// protocol version's request, or one marked as forwarded; a router that
+// fails refuses the request with 503 store_unavailable, and B's record of
+// a forwarded request names the method.
+func TestTaskRouterForwardsTaskRequests(t *testing.T) {
+	sealer := replicaSealer(t)
+	relayA, relayB := &memTasks{owner: map[string]string{}, out: map[string]string{}}, &memTasks{owner: map[string]string{}, out: map[string]string{}}
+	a := newRouteReplica(t, kernel.Options{Sealer: sealer, Tasks: relayA}, reportTool(relayA))
+	router := &taskRouter{}
+	b := newRouteReplica(t, kernel.Options{Sealer: sealer, Tasks: relayB, StateRouter: router}, reportTool(relayB))
+	router.to, _ = url.Parse(a.url)
+	send := func(endpoint, key, version, method, params string, header map[string]string) (int, string) {
+		t.Helper()
+		h := map[string]string{"Mcp-Protocol-Version": version, "Authorization": "Bearer " + key}
+		for k, v := range header {
+			h[k] = v
+		}
+		resp, body := post(t, endpoint, `{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":`+params+`}`, h)
+		return resp.StatusCode, body
+	}
+	if _, body := send(a.url, apiKey, kernel.TaskVersion, "tools/call", `{"name":"report","arguments":{"topic":"x"},"task":{}}`, nil); !strings.Contains(body, `"taskId":"t-x"`) {
+		t.Fatalf("the task on A: %s", body)
+	}
+
+	headersBefore, _ := a.got()
+	for _, m := range []string{"tasks/get", "tasks/result"} {
+		if code, body := send(b.url, apiKey, kernel.TaskVersion, m, `{"taskId":"t-x"}`, map[string]string{"Cookie": "c=secret"}); code != http.StatusOK || !strings.Contains(body, "t-x") || strings.Contains(body, `"error"`) {
+			t.Fatalf("%s on B: %d %s", m, code, body)
+		}
+	}
+	if _, body := send(b.url, freeKey, kernel.TaskVersion, "tasks/get", `{"taskId":"t-x"}`, nil); !strings.Contains(body, "Task not found") {
+		t.Fatalf("bob's tasks/get on B: %s", body)
+	}
+	if asked := router.askedTasks(); !slices.Equal(asked, []string{"alice:t-x", "alice:t-x", "bob:t-x"}) {
+		t.Fatalf("the router was asked about %v", asked)
+	}
+	headers, recA := a.got()
+	if len(headers) != len(headersBefore)+3 {
+		t.Fatalf("A got %d requests for three forwarded ones", len(headers)-len(headersBefore))
+	}
+	for _, h := range headers[len(headersBefore):] {
+		if h.Get(kernel.ForwardedHeader) != "1" || h.Get("Cookie") != "" || !strings.HasPrefix(h.Get("Authorization"), "Bearer ") {
+			t.Fatalf("a forwarded request's headers: %v", h)
+		}
+	}
+	if last := recA[len(recA)-1]; last.Tool != "tasks/result" || last.Outcome != audit.OK || last.Principal != "alice" {
+		t.Fatalf("A's record of tasks/result: %+v", last)
+	}
+	_, recB := b.got()
+	if len(recB) != 3 || recB[0].Tool != "tasks/get" || recB[1].Tool != "tasks/result" || recB[0].Outcome != audit.Forwarded {
+		t.Fatalf("B's records: %+v", recB)
+	}
+
+	// Never asked about:
+	asked := len(router.askedTasks())
+	send(b.url, apiKey, kernel.TaskVersion, "tasks/list", `{}`, nil)
+	send(b.url, apiKey, kernel.TaskVersion, "tasks/get", `{}`, nil)
+	send(b.url, apiKey, kernel.TaskVersion, "tasks/get", `{"taskId":7}`, nil)
+	send(b.url, apiKey, "2025-06-18", "tasks/get", `{"taskId":"t-x"}`, nil)
+	if code, body := send(b.url, apiKey, kernel.TaskVersion, "tasks/get", `{"taskId":"t-x"}`, map[string]string{kernel.ForwardedHeader: "1"}); !strings.Contains(body, "Task not found") {
+		t.Fatalf("a marked request on B: %d %s", code, body)
+	}
+	if n := len(router.askedTasks()); n != asked {
+		t.Fatalf("the router was asked about %v", router.askedTasks()[asked:])
+	}
+
+	router.err = errors.New("store down")
+	if code, body := send(b.url, apiKey, kernel.TaskVersion, "tasks/cancel", `{"taskId":"t-x"}`, nil); code != http.StatusServiceUnavailable || !strings.Contains(body, "store_unavailable") {
+		t.Fatalf("tasks/cancel with the router failing: %d %s", code, body)
 	}
 }

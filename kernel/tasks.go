@@ -743,6 +743,15 @@ func boundText(s string, n int) string {
 	return s[:cut] + mark
 }
 
+// taskRequestHTTP reports whether an HTTP request is one the kernel answers
+// as a task request when its method is one: a request (not a response or a
+// notification) of a 2025-11-25 client, to a server whose relay offers
+// tasks.
+func (s *Server) taskRequestHTTP(env httpguard.Message, r *http.Request) bool {
+	return !env.Response && env.ID != nil && env.ProtocolVersion == "" &&
+		r.Header.Get("Mcp-Protocol-Version") == TaskVersion && s.tasksOffered() != nil
+}
+
 // tasksHTTP answers the task requests of 2025-11-25 clients over HTTP,
 // ahead of the go-sdk's handler (which refuses tasks/* and would run a
 // task-augmented call as a plain one), with or without the fast path.
@@ -754,9 +763,7 @@ func (s *Server) tasksHTTP(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		env, err := httpguard.RequestMessage(r)
-		if err != nil || env.Response || env.ID == nil || !isTaskMethod(env.Method) ||
-			(env.Method == "tools/call" && !env.OtherParams) || env.ProtocolVersion != "" ||
-			r.Header.Get("Mcp-Protocol-Version") != TaskVersion || s.tasksOffered() == nil {
+		if err != nil || !isTaskMethod(env.Method) || (env.Method == "tools/call" && !env.OtherParams) || !s.taskRequestHTTP(env, r) {
 			next.ServeHTTP(w, r)
 			return
 		}

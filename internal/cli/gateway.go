@@ -56,7 +56,7 @@ func setupGateway(fs *flag.FlagSet, env Env) func(ctx context.Context) error {
 	f.Int(&c.maxResult, "max-result-bytes", "BULWARK_GATEWAY_MAX_RESULT_BYTES", gateway.DefaultMaxResultBytes, "one server: the largest result it may send")
 	f.String(&c.dataDir, "data-dir", "BULWARK_GATEWAY_DATA_DIR", "", "where the tool pins are kept (default $XDG_DATA_HOME/bulwark/gateway or ~/.local/share/bulwark/gateway; with -redis-url-file they are in Redis)")
 	f.Bool(&c.requireApproval, "require-approval", "BULWARK_GATEWAY_REQUIRE_APPROVAL", false, "hide every tool not yet pinned until \"bulwark gateway approve\" (default: pin a new tool on first use, and log it)")
-	f.String(&c.advertiseURL, "advertise-url", "BULWARK_GATEWAY_ADVERTISE_URL", "", "replicas: this replica's MCP endpoint as the other replicas reach it (http(s)://HOST:PORT/mcp, a Host -allowed-hosts accepts); with -redis-url-file and -request-state-key-file shared by every replica, the answer to a relayed question (elicitation, sampling) that reaches another replica is forwarded to the one that asked (docs/gateway.md); without it, such an answer is refused there")
+	f.String(&c.advertiseURL, "advertise-url", "BULWARK_GATEWAY_ADVERTISE_URL", "", "replicas: this replica's MCP endpoint as the other replicas reach it (http(s)://HOST:PORT/mcp, a Host -allowed-hosts accepts); with -redis-url-file and -request-state-key-file shared by every replica, the answer to a relayed question (elicitation, sampling) and a task request (tasks/get, tasks/result, tasks/cancel) that reach another replica are forwarded to the one that asked or holds the task, and tasks/list lists every replica's tasks (docs/gateway.md); without it, such an answer is refused there and such a task is unknown")
 	f.Bool(&c.allowFlagged, "allow-flagged-definitions", "BULWARK_GATEWAY_ALLOW_FLAGGED_DEFINITIONS", false, "pin a new tool on first use even when the description scan flags its definition (hidden instructions, prompt tags, invisible or bidirectional characters, the envelope's tag); by default such a tool is hidden until approved")
 	return func(ctx context.Context) error {
 		if err := f.err(); err != nil {
@@ -160,7 +160,7 @@ func runGateway(ctx context.Context, c *gatewayFlags, env Env) error {
 }
 
 // shareParked makes the gateway's parked calls (relayed questions awaiting
-// the client's answer) reachable from every replica: recorded in the
+// the client's answer) and its tasks reachable from every replica: recorded in the
 // shared Redis under this replica's -advertise-url, sealed with the shared
 // requestState key, and answers routed by the kernel (opts.StateRouter).
 func (c *gatewayFlags) shareParked(gw *gateway.Gateway, opts *kernel.Options) error {
@@ -170,7 +170,7 @@ func (c *gatewayFlags) shareParked(gw *gateway.Gateway, opts *kernel.Options) er
 	if c.redisClient == nil || !c.stateKey.set() || opts.Sealer == nil {
 		return fmt.Errorf("%w: -advertise-url needs the store and the key every replica shares: -redis-url-file (BULWARK_REDIS_URL) and -request-state-key-file (BULWARK_REQUEST_STATE_KEY)", errUsage)
 	}
-	if err := gw.ShareParked(gateway.Replicas{Redis: c.redisClient, KeyPrefix: "bulwark:gateway:parked:", Advertise: c.advertiseURL, Sealer: opts.Sealer}); err != nil {
+	if err := gw.ShareParked(gateway.Replicas{Redis: c.redisClient, KeyPrefix: "bulwark:gateway:parked:", TaskKeyPrefix: "bulwark:gateway:tasks:", Advertise: c.advertiseURL, Sealer: opts.Sealer}); err != nil {
 		return fmt.Errorf("%w: -advertise-url: %v", errUsage, err)
 	}
 	// The other replicas reach this one by that URL: its Host must pass

@@ -1,6 +1,11 @@
 package gateway
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/bulwarkmcp/bulwark/kernel"
+)
 
 // SetRelayWait shortens how long a parked upstream call waits, for tests.
 func SetRelayWait(g *Gateway, d time.Duration) { g.parked.wait = d }
@@ -42,4 +47,15 @@ func Subscriptions(g *Gateway) int {
 // or move records).
 func SealParkedRecord(g *Gateway, digest, advertise string) (string, error) {
 	return g.replicas.Load().Sealer.SealFor(purposeParkedRecord, digest, []byte(advertise), time.Minute)
+}
+
+// SealTaskRecord is the value of a task's record in the hash key, field
+// field, naming holder and the task id, as g's sharing seals it (for tests
+// that forge or move records).
+func SealTaskRecord(g *Gateway, key, field, holder, id string) (string, error) {
+	raw, err := json.Marshal(taskRecordValue{Holder: holder, Task: kernel.Task{TaskID: id, Status: kernel.TaskWorking}})
+	if err != nil {
+		return "", err
+	}
+	return g.replicas.Load().Sealer.SealFor(purposeTaskRecord, key+"/"+field, raw, time.Minute)
 }

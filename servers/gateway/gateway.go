@@ -154,6 +154,7 @@ func (g *Gateway) Close() {
 	for _, id := range g.parked.ids() { // their calls end: no replica forwards an answer here any more
 		g.forgetParked(id)
 	}
+	g.forgetAllTasks() // the tasks ended with the upstream sessions (replicatasks.go)
 	g.wg.Wait()
 	sweepAdopted() // proc_linux.go
 }

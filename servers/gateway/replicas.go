@@ -53,8 +53,12 @@ const defaultStoreTimeout = 2 * time.Second
 type Replicas struct {
 	// Redis is the store every replica shares (BULWARK_REDIS_URL).
 	Redis redis.UniversalClient
-	// KeyPrefix starts every record's key ("bulwark:gateway:parked:").
+	// KeyPrefix starts every parked call's record's key
+	// ("bulwark:gateway:parked:").
 	KeyPrefix string
+	// TaskKeyPrefix starts the key of every principal's task records
+	// (replicatasks.go); KeyPrefix + "tasks:" when empty.
+	TaskKeyPrefix string
 	// Advertise is this replica's MCP endpoint as the other replicas reach
 	// it (http(s)://HOST:PORT/mcp).
 	Advertise string
@@ -71,9 +75,11 @@ type sharing struct {
 	advertise *url.URL
 }
 
-// ShareParked makes the gateway record its parked calls in r.Redis and
-// route answers for calls another replica holds (RouteState; the kernel
-// needs Options.StateRouter set to the gateway). Call it before serving.
+// ShareParked makes the gateway record its parked calls and its tasks in
+// r.Redis, route answers for calls and requests for tasks another replica
+// holds (RouteState, RouteTask; the kernel needs Options.StateRouter set to
+// the gateway), and list every replica's tasks (replicatasks.go). Call it
+// before serving.
 func (g *Gateway) ShareParked(r Replicas) error {
 	if r.Redis == nil || r.Sealer == nil {
 		return fmt.Errorf("%w: sharing parked calls needs the shared store and the shared requestState key", ErrConfig)
@@ -87,6 +93,9 @@ func (g *Gateway) ShareParked(r Replicas) error {
 	}
 	if r.KeyPrefix == "" {
 		r.KeyPrefix = "bulwark:gateway:parked:"
+	}
+	if r.TaskKeyPrefix == "" {
+		r.TaskKeyPrefix = r.KeyPrefix + "tasks:"
 	}
 	g.replicas.Store(&sharing{Replicas: r, advertise: u})
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/confirm"
@@ -71,6 +72,7 @@ type replicaOpts struct {
 	redis  redis.UniversalClient // the parked calls' store; a fresh client on the test's Redis when nil
 	cfg    gateway.Config
 	noConf bool // a confirmation store of its own (no shared single use)
+	tasks  bool // the upstream relays tasks (taskUpstream), not the fake's elicitation
 }
 
 func (d *relayDeployment) replica(o replicaOpts) *relayReplica {
@@ -79,14 +81,19 @@ func (d *relayDeployment) replica(o replicaOpts) *relayReplica {
 	u := fakeUpstream()
 	u.ReadOnlyTools = slices.Concat(readOnlyTools, []string{"elicit"})
 	u.RelayElicitation = true
+	getenv := testEnv
+	kopts := kernel.Options{Sealer: d.sealer}
+	if o.tasks {
+		u, getenv = taskUpstream(), taskEnv
+		kopts.Secrets = []string{mcpupstream.Secret}
+	}
 	cfg := o.cfg
 	cfg.Upstreams = []gateway.Upstream{u}
-	kopts := kernel.Options{Sealer: d.sealer}
 	if !o.noConf {
 		kopts.Confirm = confirm.NewIssuer(d.tg.Store(t), nil)
 	}
 	r := &relayReplica{}
-	r.fixture = newFixture(t, options{cfg: cfg, kopts: kopts, route: o.share})
+	r.fixture = newFixture(t, options{cfg: cfg, kopts: kopts, route: o.share, getenv: getenv})
 	r.srv = httptest.NewUnstartedServer(nil)
 	h, err := r.ks.HTTPHandler(kernel.HTTPOptions{Addr: r.srv.Listener.Addr().String(), Auth: d.keys})
 	if err != nil {
@@ -108,7 +115,7 @@ func (d *relayDeployment) replica(o replicaOpts) *relayReplica {
 			client = d.tg.NewClient(t)
 		}
 		if err := r.gw.ShareParked(gateway.Replicas{Redis: client, KeyPrefix: d.tg.Prefix + "gateway:parked:",
-			Advertise: r.url, Sealer: d.sealer}); err != nil {
+			TaskKeyPrefix: d.tg.Prefix + "gateway:tasks:", Advertise: r.url, Sealer: d.sealer}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -534,13 +541,13 @@ func TestReplicasParkedRelayFloodBudget(t *testing.T) {
 	}
 }
 
-// countHook counts the GET commands a client sends.
+// countHook counts the lookups (GET, HGET) a client sends.
 type countHook struct{ n *atomic.Int64 }
 
 func (countHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h countHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "get" {
+		if cmd.Name() == "get" || cmd.Name() == "hget" {
 			h.n.Add(1)
 		}
 		return next(ctx, cmd)

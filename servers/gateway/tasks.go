@@ -221,11 +221,32 @@ func (s *taskStore) forget(id string) {
 	delete(s.byID, id)
 }
 
-// update records what was last seen of r.
-func (s *taskStore) update(r *taskRec, t kernel.Task) {
+// swap records what was last seen of r, and returns what was before.
+func (s *taskStore) swap(r *taskRec, t kernel.Task) kernel.Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	before := r.last
 	r.last = t
+	return before
+}
+
+// has reports whether a task called id is held here, for any principal.
+func (s *taskStore) has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.byID[id]
+	return ok
+}
+
+// idsByPrincipal is every task id held here, by principal.
+func (s *taskStore) idsByPrincipal() map[string][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string][]string{}
+	for id, r := range s.byID {
+		out[r.principal] = append(out[r.principal], id)
+	}
+	return out
 }
 
 // list returns the caller's live tasks, oldest first.
@@ -324,6 +345,12 @@ func (g *Gateway) startTask(ctx context.Context, l *link, sess *mcp.ClientSessio
 			Message: fmt.Sprintf("You have %d tasks through the gateway that are not known to have finished; nothing was sent.", maxLiveTasks),
 			Hint:    "Wait for them (tasks/get), fetch their results or cancel them, then try again."}
 	}
+	// Recorded for the other replicas before anything is sent
+	// (replicatasks.go): a task they could not find is not created.
+	if err := g.recordTask(ctx, r, g.tasks.snapshot(r)); err != nil {
+		g.tasks.forget(r.id)
+		return nil, call.StoreUnavailable(fmt.Errorf("recording a task: %w", err))
+	}
 	timeout := l.u.callTimeout(g.cfg.CallTimeout)
 	resp, err := c.call(ctx, time.Now().Add(timeout), func(b []byte, id string) ([]byte, error) {
 		type task struct {
@@ -359,11 +386,12 @@ func (g *Gateway) startTask(ctx context.Context, l *link, sess *mcp.ClientSessio
 	}
 	if err != nil {
 		g.tasks.forget(r.id)
+		g.forgetTask(r.principal, r.id)
 		return nil, err
 	}
 	r.upID = up.TaskID
 	t := g.view(r, up, now)
-	g.tasks.update(r, t)
+	g.updateTask(r, t)
 	return kernel.TaskCreated{Task: t}, nil
 }
 
@@ -464,8 +492,15 @@ func (g *Gateway) lost(r *taskRec) kernel.Task {
 	t.Status = kernel.TaskFailed
 	t.StatusMessage = fmt.Sprintf("The upstream %q restarted; the task was lost with it.", r.l.u.Name)
 	t.LastUpdatedAt = g.now()
-	g.tasks.update(r, t)
+	g.updateTask(r, t)
 	return t
+}
+
+// updateTask records what was last seen of r, here and, when it changed
+// what a client reads, in its record for the other replicas.
+func (g *Gateway) updateTask(r *taskRec, t kernel.Task) {
+	before := g.tasks.swap(r, t)
+	g.mirrorTask(r, before, t)
 }
 
 // Refused records a call the kernel refused before any task was created.
@@ -482,7 +517,13 @@ func (g *Gateway) Refused(_ context.Context, p identity.Principal, tool string, 
 	if err := g.tasks.add(r, now); err != nil {
 		return kernel.Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many tasks"}
 	}
-	return r.last, nil
+	// Recorded for the other replicas; a store that fails leaves the
+	// refusal's task to this replica (nothing ran: there is nothing else
+	// to decide).
+	if err := g.recordTask(context.Background(), r, g.tasks.snapshot(r)); err != nil {
+		g.logger.Warn("a refused call's task could not be recorded in the shared store; only this replica answers for it", "error", err.Error())
+	}
+	return g.tasks.snapshot(r), nil
 }
 
 // linkOfTool is the link of an exposed tool name.
@@ -521,6 +562,7 @@ func (g *Gateway) refresh(ctx context.Context, r *taskRec, method string, timeou
 			Message: fmt.Sprintf("The upstream %q did not answer %s.", r.l.u.Name, method)}
 	case resp.Error != nil && rpcError(resp.Error).Code == jsonrpc.CodeInvalidParams && method == "tasks/get":
 		g.tasks.forget(r.id) // the upstream no longer has it
+		g.forgetTask(r.principal, r.id)
 		return kernel.Task{}, kernel.ErrNoTask
 	case resp.Error != nil:
 		return kernel.Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
@@ -535,7 +577,7 @@ func (g *Gateway) refresh(ctx context.Context, r *taskRec, method string, timeou
 			Message: fmt.Sprintf("The upstream %q answered %s with something that is not the task it was asked about.", r.l.u.Name, method)}
 	}
 	t := g.view(r, up, g.now())
-	g.tasks.update(r, t)
+	g.updateTask(r, t)
 	return t, nil
 }
 
@@ -549,14 +591,26 @@ func (g *Gateway) Cancel(ctx context.Context, p identity.Principal, id string) (
 }
 
 // List answers tasks/list: the caller's tasks, each asked of its upstream
-// (what was last seen when the upstream does not answer in time). One
-// page: a principal has at most maxLiveTasks unfinished tasks.
+// (what was last seen when the upstream does not answer in time), and
+// with ShareParked the ones other replicas hold, as they last saw them
+// (replicatasks.go). One page: a principal has at most maxLiveTasks
+// unfinished tasks a replica.
 func (g *Gateway) List(ctx context.Context, p identity.Principal, cursor string) ([]kernel.Task, string, error) {
 	if cursor != "" {
 		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid cursor"}
 	}
 	recs := g.tasks.list(p, g.now())
-	out := make([]kernel.Task, 0, len(recs))
+	local := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		local[r.id] = true
+	}
+	remote, err := g.remoteTasks(ctx, p, local) // the other replicas' (replicatasks.go)
+	if err != nil {
+		g.logger.Warn("tasks/list refused: the shared store did not answer", "error", err.Error())
+		return nil, "", listUnavailable()
+	}
+	out := make([]kernel.Task, 0, len(recs)+len(remote))
+	out = append(out, remote...)
 	for _, r := range recs {
 		t := g.tasks.snapshot(r)
 		if r.local == nil && !finished(t) {
@@ -568,6 +622,12 @@ func (g *Gateway) List(ctx context.Context, p identity.Principal, cursor string)
 		}
 		out = append(out, t)
 	}
+	slices.SortFunc(out, func(a, b kernel.Task) int { // oldest first, every replica's alike
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return compareStrings(a.TaskID, b.TaskID)
+	})
 	return out, "", nil
 }
 
