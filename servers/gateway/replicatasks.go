@@ -49,6 +49,10 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
 )
 
+// The gateway routes task requests (kernel/stateroute.go) when it is the
+// kernel's StateRouter.
+var _ kernel.TaskRouter = (*Gateway)(nil)
+
 // purposeTaskRecord is the seal purpose of a task's record: it never opens
 // as a requestState or a parked call's record, nor they as it.
 const purposeTaskRecord = "bulwark-gateway-task-replica"
