@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -111,10 +110,7 @@ func cutString(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "… [cut]"
+	return s[:untrusted.CutIndex(s, n)] + "… [cut]"
 }
 
 // ShapeResourceContents applies the untrusted-data rules to the contents

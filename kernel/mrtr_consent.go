@@ -220,10 +220,7 @@ const consentCutMark = "\n[the question was cut here: it is longer than this for
 
 // cutConsent cuts s at n bytes, on a character boundary, and says so.
 func cutConsent(s string, n int) string {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + consentCutMark
+	return s[:untrusted.CutIndex(s, n)] + consentCutMark
 }
 
 // consentTarget is the target line: the canonical form the preview gives,

@@ -52,6 +52,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/audit"
 	"github.com/bulwarkmcp/bulwark/kernel/httpguard"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
 // TaskVersion is the protocol version whose clients can use tasks.
@@ -736,11 +737,7 @@ func boundText(s string, n int) string {
 		return s
 	}
 	const mark = "…"
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
+	return s[:untrusted.CutIndex(s, n-len(mark))] + mark
 }
 
 // taskRequestHTTP reports whether an HTTP request is one the kernel answers

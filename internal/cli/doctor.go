@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -146,10 +145,7 @@ func oneLine(s string) string {
 	s = lineBreaks.Replace(s)
 	s = untrusted.TerminalLine(s) // a check's detail may quote an upstream or a file
 	if len(s) > 300 {
-		cut := 300
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
+		cut := untrusted.CutIndex(s, 300)
 		if sp := strings.LastIndexByte(s[:cut], ' '); sp > cut-40 {
 			cut = sp // at a word's end
 		}

@@ -467,10 +467,7 @@ func (e *Envelope) Text(s string) (string, Report) {
 	out := cleanAppend(make([]byte, 0, min(len(s), e.maxResult())+16), s, &st)
 	rep.Removed, rep.Neutralized = st.removed, st.neutralized
 	if limit := e.maxResult(); len(out) > limit {
-		cut := limit
-		for cut > 0 && !utf8.RuneStart(out[cut]) {
-			cut--
-		}
+		cut := CutIndex(out, limit)
 		if nl := strings.LastIndexByte(string(out[:cut]), '\n'); nl > cut*9/10 {
 			cut = nl + 1
 		}

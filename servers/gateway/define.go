@@ -110,9 +110,7 @@ func shapeValue(v any, key string, prose bool) (any, error) {
 // cutText cuts s at a rune boundary at most n bytes in, saying how long it
 // was.
 func cutText(s string, n int) string {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
+	n = untrusted.CutIndex(s, n)
 	return s[:n] + fmt.Sprintf("… [cut: %d of %d characters shown]", utf8.RuneCountInString(s[:n]), utf8.RuneCountInString(s))
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
 // Step is one step of a path into the arguments: a property name, or an
@@ -487,22 +489,14 @@ func show(v any) string {
 		if len(s) <= maxShown {
 			return strconv.Quote(s)
 		}
-		cut := maxShown
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		return strconv.Quote(s[:cut]) + "…"
+		return strconv.Quote(s[:untrusted.CutIndex(s, maxShown)]) + "…"
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprintf("%T", v)
 	}
 	if len(b) > maxShown {
-		cut := maxShown
-		for cut > 0 && !utf8.RuneStart(b[cut]) {
-			cut--
-		}
-		return string(b[:cut]) + "…"
+		return string(b[:untrusted.CutIndex(b, maxShown)]) + "…"
 	}
 	return string(b)
 }

@@ -3,8 +3,8 @@ package localzone
 import (
 	"fmt"
 	"net/http"
-	"unicode/utf8"
 
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 	"github.com/bulwarkmcp/bulwark/servers/dns"
 )
 
@@ -24,11 +24,7 @@ func bound(s string) string {
 	if len(s) <= maxMessage {
 		return s
 	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return s[:untrusted.CutIndex(s, maxMessage)] + "…"
 }
 
 func errNotFound(format string, args ...any) *dns.Error {
