@@ -232,13 +232,16 @@ func (r *taskRouter) askedTasks() []string {
 }
 
 // reportTool is a task-only tool whose tasks relay records.
-func reportTool(relay *memTasks) kernel.Tool {
+func reportTool(t *testing.T, relay *memTasks) kernel.Tool {
 	type in struct {
 		Topic string `json:"topic"`
 	}
 	return kernel.NewTool(kernel.Spec[in, any]{
 		Name: "report", Description: "Writes a report, as a task.", Policy: readPolicy,
 		Handle: func(_ context.Context, c *kernel.Call, in in) (any, error) {
+			if _, ok := c.Task(); !ok {
+				t.Error("the handler ran for a plain call")
+			}
 			id := "t-" + in.Topic
 			relay.mu.Lock()
 			relay.owner[id], relay.out[id] = c.Principal.ID, "report on "+in.Topic
@@ -260,9 +263,9 @@ func reportTool(relay *memTasks) kernel.Tool {
 func TestTaskRouterForwardsTaskRequests(t *testing.T) {
 	sealer := replicaSealer(t)
 	relayA, relayB := &memTasks{owner: map[string]string{}, out: map[string]string{}}, &memTasks{owner: map[string]string{}, out: map[string]string{}}
-	a := newRouteReplica(t, kernel.Options{Sealer: sealer, Tasks: relayA}, reportTool(relayA))
+	a := newRouteReplica(t, kernel.Options{Sealer: sealer, Tasks: relayA}, reportTool(t, relayA))
 	router := &taskRouter{}
-	b := newRouteReplica(t, kernel.Options{Sealer: sealer, Tasks: relayB, StateRouter: router}, reportTool(relayB))
+	b := newRouteReplica(t, kernel.Options{Sealer: sealer, Tasks: relayB, StateRouter: router}, reportTool(t, relayB))
 	router.to, _ = url.Parse(a.url)
 	send := func(endpoint, key, version, method, params string, header map[string]string) (int, string) {
 		t.Helper()

@@ -78,23 +78,7 @@ func (m *memTasks) Cancel(context.Context, identity.Principal, string) (kernel.T
 // shaped as the tool's result (enveloped).
 func TestTasksOnAStaticServer(t *testing.T) {
 	relay := &memTasks{owner: map[string]string{}, out: map[string]string{}}
-	tool := kernel.NewTool(kernel.Spec[struct {
-		Topic string `json:"topic"`
-	}, any]{
-		Name: "report", Description: "Writes a report, as a task.", Policy: readPolicy,
-		Handle: func(_ context.Context, c *kernel.Call, in struct {
-			Topic string `json:"topic"`
-		}) (any, error) {
-			if _, ok := c.Task(); !ok {
-				t.Error("the handler ran for a plain call")
-			}
-			id := "t-" + in.Topic
-			relay.mu.Lock()
-			relay.owner[id], relay.out[id] = c.Principal.ID, "report on "+in.Topic
-			relay.mu.Unlock()
-			return kernel.TaskCreated{Task: relay.task(id, kernel.TaskWorking)}, nil
-		},
-	}).TaskSupport(kernel.TaskRequired)
+	tool := reportTool(t, relay)
 	srv, err := kernel.New(kernel.Info{Name: "t", Version: "v0"}, []kernel.Tool{tool}, &kernel.Options{Tasks: relay})
 	if err != nil {
 		t.Fatal(err)

@@ -474,15 +474,7 @@ func TestReplicasParkedRelayHolderGone(t *testing.T) {
 		a, b := d.replica(replicaOpts{share: true}), d.replica(replicaOpts{share: true, cfg: cfg})
 		gateway.SetRelayWait(b.gw, time.Second)
 		state := park(t, a)
-		hung := make(chan struct{})
-		trap := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-			select {
-			case <-hung:
-			case <-r.Context().Done():
-			}
-		}))
-		t.Cleanup(trap.Close)
-		t.Cleanup(func() { close(hung) }) // first
+		trap := hungServer(t)
 		keys := d.parkedKeys()
 		digest := keys[0][strings.LastIndex(keys[0], ":")+1:]
 		v, err := gateway.SealParkedRecord(a.gw, digest, trap.URL+kernel.MCPPath)
@@ -498,6 +490,21 @@ func TestReplicasParkedRelayHolderGone(t *testing.T) {
 			t.Fatalf("the answer on B with A hanging (%s): %s", el, got.raw)
 		}
 	})
+}
+
+// hungServer accepts every request and never answers it (until the test
+// ends).
+func hungServer(t *testing.T) *httptest.Server {
+	hung := make(chan struct{})
+	trap := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(trap.Close)
+	t.Cleanup(func() { close(hung) }) // first
+	return trap
 }
 
 // TestReplicasParkedRelayFloodBudget: a flood of answers whose state does

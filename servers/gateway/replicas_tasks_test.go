@@ -315,15 +315,7 @@ func TestReplicasTaskHolderHangs(t *testing.T) {
 	b := d.replica(replicaOpts{share: true, tasks: true, cfg: cfg})
 	gateway.SetRelayWait(b.gw, time.Second)
 	task := createTask(t, a.tasksAs(t, aliceKey), "tk.slow_echo", `{"text":"hang"}`)
-	hung := make(chan struct{})
-	trap := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-hung:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(trap.Close)
-	t.Cleanup(func() { close(hung) }) // first
+	trap := hungServer(t)
 	client := d.tg.NewClient(t)
 	key := d.taskKeys()[0]
 	fields, _ := client.HKeys(context.Background(), key).Result()
@@ -379,5 +371,30 @@ func TestReplicasTaskFloodBudget(t *testing.T) {
 	wg.Wait()
 	if lookups.Load() != wellFormed.Load() || a.forwarded.Load() != 0 {
 		t.Fatalf("B looked up %d records for %d well-formed requests, forwarded %d", lookups.Load(), wellFormed.Load(), a.forwarded.Load())
+	}
+}
+
+// TestReplicasTaskLongStatusListed: a task whose upstream writes a status
+// message of 40 KB is recorded all the same (its message cut: a record is a
+// sealed handle of at most 16 KB), and another replica lists it finished,
+// with the message's start.
+func TestReplicasTaskLongStatusListed(t *testing.T) {
+	d := newRelayDeployment(t)
+	a := d.replica(replicaOpts{share: true, tasks: true})
+	b := d.replica(replicaOpts{share: true, tasks: true})
+	onA := a.tasksAs(t, aliceKey)
+	task := createTask(t, onA, "tk.slow_echo", `{"text":"q","status":"long-status `+strings.Repeat("z", 40<<10)+`"}`)
+	if got := waitTask(t, onA, task.TaskID); got.Status != kernel.TaskCompleted {
+		t.Fatalf("on A: %+v", got)
+	}
+	l := result[struct {
+		Tasks []taskView `json:"tasks"`
+	}](t, b.tasksAs(t, aliceKey).call("", "tasks/list", `{}`))
+	if len(l.Tasks) != 1 || l.Tasks[0].Status != kernel.TaskCompleted || !strings.Contains(l.Tasks[0].StatusMessage, "long-status zzz") ||
+		len(l.Tasks[0].StatusMessage) > 1024 {
+		t.Fatalf("listed on B: %+v", l.Tasks)
+	}
+	if strings.Contains(a.log.String(), "could not be updated") {
+		t.Fatalf("A could not record the task:\n%s", a.log.String())
 	}
 }

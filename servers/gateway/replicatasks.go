@@ -47,6 +47,7 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
 	"github.com/bulwarkmcp/bulwark/kernel/ratelimit"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
+	"github.com/bulwarkmcp/bulwark/kernel/untrusted"
 )
 
 // The gateway routes task requests (kernel/stateroute.go) when it is the
@@ -56,6 +57,11 @@ var _ kernel.TaskRouter = (*Gateway)(nil)
 // purposeTaskRecord is the seal purpose of a task's record: it never opens
 // as a requestState or a parked call's record, nor they as it.
 const purposeTaskRecord = "bulwark-gateway-task-replica"
+
+// maxRecordedMessage bounds a recorded task's status message, in bytes:
+// the client sees at most 1 KB of it, cleaned (kernel/tasks.go), and a
+// record must fit a sealed handle.
+const maxRecordedMessage = 4 << 10
 
 // maxListedRecords bounds the records tasks/list reads of a principal
 // from the store: each replica keeps at most maxTaskRecords.
@@ -83,6 +89,7 @@ func (g *Gateway) recordTask(ctx context.Context, r *taskRec, t kernel.Task) err
 		return nil
 	}
 	key, field := s.taskKey(r.principal, r.id)
+	t.StatusMessage = t.StatusMessage[:untrusted.CutIndex(t.StatusMessage, maxRecordedMessage)]
 	raw, err := json.Marshal(taskRecordValue{Holder: s.advertise.String(), Task: t})
 	if err != nil {
 		return err

@@ -23,8 +23,9 @@ import (
 // tasks/result, tasks/list and tasks/cancel. Its task ids are guessable
 // ("task-1", "task-2", …), its status messages and results carry Injection
 // and Secret, and it sends notifications/tasks/status when a task ends.
-// Arguments: text ("fail": the task fails; "hang": it never ends) and ms
-// (how long it works, 20 by default). Use it with VersionsVar
+// Arguments: text ("fail": the task fails; "hang": it never ends), ms
+// (how long it works, 20 by default) and status (the finished task's
+// status message, after "Done. "). Use it with VersionsVar
 // "2025-11-25": tasks are 2025-11-25's.
 const TasksVar = "BULWARK_FAKE_MCPUPSTREAM_TASKS"
 
@@ -227,6 +228,9 @@ func (f *taskFilter) create(m taskMsg) {
 			"structuredContent": map[string]any{"answer": Injection, "api_key": Secret},
 			"_meta":             map[string]any{"io.modelcontextprotocol/related-task": map[string]any{"taskId": t.id}}}
 		t.status, t.message = "completed", "Done. "+Injection+" "+Secret
+		if s, ok := m.Params.Arguments["status"].(string); ok {
+			t.message = "Done. " + s
+		}
 		if what == "fail" {
 			t.status = "failed"
 			res["isError"] = true
