@@ -4,7 +4,11 @@ package kernel
 // in its process while the client answers its question (the gateway's
 // parked upstream call: servers/gateway/relay.go) cannot resume it on
 // another replica; with a StateRouter, the replica an answer reaches over
-// HTTP forwards it to the one that asked.
+// HTTP forwards it to the one that asked. The same holds for a task that
+// runs in one replica's process (the gateway's: servers/gateway/tasks.go):
+// with a StateRouter that is also a TaskRouter, tasks/get, tasks/result
+// and tasks/cancel go to the replica that holds the task, by the same
+// forwarding.
 //
 // The route is decided after the guards and authentication, before
 // admission (the rate limit counts the call once, where it runs), and only
