@@ -119,3 +119,27 @@ func lastRecord(c chan audit.Record) audit.Record {
 		}
 	}
 }
+
+// TestReplicasEachLogTheirOutageOnce holds the outage row of the inventory
+// (docs/operations.md): the once-per-outage line is per process, so each
+// replica that meets the outage logs it once, however many calls each
+// refuses.
+func TestReplicasEachLogTheirOutageOnce(t *testing.T) {
+	replicas := []*refusalServer{newRefusalServer(t, 1000, kernel.StoreOutage{}), newRefusalServer(t, 1000, kernel.StoreOutage{})}
+	read := map[string]any{"zone": "z", "name": "n"}
+	for _, rs := range replicas {
+		rs.store.down.Store(true)
+	}
+	for range 4 {
+		for i, rs := range replicas {
+			if resp, body := post(t, rs.url, callBody("get_item", read), nil); resp.StatusCode != 503 || !strings.Contains(body, `"store_unavailable"`) {
+				t.Fatalf("replica %d during the outage: %d %s", i, resp.StatusCode, body)
+			}
+		}
+	}
+	for i, rs := range replicas {
+		if n := strings.Count(rs.log.String(), "shared store unreachable"); n != 1 {
+			t.Fatalf("replica %d logged the outage %d times, want once:\n%s", i, n, rs.log)
+		}
+	}
+}

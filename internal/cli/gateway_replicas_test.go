@@ -1,17 +1,13 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bulwarkmcp/bulwark/internal/fake/mcpupstream"
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
@@ -39,38 +35,11 @@ func TestGatewayAdvertiseURLForwardsTheAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	replica := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		url := "http://" + addr + "/mcp"
-		env := &fakeEnv{vars: map[string]string{mcpupstream.EnvVar: "1"}}
-		var stderr syncBuffer
-		done := make(chan int, 1)
-		args := []string{"gateway", "-http", addr, "-auth", "apikey", "-api-keys-file", filepath.Join(dir, "keys"),
+		addr := freeAddr(t) // known before the replica starts: its --advertise-url
+		return startReplica(t, map[string]string{mcpupstream.EnvVar: "1"}, addr, "gateway", "-auth", "apikey", "-api-keys-file", filepath.Join(dir, "keys"),
 			"-redis-url-file", filepath.Join(dir, "redis-url"), "-request-state-key-file", filepath.Join(dir, "state-key"),
-			"-advertise-url", url, "-config", filepath.Join(dir, "gw.toml"), "-data-dir", t.TempDir()}
-		go func() {
-			done <- Run(ctx, Env{Args: args, Getenv: env.Getenv, Unsetenv: env.Unsetenv, Stdin: io.NopCloser(strings.NewReader("")),
-				Stdout: nopCloser{io.Discard}, Stderr: &stderr})
-		}()
-		t.Cleanup(func() { cancel(); <-done })
-		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stderr.String(), "serving Streamable HTTP"); time.Sleep(20 * time.Millisecond) {
-			select {
-			case code := <-done:
-				t.Fatalf("the replica stopped (%d): %s", code, stderr.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the replica did not start: %s", stderr.String())
-			}
-		}
-		return url
+			"-advertise-url", "http://"+addr+"/mcp", "-config", filepath.Join(dir, "gw.toml"), "-data-dir", t.TempDir())
 	}
 	a, b := replica(), replica()
 	call := func(url, state string) map[string]any {

@@ -1,32 +1,21 @@
 package vdb
 
 import (
-	"os"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/bulwarkmcp/bulwark/kernel/store"
+	"github.com/bulwarkmcp/bulwark/kernel/store/storetest"
 )
 
-// grantStores are the GrantStores under test: in process, and Redis when
-// BULWARK_TEST_REDIS names one.
+// grantStores are the GrantStores under test: in process, and on the
+// test's Redis (storetest: a real Redis, Cluster or Sentinel when the
+// environment names one, else miniredis), under the test's key prefix.
 func grantStores(t *testing.T, now *time.Time) map[string]GrantStore {
-	stores := map[string]GrantStore{"memory": newMemoryGrants(func() time.Time { return *now })}
-	if raw := os.Getenv("BULWARK_TEST_REDIS"); raw != "" {
-		o, err := store.ParseRedisURL(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := redis.NewClient(o)
-		t.Cleanup(func() { _ = c.Close() })
-		r := NewRedisGrants(c)
-		r.prefix = "bulwark:test:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":grant:"
-		stores["redis"] = r
-	}
-	return stores
+	tg := storetest.New(t)
+	r := NewRedisGrants(tg.NewClient(t))
+	r.prefix = tg.Prefix + "grant:"
+	return map[string]GrantStore{"memory": newMemoryGrants(func() time.Time { return *now }), "redis": r}
 }
 
 // TestGrantShareFreedOnExpiry: a principal's share of the grant table is

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
+	"github.com/bulwarkmcp/bulwark/kernel/store/storetest"
 	"github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
@@ -30,7 +31,10 @@ func TestRedisKeysSharedSealedPerPrincipal(t *testing.T) {
 	if _, ok, _ := b.Get("bob"); ok {
 		t.Fatal("bob read a key")
 	}
-	keys, _ := client.Keys(context.Background(), "bulwark:vdb:key:*").Result()
+	keys, err := storetest.Scan(context.Background(), client, "bulwark:vdb:key:*")
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("no stored key found in Redis (%v)", err)
+	}
 	for _, k := range keys {
 		v, _ := client.Get(context.Background(), k).Result()
 		if strings.Contains(v, "abcdef0123456789") || strings.Contains(k, "alice") {

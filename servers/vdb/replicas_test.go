@@ -1,7 +1,7 @@
 package vdb_test
 
 import (
-	"os"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,24 +12,15 @@ import (
 	"github.com/bulwarkmcp/bulwark/kernel"
 	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/seal"
-	"github.com/bulwarkmcp/bulwark/kernel/store"
+	"github.com/bulwarkmcp/bulwark/kernel/store/storetest"
 	"github.com/bulwarkmcp/bulwark/servers/vdb"
 )
 
-// redisClient connects to BULWARK_TEST_REDIS, or skips.
+// redisClient is a client of the test's Redis (storetest: a real Redis,
+// Cluster or Sentinel when the environment names one, else miniredis).
 func redisClient(t *testing.T) redis.UniversalClient {
 	t.Helper()
-	raw := os.Getenv("BULWARK_TEST_REDIS")
-	if raw == "" {
-		t.Skip("BULWARK_TEST_REDIS is not set (a redis:// URL of a disposable Redis)")
-	}
-	o, err := store.ParseRedisURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(o)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return storetest.New(t).NewClient(t)
 }
 
 // TestReplicasShareGrants: three replicas (one fake, one clock, one Redis)
@@ -105,4 +96,28 @@ func TestGrantStoreDownFailsClosed(t *testing.T) {
 	}
 	f.fails(t, "vdb_kev_status", map[string]any{"id": vdbapi.Log4Shell}, kernel.StoreUnavailable)
 	f.fails(t, "vdb_auth_logout", nil, kernel.StoreUnavailable)
+}
+
+// TestReplicasCacheIsPerProcess holds the response cache's row of the
+// inventory: each replica keeps its own answers, so an answer A keeps is a
+// miss on B (one more upstream call, the same answer), and nothing B does
+// depends on what A cached.
+func TestReplicasCacheIsPerProcess(t *testing.T) {
+	a := newFixture(t, setup{})
+	b := newFixture(t, setup{fake: a.fake, clock: a.clock})
+	a.fake.SetCacheControl("/v2/vuln/", "max-age=300")
+	args := map[string]any{"id": vdbapi.Log4Shell}
+	first := a.ok(t, "vdb_kev_status", args)
+	if again := a.ok(t, "vdb_kev_status", args); again["cached"] != true || a.apiCalls() != 1 {
+		t.Fatalf("A did not keep its answer (%d upstream calls): %v", a.apiCalls(), again)
+	}
+	onB := b.ok(t, "vdb_kev_status", args)
+	if onB["cached"] != false || a.apiCalls() != 2 {
+		t.Fatalf("B answered from A's cache (%d upstream calls): %v", a.apiCalls(), onB)
+	}
+	delete(first, "cached")
+	delete(onB, "cached")
+	if fmt.Sprint(first) != fmt.Sprint(onB) {
+		t.Fatalf("A and B answered differently:\n%v\n%v", first, onB)
+	}
 }

@@ -112,9 +112,16 @@ func (tg *Target) Sleep(d time.Duration) {
 
 // Keys lists the keys under the test's prefix plus more, on every node.
 func (tg *Target) Keys(ctx context.Context, c redis.UniversalClient, more string) ([]string, error) {
+	return Scan(ctx, c, tg.Prefix+more+"*")
+}
+
+// Scan lists the keys matching pattern on every node of c (a Cluster's
+// keys are spread over its primaries), for stores whose keys are not under
+// a test's prefix.
+func Scan(ctx context.Context, c redis.UniversalClient, pattern string) ([]string, error) {
 	var keys []string
 	scan := func(ctx context.Context, n redis.Cmdable) error {
-		iter := n.Scan(ctx, 0, tg.Prefix+more+"*", 100).Iterator()
+		iter := n.Scan(ctx, 0, pattern, 100).Iterator()
 		for iter.Next(ctx) {
 			keys = append(keys, iter.Val())
 		}
