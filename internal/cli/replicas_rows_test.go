@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bulwarkmcp/bulwark/kernel/identity"
+	"github.com/bulwarkmcp/bulwark/kernel/mcptest"
 	"github.com/bulwarkmcp/bulwark/kernel/store/storetest"
 )
 
@@ -65,22 +66,14 @@ func replicaCall(t *testing.T, url, key, tool string, args map[string]any) (int,
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": tool, "arguments": args}})
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	header := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
 	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+		header["Authorization"] = "Bearer " + key
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	resp, raw := mcptest.Post(t, url, string(body), header)
 	var out map[string]any
 	if resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(raw, &out); err != nil {
+		if err := json.Unmarshal([]byte(raw), &out); err != nil {
 			t.Fatalf("%s answered %q: %v", url, raw, err)
 		}
 	}
