@@ -3,8 +3,6 @@ package dns_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,22 +121,12 @@ func (r rpcResult) text() string {
 func (af *authzFixture) rpc(t *testing.T, key, method string, params any) rpcResult {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest("POST", af.url, strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	resp, raw := mcptest.Post(t, af.url, string(body), map[string]string{"Authorization": "Bearer " + key})
 	var out struct {
 		Result *rpcResult `json:"result"`
 		Error  any        `json:"error"`
 	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Result == nil {
+	if err := json.Unmarshal([]byte(raw), &out); err != nil || out.Result == nil {
 		t.Fatalf("%s: status %d, body %s", method, resp.StatusCode, raw)
 	}
 	return *out.Result

@@ -2,8 +2,6 @@ package rustpad_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,16 +35,7 @@ func TestPadAuthzOverHTTP(t *testing.T) {
 	call := func(key, tool string, args map[string]any) (isError bool, text string) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
-		req, _ := http.NewRequest("POST", endpoint, strings.NewReader(string(body)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
+		resp, raw := mcptest.Post(t, endpoint, string(body), map[string]string{"Authorization": "Bearer " + key})
 		var out struct {
 			Result struct {
 				IsError bool `json:"isError"`
@@ -55,7 +44,7 @@ func TestPadAuthzOverHTTP(t *testing.T) {
 				} `json:"content"`
 			} `json:"result"`
 		}
-		if err := json.Unmarshal(raw, &out); err != nil || len(out.Result.Content) == 0 {
+		if err := json.Unmarshal([]byte(raw), &out); err != nil || len(out.Result.Content) == 0 {
 			t.Fatalf("%s: status %d %s", tool, resp.StatusCode, raw)
 		}
 		return out.Result.IsError, out.Result.Content[0].Text
